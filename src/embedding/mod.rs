@@ -1,0 +1,36 @@
+//! Embedders turn chunk and query texts into vectors.
+
+mod hashing;
+mod minilm;
+
+pub use hashing::HashingEmbedder;
+pub use minilm::MiniLmEmbedder;
+
+/// Why embedding failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("model directory {path}: {reason}")]
+    Model { path: String, reason: String },
+    #[error("tokenizer failed: {0}")]
+    Tokenizer(String),
+    #[error("model inference failed: {0}")]
+    Inference(String),
+}
+
+/// Turns texts into L2-normalised vectors of a fixed dimension. Implementations are
+/// deterministic: the same text always gives the same vector.
+pub trait Embedder: Send + Sync {
+    /// Stable identifier recorded in each index (for example `all-minilm-l6-v2`).
+    fn id(&self) -> &str;
+    fn dimensions(&self) -> usize;
+    /// One vector per input text, in input order.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// Scales a vector to unit length (a zero vector stays zero).
+pub fn l2_normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}

@@ -1,0 +1,164 @@
+//! The engine: the one entry point every edge (CLI, contracts, actors) calls. It owns the
+//! configuration, the embedder, the chunker and the open indexes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::chunking::Chunker;
+use crate::config::Config;
+use crate::embedding::{EmbedError, Embedder};
+use crate::index::{DocumentOp, Index, IndexStats, StoreError, WriteOutcome};
+use crate::model::{IndexName, ValidationError};
+use crate::retrieval::{SearchRequest, SearchResult};
+
+/// Everything that can go wrong in the engine; each edge maps it to its wire form once.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("invalid request: {0}")]
+    Invalid(#[from] ValidationError),
+    #[error("index {0} does not exist")]
+    IndexNotFound(String),
+    #[error("index_version {requested} is not available: the oldest retained version is {oldest} and the latest is {latest}")]
+    VersionUnavailable {
+        requested: u64,
+        oldest: u64,
+        latest: u64,
+    },
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Store(StoreError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<StoreError> for EngineError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::UnknownIndex(name) => EngineError::IndexNotFound(name),
+            StoreError::VersionUnavailable {
+                requested,
+                oldest,
+                latest,
+            } => EngineError::VersionUnavailable {
+                requested,
+                oldest,
+                latest,
+            },
+            // A version Lance still has but the keyword store lost (rebuilt after data loss)
+            // cannot be answered faithfully either.
+            StoreError::KeywordSnapshotMissing(v) => EngineError::VersionUnavailable {
+                requested: v,
+                oldest: v,
+                latest: v,
+            },
+            other => EngineError::Store(other),
+        }
+    }
+}
+
+pub struct Engine {
+    config: Config,
+    embedder: Arc<dyn Embedder>,
+    chunker: Chunker,
+    indexes: tokio::sync::Mutex<HashMap<IndexName, Arc<Index>>>,
+}
+
+impl Engine {
+    pub fn new(config: Config, embedder: Arc<dyn Embedder>) -> Self {
+        Engine {
+            chunker: Chunker::new(config.chunking.chunker()),
+            config,
+            embedder,
+            indexes: tokio::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    pub fn chunker(&self) -> &Chunker {
+        &self.chunker
+    }
+
+    /// An existing index (opened once, then shared).
+    pub async fn index(&self, name: &IndexName) -> Result<Arc<Index>, EngineError> {
+        let mut open = self.indexes.lock().await;
+        if let Some(index) = open.get(name) {
+            return Ok(index.clone());
+        }
+        let index = Arc::new(
+            Index::open(
+                &self.config.storage.data_dir,
+                name,
+                self.config.index.retain_versions,
+            )
+            .await?,
+        );
+        open.insert(name.clone(), index.clone());
+        Ok(index)
+    }
+
+    /// The index, created for this engine's embedder if it does not exist yet.
+    pub async fn create_index(&self, name: &IndexName) -> Result<Arc<Index>, EngineError> {
+        let mut open = self.indexes.lock().await;
+        if let Some(index) = open.get(name) {
+            return Ok(index.clone());
+        }
+        let index = Arc::new(
+            Index::create(
+                &self.config.storage.data_dir,
+                name,
+                self.embedder.id(),
+                self.embedder.dimensions(),
+                self.config.index.retain_versions,
+            )
+            .await?,
+        );
+        open.insert(name.clone(), index.clone());
+        Ok(index)
+    }
+
+    /// Validates every upserted document, then writes the batch as one version.
+    pub async fn write(
+        &self,
+        name: &IndexName,
+        ops: Vec<DocumentOp>,
+    ) -> Result<WriteOutcome, EngineError> {
+        let limits = self.config.limits.document();
+        for op in &ops {
+            if let DocumentOp::Upsert(doc) = op {
+                doc.validate(&limits)?;
+            }
+        }
+        let index = self.create_index(name).await?;
+        index
+            .write(ops, &self.chunker, self.embedder.as_ref())
+            .await
+    }
+
+    pub async fn search(
+        &self,
+        name: &IndexName,
+        request: &SearchRequest,
+    ) -> Result<SearchResult, EngineError> {
+        if request.top_k == 0 || request.top_k > self.config.limits.max_top_k {
+            return Err(ValidationError::new(
+                "top_k",
+                format!("must be between 1 and {}", self.config.limits.max_top_k),
+            )
+            .into());
+        }
+        let index = self.index(name).await?;
+        crate::retrieval::search(&index, self.embedder.as_ref(), request).await
+    }
+
+    pub async fn stats(&self, name: &IndexName) -> Result<IndexStats, EngineError> {
+        Ok(self.index(name).await?.stats().await?)
+    }
+}

@@ -1,0 +1,229 @@
+//! BEIR datasets (corpus.jsonl, queries.jsonl, qrels/test.tsv) and the evaluation run.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::metrics::{mean, ndcg_at, recall_at, Qrels, Run};
+use crate::engine::{Engine, EngineError};
+use crate::model::{Document, IndexName};
+use crate::retrieval::{SearchMethod, SearchRequest};
+
+#[derive(Debug, thiserror::Error)]
+pub enum BeirError {
+    #[error("{path}: {reason}")]
+    Data { path: String, reason: String },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+fn data_err(path: &Path, reason: impl ToString) -> BeirError {
+    BeirError::Data {
+        path: path.display().to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// A BEIR corpus line.
+#[derive(Debug, Deserialize)]
+pub struct BeirDoc {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    pub text: String,
+}
+
+impl BeirDoc {
+    pub fn into_document(self) -> Document {
+        Document {
+            id: self.id,
+            title: (!self.title.is_empty()).then_some(self.title),
+            text: Some(self.text),
+            source_type: Some("beir".into()),
+            ..Default::default()
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct BeirQuery {
+    #[serde(rename = "_id")]
+    id: String,
+    text: String,
+}
+
+pub fn read_corpus(path: &Path) -> Result<Vec<Document>, BeirError> {
+    read_jsonl::<BeirDoc>(path).map(|docs| docs.into_iter().map(BeirDoc::into_document).collect())
+}
+
+fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, BeirError> {
+    let file = std::fs::File::open(path).map_err(|e| data_err(path, e))?;
+    let mut out = Vec::new();
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| data_err(path, e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(
+            serde_json::from_str(&line)
+                .map_err(|e| data_err(path, format!("line {}: {e}", n + 1)))?,
+        );
+    }
+    Ok(out)
+}
+
+/// Reads a qrels TSV (`query-id corpus-id score`, header row, CRLF tolerated).
+pub fn read_qrels(path: &Path) -> Result<Qrels, BeirError> {
+    let text = std::fs::read_to_string(path).map_err(|e| data_err(path, e))?;
+    let mut qrels: Qrels = HashMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() || (n == 0 && line.starts_with("query-id")) {
+            continue;
+        }
+        let parts: Vec<&str> = line.split('\t').collect();
+        let [q, d, s] = parts[..] else {
+            return Err(data_err(path, format!("line {}: expected 3 tab-separated fields", n + 1)));
+        };
+        let score: i64 = s
+            .trim()
+            .parse()
+            .map_err(|_| data_err(path, format!("line {}: bad score {s:?}", n + 1)))?;
+        qrels.entry(q.to_string()).or_default().insert(d.to_string(), score);
+    }
+    Ok(qrels)
+}
+
+/// Quality and latency of one retrieval method.
+#[derive(Debug, Clone, Serialize)]
+pub struct MethodReport {
+    pub method: String,
+    pub ndcg_at_10: f64,
+    pub recall_at_100: f64,
+    pub queries: usize,
+    pub latency_p50_ms: f64,
+    pub latency_p99_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    pub dataset: String,
+    pub index: String,
+    pub index_version: u64,
+    pub documents: usize,
+    pub chunks: usize,
+    /// Seconds spent chunking, embedding and committing (0 when the index was up to date).
+    pub ingest_seconds: f64,
+    pub chunks_written: usize,
+    pub ingest_chunks_per_second: Option<f64>,
+    /// Results requested per query (documents are ranked by their best chunk).
+    pub top_k: usize,
+    pub methods: Vec<MethodReport>,
+}
+
+/// Percentile of sorted samples (nearest rank).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Indexes the corpus (unchanged documents are skipped, so a re-run only queries), runs the
+/// test queries with every method, and scores them.
+pub async fn evaluate(
+    engine: &Engine,
+    data: &Path,
+    index: &IndexName,
+    methods: &[SearchMethod],
+    progress: bool,
+) -> Result<EvalReport, BeirError> {
+    let corpus = read_corpus(&data.join("corpus.jsonl"))?;
+    let queries: Vec<BeirQuery> = read_jsonl(&data.join("queries.jsonl"))?;
+    let qrels = read_qrels(&data.join("qrels").join("test.tsv"))?;
+    let documents = corpus.len();
+
+    let started = Instant::now();
+    let outcome = crate::ingest::ingest_documents(engine, index, corpus, progress).await?;
+    let ingest_seconds = started.elapsed().as_secs_f64();
+
+    let top_k = engine.config().limits.max_top_k.min(100);
+    let test: Vec<&BeirQuery> = queries.iter().filter(|q| qrels.contains_key(&q.id)).collect();
+    let mut reports = Vec::new();
+    for &method in methods {
+        let bar = crate::ingest::progress_bar(
+            progress,
+            test.len() as u64,
+            &format!("{method:?} queries"),
+        );
+        let mut run: Run = HashMap::new();
+        let mut latencies = Vec::with_capacity(test.len());
+        for q in &test {
+            let request = SearchRequest::new(q.text.clone(), method, top_k);
+            let t = Instant::now();
+            let result = engine.search(index, &request).await?;
+            latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+            // A document scores as its best chunk (hits arrive best first).
+            let docs = run.entry(q.id.clone()).or_default();
+            for hit in result.hits {
+                docs.entry(hit.row.document_id).or_insert(hit.score);
+            }
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        latencies.sort_by(f64::total_cmp);
+        reports.push(MethodReport {
+            method: format!("{method:?}").to_lowercase(),
+            ndcg_at_10: mean(&qrels, &run, |r, j| ndcg_at(r, j, 10)),
+            recall_at_100: mean(&qrels, &run, |r, j| recall_at(r, j, 100)),
+            queries: test.len(),
+            latency_p50_ms: percentile(&latencies, 50.0),
+            latency_p99_ms: percentile(&latencies, 99.0),
+        });
+    }
+    let stats = engine.stats(index).await?;
+    Ok(EvalReport {
+        dataset: data.display().to_string(),
+        index: index.to_string(),
+        index_version: stats.index_version,
+        documents,
+        chunks: stats.chunks,
+        ingest_seconds,
+        chunks_written: outcome.chunks_written,
+        ingest_chunks_per_second: (outcome.chunks_written > 0)
+            .then(|| outcome.chunks_written as f64 / ingest_seconds),
+        top_k,
+        methods: reports,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qrels_parse_with_header_and_crlf() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("q.tsv");
+        std::fs::write(&p, "query-id\tcorpus-id\tscore\r\n1\td1\t1\r\n1\td2\t0\r\n2\td3\t2\r\n").unwrap();
+        let q = read_qrels(&p).unwrap();
+        assert_eq!(q["1"]["d1"], 1);
+        assert_eq!(q["1"]["d2"], 0);
+        assert_eq!(q["2"]["d3"], 2);
+        std::fs::write(&p, "1\td1\n").unwrap();
+        assert!(read_qrels(&p).is_err());
+    }
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        let s: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&s, 50.0), 50.0);
+        assert_eq!(percentile(&s, 99.0), 99.0);
+        assert_eq!(percentile(&[3.0], 99.0), 3.0);
+    }
+}

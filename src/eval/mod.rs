@@ -1,0 +1,4 @@
+//! Retrieval-quality evaluation on BEIR datasets.
+
+pub mod beir;
+pub mod metrics;

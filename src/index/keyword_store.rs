@@ -1,0 +1,304 @@
+//! The keyword store: a tantivy BM25 index over title + chunk text, with every filterable
+//! metadata field indexed as an exact term. It is a projection of the Lance table: each
+//! commit carries the Lance version as its payload, and it can be rebuilt from Lance.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use tantivy::collector::TopDocs;
+use tantivy::indexer::NoMergePolicy;
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, OwnedValue, Schema, TextFieldIndexing, TextOptions, STORED, STRING,
+};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
+
+use super::rows::ChunkRow;
+use super::versioned_directory::VersionedDirectory;
+use super::StoreError;
+use crate::retrieval::filters::{Filters, FILTER_COLUMNS, METADATA_TERMS_FIELD};
+
+const ANALYZER: &str = "ragstream_en";
+const WRITER_MEMORY: usize = 64 << 20;
+/// Segments beyond this are merged into one after a commit.
+const MAX_SEGMENTS: usize = 8;
+/// Pinned searchers kept open.
+const SEARCHER_CACHE: usize = 8;
+
+struct Fields {
+    chunk_id: Field,
+    content: Field,
+    filters: HashMap<&'static str, Field>,
+}
+
+pub struct KeywordStore {
+    dir: VersionedDirectory,
+    index: Index,
+    fields: Fields,
+    writer: Mutex<IndexWriter>,
+    searchers: Mutex<Vec<(u64, Searcher)>>,
+}
+
+fn schema() -> Schema {
+    let mut b = Schema::builder();
+    b.add_text_field("chunk_id", STRING | STORED);
+    let content = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    b.add_text_field("content", content);
+    for (name, _) in FILTER_COLUMNS {
+        b.add_text_field(name, STRING);
+    }
+    b.add_text_field("tags", STRING);
+    b.add_text_field(METADATA_TERMS_FIELD, STRING);
+    b.build()
+}
+
+/// English analysis close to Lucene's EnglishAnalyzer: split on non-alphanumerics, drop
+/// over-long tokens, lower-case, drop stop words, Porter-style stemming.
+fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(StopWordFilter::new(Language::English).expect("English stop words are built in"))
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+fn open_index(dir: VersionedDirectory) -> tantivy::Result<Index> {
+    let index = if Index::exists(&dir)? {
+        Index::open(dir)?
+    } else {
+        Index::create(dir, schema(), tantivy::IndexSettings::default())?
+    };
+    index.tokenizers().register(ANALYZER, analyzer());
+    Ok(index)
+}
+
+impl KeywordStore {
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let dir = VersionedDirectory::open(path)?;
+        let index = open_index(dir.clone())?;
+        let s = index.schema();
+        let field = |name: &str| s.get_field(name);
+        let fields = Fields {
+            chunk_id: field("chunk_id")?,
+            content: field("content")?,
+            filters: FILTER_COLUMNS
+                .iter()
+                .map(|(n, _)| *n)
+                .chain(["tags", METADATA_TERMS_FIELD])
+                .map(|n| Ok((n, field(n)?)))
+                .collect::<tantivy::Result<_>>()?,
+        };
+        let writer: IndexWriter = index.writer_with_num_threads(1, WRITER_MEMORY)?;
+        writer.set_merge_policy(Box::new(NoMergePolicy));
+        Ok(KeywordStore {
+            dir,
+            index,
+            fields,
+            writer: Mutex::new(writer),
+            searchers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The Lance version of the newest commit, or `None` for a never-committed index.
+    pub fn latest_version(&self) -> Result<Option<u64>, StoreError> {
+        let metas = self.index.load_metas()?;
+        Ok(metas.payload.and_then(|p| p.parse().ok()))
+    }
+
+    /// Versions with a readable snapshot, ascending.
+    pub fn versions(&self) -> Result<Vec<u64>, StoreError> {
+        Ok(self.dir.versions()?)
+    }
+
+    /// Removes the chunks `removed`, adds `added`, and commits as `version`.
+    pub fn apply(
+        &self,
+        version: u64,
+        removed: &[String],
+        added: &[ChunkRow],
+    ) -> Result<(), StoreError> {
+        let mut writer = self.writer.lock().expect("keyword writer lock");
+        for id in removed {
+            writer.delete_term(Term::from_field_text(self.fields.chunk_id, id));
+        }
+        for row in added {
+            writer.add_document(self.document(row))?;
+        }
+        let mut commit = writer.prepare_commit()?;
+        commit.set_payload(&version.to_string());
+        commit.commit()?;
+        let segments = self.index.searchable_segment_ids()?;
+        if segments.len() > MAX_SEGMENTS {
+            // Merging rewrites the live commit only; the snapshot of `version` stays as
+            // committed, so pinned answers keep their exact BM25 statistics.
+            writer.merge(&segments).wait()?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the whole index with `rows` and commits as `version` (rebuild from Lance).
+    pub fn replace_all(&self, version: u64, rows: &[ChunkRow]) -> Result<(), StoreError> {
+        {
+            let writer = self.writer.lock().expect("keyword writer lock");
+            writer.delete_all_documents()?;
+        }
+        self.apply(version, &[], rows)
+    }
+
+    fn document(&self, row: &ChunkRow) -> TantivyDocument {
+        let mut doc = TantivyDocument::default();
+        doc.add_text(self.fields.chunk_id, &row.chunk_id);
+        doc.add_text(self.fields.content, row.search_text());
+        for (name, _) in FILTER_COLUMNS {
+            if let Some(term) = row.column_term(name) {
+                doc.add_text(self.fields.filters[name], term);
+            }
+        }
+        for tag in &row.tags {
+            doc.add_text(self.fields.filters["tags"], tag);
+        }
+        for term in row.metadata_terms() {
+            doc.add_text(self.fields.filters[METADATA_TERMS_FIELD], term);
+        }
+        doc
+    }
+
+    /// A searcher over the index exactly as committed for `version`.
+    pub fn searcher(&self, version: u64) -> Result<Searcher, StoreError> {
+        let mut cache = self.searchers.lock().expect("searcher cache lock");
+        if let Some((_, s)) = cache.iter().find(|(v, _)| *v == version) {
+            return Ok(s.clone());
+        }
+        if !self.dir.versions()?.contains(&version) {
+            return Err(StoreError::KeywordSnapshotMissing(version));
+        }
+        let reader = self.pinned_reader(version)?;
+        let searcher = reader.searcher();
+        if cache.len() >= SEARCHER_CACHE {
+            cache.remove(0);
+        }
+        cache.push((version, searcher.clone()));
+        Ok(searcher)
+    }
+
+    fn pinned_reader(&self, version: u64) -> Result<IndexReader, StoreError> {
+        let index = open_index(self.dir.pinned(version))?;
+        Ok(index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?)
+    }
+
+    /// BM25 top `limit` chunk ids for `query`, restricted by `filters`. Ties keep tantivy's
+    /// document order, which is fixed for a given snapshot.
+    pub fn search(
+        &self,
+        searcher: &Searcher,
+        query: &str,
+        filters: &Filters,
+        limit: usize,
+    ) -> Result<Vec<(String, f32)>, StoreError> {
+        let mut analyzer = self.index.tokenizer_for_field(self.fields.content)?;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut stream = analyzer.token_stream(query);
+        while let Some(token) = stream.next() {
+            clauses.push((
+                Occur::Should,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(self.fields.content, &token.text),
+                    IndexRecordOption::WithFreqs,
+                )),
+            ));
+        }
+        if clauses.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let text_query: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
+        let mut all: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text_query)];
+        for clause in &filters.clauses {
+            let field = self.fields.filters[clause.field_name()];
+            let alternatives: Vec<(Occur, Box<dyn Query>)> = clause
+                .terms()
+                .iter()
+                .map(|t| {
+                    let q: Box<dyn Query> = Box::new(TermQuery::new(
+                        Term::from_field_text(field, t),
+                        IndexRecordOption::Basic,
+                    ));
+                    (Occur::Should, q)
+                })
+                .collect();
+            // Filters select; they must not change the BM25 score.
+            let filter = ConstScoreQuery::new(Box::new(BooleanQuery::new(alternatives)), 0.0);
+            all.push((Occur::Must, Box::new(filter)));
+        }
+        let query = BooleanQuery::new(all);
+        let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by_score())?;
+        top.into_iter()
+            .map(|(score, addr)| {
+                let doc: TantivyDocument = searcher.doc(addr)?;
+                let id = match doc.get_first(self.fields.chunk_id) {
+                    Some(OwnedValue::Str(s)) => s.clone(),
+                    _ => return Err(StoreError::Corrupt("keyword hit without chunk_id".into())),
+                };
+                Ok((id, score))
+            })
+            .collect()
+    }
+
+    /// Keeps the snapshots of `keep` (and the live commit), deleting everything else.
+    pub fn retain(&self, keep: &BTreeSet<u64>) -> Result<(), StoreError> {
+        let _writer = self.writer.lock().expect("keyword writer lock");
+        let mut referenced: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut add_files = |index: &Index| -> Result<(), StoreError> {
+            referenced.extend(index.load_metas()?.list_segment_files());
+            Ok(())
+        };
+        add_files(&self.index)?;
+        for v in self.dir.versions()? {
+            if keep.contains(&v) {
+                add_files(&open_index(self.dir.pinned(v))?)?;
+            }
+        }
+        self.dir.retain(keep, &referenced)?;
+        self.searchers
+            .lock()
+            .expect("searcher cache lock")
+            .retain(|(v, _)| keep.contains(v));
+        Ok(())
+    }
+
+    /// Number of live chunks in the snapshot of `version`.
+    pub fn count(&self, version: u64) -> Result<u64, StoreError> {
+        Ok(self.searcher(version)?.num_docs())
+    }
+
+    /// Every chunk id in the snapshot of `version` (for consistency checks).
+    pub fn chunk_ids(&self, version: u64) -> Result<Vec<String>, StoreError> {
+        let searcher = self.searcher(version)?;
+        let mut ids = Vec::new();
+        for reader in searcher.segment_readers() {
+            let store = reader.get_store_reader(1)?;
+            for doc_id in 0..reader.max_doc() {
+                if reader.is_deleted(doc_id) {
+                    continue;
+                }
+                let doc: TantivyDocument = store.get(doc_id)?;
+                if let Some(OwnedValue::Str(s)) = doc.get_first(self.fields.chunk_id) {
+                    ids.push(s.clone());
+                }
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+}

@@ -1,0 +1,348 @@
+//! The Lance store: chunk rows, metadata and vectors; the source of truth. Every commit is a
+//! new dataset version, and that version number is the `index_version` of an answer.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Float32Array, RecordBatch, RecordBatchIterator};
+use futures::TryStreamExt;
+use lance::dataset::cleanup::CleanupPolicy;
+use lance::dataset::transaction::Transaction;
+use lance::dataset::{
+    CommitBuilder, DeleteBuilder, MergeInsertBuilder, WhenMatched, WhenNotMatched,
+    WhenNotMatchedBySource, WriteMode, WriteParams,
+};
+use lance::Dataset;
+
+use super::rows::{batch_to_rows, chunk_schema, columns_without_vector, rows_to_batch, ChunkRow};
+use super::StoreError;
+
+/// Checked-out versions kept open for pinned queries.
+const VERSION_CACHE: usize = 8;
+
+pub struct LanceStore {
+    uri: String,
+    dimensions: usize,
+    latest: Mutex<Dataset>,
+    versions: Mutex<Vec<(u64, Dataset)>>,
+}
+
+/// Quotes a string for a Lance SQL predicate.
+pub fn sql_string(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+fn in_list(column: &str, values: &[String]) -> String {
+    let items: Vec<String> = values.iter().map(|v| sql_string(v)).collect();
+    format!("{column} IN ({})", items.join(", "))
+}
+
+impl LanceStore {
+    /// Opens the dataset at `uri`, creating an empty one (version 1) if there is none.
+    pub async fn open_or_create(uri: &str, dimensions: usize) -> Result<Self, StoreError> {
+        let dataset = match Dataset::open(uri).await {
+            Ok(ds) => ds,
+            Err(lance::Error::DatasetNotFound { .. }) | Err(lance::Error::NotFound { .. }) => {
+                let schema = chunk_schema(dimensions);
+                let empty = RecordBatchIterator::new(Vec::<Result<RecordBatch, _>>::new(), schema);
+                let params = WriteParams {
+                    mode: WriteMode::Create,
+                    ..Default::default()
+                };
+                Dataset::write(empty, uri, Some(params)).await?
+            }
+            Err(e) => return Err(e.into()),
+        };
+        Ok(LanceStore {
+            uri: uri.to_string(),
+            dimensions,
+            latest: Mutex::new(dataset),
+            versions: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn latest(&self) -> Dataset {
+        self.latest.lock().expect("lance latest lock").clone()
+    }
+
+    pub fn latest_version(&self) -> u64 {
+        self.latest.lock().expect("lance latest lock").version_id()
+    }
+
+    /// Every version still on disk, ascending.
+    pub async fn versions(&self) -> Result<Vec<u64>, StoreError> {
+        let refs = self.latest().version_refs().await?;
+        Ok(refs.into_iter().map(|r| r.version).collect())
+    }
+
+    /// The dataset as it was at `version`; a pruned or unknown version is an error naming the
+    /// oldest available one.
+    pub async fn at(&self, version: u64) -> Result<Dataset, StoreError> {
+        let latest = self.latest();
+        if version == latest.version_id() {
+            return Ok(latest);
+        }
+        if let Some((_, ds)) = self
+            .versions
+            .lock()
+            .expect("lance version cache lock")
+            .iter()
+            .find(|(v, _)| *v == version)
+        {
+            return Ok(ds.clone());
+        }
+        let available = self.versions().await?;
+        if !available.contains(&version) {
+            return Err(StoreError::VersionUnavailable {
+                requested: version,
+                oldest: available.first().copied().unwrap_or(latest.version_id()),
+                latest: latest.version_id(),
+            });
+        }
+        let ds = latest.checkout_version(version).await?;
+        let mut cache = self.versions.lock().expect("lance version cache lock");
+        if cache.len() >= VERSION_CACHE {
+            cache.remove(0);
+        }
+        cache.push((version, ds.clone()));
+        Ok(ds)
+    }
+
+    /// `document_id → doc_hash` for the given documents as stored at `ds`.
+    pub async fn doc_hashes(
+        &self,
+        ds: &Dataset,
+        document_ids: &[String],
+    ) -> Result<HashMap<String, String>, StoreError> {
+        let mut out = HashMap::new();
+        if document_ids.is_empty() {
+            return Ok(out);
+        }
+        let batches = self
+            .scan(
+                ds,
+                &["document_id", "doc_hash"],
+                Some(in_list("document_id", document_ids)),
+            )
+            .await?;
+        for b in batches {
+            let ids = b.column(0).as_string::<i32>();
+            let hashes = b.column(1).as_string::<i32>();
+            for i in 0..b.num_rows() {
+                out.insert(ids.value(i).to_string(), hashes.value(i).to_string());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Chunk ids stored for the given documents at `ds`.
+    pub async fn chunk_ids_of(
+        &self,
+        ds: &Dataset,
+        document_ids: &[String],
+    ) -> Result<Vec<String>, StoreError> {
+        if document_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.string_column(ds, "chunk_id", Some(in_list("document_id", document_ids)))
+            .await
+    }
+
+    /// Every chunk id at `ds`, sorted.
+    pub async fn all_chunk_ids(&self, ds: &Dataset) -> Result<Vec<String>, StoreError> {
+        let mut ids = self.string_column(ds, "chunk_id", None).await?;
+        ids.sort();
+        Ok(ids)
+    }
+
+    async fn string_column(
+        &self,
+        ds: &Dataset,
+        column: &str,
+        filter: Option<String>,
+    ) -> Result<Vec<String>, StoreError> {
+        let batches = self.scan(ds, &[column], filter).await?;
+        Ok(batches
+            .iter()
+            .flat_map(|b| {
+                let a = b.column(0).as_string::<i32>();
+                (0..a.len()).map(|i| a.value(i).to_string()).collect::<Vec<_>>()
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        ds: &Dataset,
+        columns: &[&str],
+        filter: Option<String>,
+    ) -> Result<Vec<RecordBatch>, StoreError> {
+        let mut scanner = ds.scan();
+        scanner.project(columns)?;
+        if let Some(f) = filter {
+            scanner.filter(&f)?;
+        }
+        Ok(scanner.try_into_stream().await?.try_collect().await?)
+    }
+
+    /// Full rows (optionally with vectors) for the given chunk ids at `ds`.
+    pub async fn rows(
+        &self,
+        ds: &Dataset,
+        chunk_ids: &[String],
+        with_vector: bool,
+    ) -> Result<Vec<ChunkRow>, StoreError> {
+        if chunk_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.rows_where(ds, Some(in_list("chunk_id", chunk_ids)), with_vector)
+            .await
+    }
+
+    /// Full rows matching `filter` (all rows for `None`).
+    pub async fn rows_where(
+        &self,
+        ds: &Dataset,
+        filter: Option<String>,
+        with_vector: bool,
+    ) -> Result<Vec<ChunkRow>, StoreError> {
+        let mut columns = columns_without_vector();
+        if with_vector {
+            columns.push(super::rows::VECTOR_COLUMN);
+        }
+        let batches = self.scan(ds, &columns, filter).await?;
+        let mut rows = Vec::new();
+        for b in &batches {
+            rows.extend(batch_to_rows(b).map_err(StoreError::Corrupt)?);
+        }
+        Ok(rows)
+    }
+
+    /// Number of distinct documents at `ds`.
+    pub async fn document_count(&self, ds: &Dataset) -> Result<usize, StoreError> {
+        let ids: HashSet<String> = self
+            .string_column(ds, "document_id", None)
+            .await?
+            .into_iter()
+            .collect();
+        Ok(ids.len())
+    }
+
+    /// Exact (flat) cosine nearest neighbours among rows matching `filter`, which is applied
+    /// before the search so that a filter never starves the result.
+    pub async fn nearest(
+        &self,
+        ds: &Dataset,
+        query: &[f32],
+        k: usize,
+        filter: Option<&str>,
+    ) -> Result<Vec<(ChunkRow, f32)>, StoreError> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let q = Float32Array::from(query.to_vec());
+        let mut scanner = ds.scan();
+        let mut columns = columns_without_vector();
+        columns.push(super::rows::VECTOR_COLUMN);
+        columns.push("_distance");
+        scanner
+            .nearest(super::rows::VECTOR_COLUMN, &q, k)?
+            .distance_metric(lance_linalg::distance::DistanceType::Cosine)
+            .prefilter(true)
+            .project(&columns)?;
+        if let Some(f) = filter {
+            scanner.filter(f)?;
+        }
+        let batches: Vec<RecordBatch> = scanner.try_into_stream().await?.try_collect().await?;
+        let mut out = Vec::new();
+        for b in &batches {
+            let distances = b
+                .column_by_name("_distance")
+                .and_then(|c| c.as_primitive_opt::<arrow_array::types::Float32Type>())
+                .ok_or_else(|| StoreError::Corrupt("nearest: no _distance column".into()))?
+                .clone();
+            let rows = batch_to_rows(b).map_err(StoreError::Corrupt)?;
+            for (row, d) in rows.into_iter().zip(distances.values().iter()) {
+                out.push((row, 1.0 - d));
+            }
+        }
+        Ok(out)
+    }
+
+    /// One commit: replaces every chunk of `documents` with `rows` (documents without rows
+    /// are deleted), records `properties` in the commit, and returns the new version.
+    pub async fn commit(
+        &self,
+        documents: &[String],
+        rows: &[ChunkRow],
+        properties: HashMap<String, String>,
+    ) -> Result<u64, StoreError> {
+        let ds = Arc::new(self.latest());
+        let mut transaction: Transaction = if rows.is_empty() {
+            DeleteBuilder::new(ds.clone(), in_list("document_id", documents))
+                .execute_uncommitted()
+                .await?
+                .transaction
+        } else {
+            // Identical chunk ids within one batch would make the merge ambiguous.
+            let mut seen = HashSet::new();
+            if let Some(dup) = rows.iter().find(|r| !seen.insert(r.chunk_id.as_str())) {
+                return Err(StoreError::Corrupt(format!(
+                    "chunk id {} appears twice in one batch",
+                    dup.chunk_id
+                )));
+            }
+            let batch = rows_to_batch(rows, self.dimensions).map_err(StoreError::Corrupt)?;
+            let delete_if = WhenNotMatchedBySource::delete_if(&ds, &in_list("document_id", documents))?;
+            MergeInsertBuilder::try_new(ds.clone(), vec!["chunk_id".to_string()])?
+                .when_matched(WhenMatched::UpdateAll)
+                .when_not_matched(WhenNotMatched::InsertAll)
+                .when_not_matched_by_source(delete_if)
+                .try_build()?
+                .execute_uncommitted_batches(vec![batch])
+                .await?
+                .transaction
+        };
+        transaction.transaction_properties = Some(Arc::new(properties));
+        let committed = CommitBuilder::new(ds.clone()).execute(transaction).await?;
+        let version = committed.version_id();
+        *self.latest.lock().expect("lance latest lock") = committed;
+        Ok(version)
+    }
+
+    /// Properties recorded with the commit of `version`.
+    pub async fn commit_properties(
+        &self,
+        version: u64,
+    ) -> Result<HashMap<String, String>, StoreError> {
+        let tx = self.latest().read_transaction_by_version(version).await?;
+        Ok(tx
+            .and_then(|t| t.transaction_properties)
+            .map(|p| (*p).clone())
+            .unwrap_or_default())
+    }
+
+    /// Deletes versions older than `oldest_kept` (the newest version always stays).
+    pub async fn prune_before(&self, oldest_kept: u64) -> Result<(), StoreError> {
+        let policy = CleanupPolicy {
+            before_version: Some(oldest_kept),
+            delete_unverified: false,
+            ..Default::default()
+        };
+        self.latest().cleanup_with_policy(policy).await?;
+        self.versions
+            .lock()
+            .expect("lance version cache lock")
+            .retain(|(v, _)| *v >= oldest_kept);
+        Ok(())
+    }
+
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    pub fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+}

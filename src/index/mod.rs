@@ -1,0 +1,304 @@
+//! One named index: a Lance dataset (the source of truth) and a tantivy keyword index kept in
+//! step with it, sharing one version number.
+
+mod keyword_store;
+mod lance_store;
+pub mod rows;
+mod versioned_directory;
+mod writer;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use keyword_store::KeywordStore;
+pub use lance_store::LanceStore;
+pub use rows::ChunkRow;
+pub use writer::{DocumentOp, WriteOutcome, WritePlan};
+
+use crate::model::IndexName;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("lance: {0}")]
+    Lance(#[from] lance::Error),
+    #[error("tantivy: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("index_version {requested} is not available: the oldest retained version is {oldest} and the latest is {latest}")]
+    VersionUnavailable {
+        requested: u64,
+        oldest: u64,
+        latest: u64,
+    },
+    #[error("the keyword index has no snapshot of version {0}")]
+    KeywordSnapshotMissing(u64),
+    #[error("index {0} does not exist")]
+    UnknownIndex(String),
+    #[error("index {index} was created for embedder {recorded} ({recorded_dimensions}-d), not {given} ({given_dimensions}-d)")]
+    EmbedderMismatch {
+        index: String,
+        recorded: String,
+        recorded_dimensions: usize,
+        given: String,
+        given_dimensions: usize,
+    },
+    #[error("corrupt index data: {0}")]
+    Corrupt(String),
+}
+
+impl From<tantivy::directory::error::OpenDirectoryError> for StoreError {
+    fn from(e: tantivy::directory::error::OpenDirectoryError) -> Self {
+        StoreError::Tantivy(e.into())
+    }
+}
+
+impl From<tantivy::query::QueryParserError> for StoreError {
+    fn from(e: tantivy::query::QueryParserError) -> Self {
+        StoreError::Tantivy(e.into())
+    }
+}
+
+/// What an index records about itself when it is created.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexInfo {
+    pub name: String,
+    pub embedder: String,
+    pub dimensions: usize,
+    pub created_at: String,
+}
+
+/// A consistent view of both stores at one version.
+pub struct Snapshot {
+    pub version: u64,
+    pub dataset: lance::Dataset,
+    pub searcher: tantivy::Searcher,
+}
+
+/// Figures for `ragstream index stats`.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexStats {
+    pub index: String,
+    pub embedder: String,
+    pub dimensions: usize,
+    pub index_version: u64,
+    pub oldest_version: u64,
+    pub retained_versions: usize,
+    pub documents: usize,
+    pub chunks: usize,
+    pub keyword_chunks: u64,
+    pub created_at: String,
+}
+
+/// A named index. One process writes to an index at a time (tantivy's writer lock enforces
+/// it); any number of queries read pinned snapshots concurrently.
+pub struct Index {
+    name: IndexName,
+    info: IndexInfo,
+    lance: LanceStore,
+    keyword: KeywordStore,
+    retain_versions: u64,
+    write_lock: tokio::sync::Mutex<()>,
+}
+
+/// Where index `name` lives under the data directory.
+pub fn index_dir(data_dir: &Path, name: &IndexName) -> PathBuf {
+    data_dir.join("indexes").join(name.as_str())
+}
+
+impl Index {
+    /// Opens an existing index; repairs the keyword store if it is behind Lance.
+    pub async fn open(
+        data_dir: &Path,
+        name: &IndexName,
+        retain_versions: u64,
+    ) -> Result<Self, StoreError> {
+        let dir = index_dir(data_dir, name);
+        let info_path = dir.join("index.json");
+        let info: IndexInfo = match std::fs::read(&info_path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                StoreError::Corrupt(format!("{}: {e}", info_path.display()))
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError::UnknownIndex(name.to_string()))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        Self::open_stores(dir, name.clone(), info, retain_versions).await
+    }
+
+    /// Creates the index for `embedder` (or opens it if it exists with the same embedder).
+    pub async fn create(
+        data_dir: &Path,
+        name: &IndexName,
+        embedder: &str,
+        dimensions: usize,
+        retain_versions: u64,
+    ) -> Result<Self, StoreError> {
+        match Self::open(data_dir, name, retain_versions).await {
+            Ok(index) => {
+                index.check_embedder(embedder, dimensions)?;
+                return Ok(index);
+            }
+            Err(StoreError::UnknownIndex(_)) => {}
+            Err(e) => return Err(e),
+        }
+        let dir = index_dir(data_dir, name);
+        std::fs::create_dir_all(&dir)?;
+        let info = IndexInfo {
+            name: name.to_string(),
+            embedder: embedder.to_string(),
+            dimensions,
+            created_at: time::OffsetDateTime::now_utc()
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default(),
+        };
+        // Write the record last-step atomically so that a half-created index is never opened.
+        let tmp = dir.join("index.json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(&info).expect("info serialises"))?;
+        std::fs::rename(&tmp, dir.join("index.json"))?;
+        Self::open_stores(dir, name.clone(), info, retain_versions).await
+    }
+
+    async fn open_stores(
+        dir: PathBuf,
+        name: IndexName,
+        info: IndexInfo,
+        retain_versions: u64,
+    ) -> Result<Self, StoreError> {
+        let lance_uri = dir.join("chunks.lance");
+        let lance =
+            LanceStore::open_or_create(&lance_uri.to_string_lossy(), info.dimensions).await?;
+        let keyword = KeywordStore::open(&dir.join("keyword"))?;
+        let index = Index {
+            name,
+            info,
+            lance,
+            keyword,
+            retain_versions,
+            write_lock: tokio::sync::Mutex::new(()),
+        };
+        index.repair().await?;
+        Ok(index)
+    }
+
+    /// Writing or querying with another embedder than the one recorded is an error.
+    pub fn check_embedder(&self, embedder: &str, dimensions: usize) -> Result<(), StoreError> {
+        if self.info.embedder != embedder || self.info.dimensions != dimensions {
+            return Err(StoreError::EmbedderMismatch {
+                index: self.name.to_string(),
+                recorded: self.info.embedder.clone(),
+                recorded_dimensions: self.info.dimensions,
+                given: embedder.to_string(),
+                given_dimensions: dimensions,
+            });
+        }
+        Ok(())
+    }
+
+    pub fn name(&self) -> &IndexName {
+        &self.name
+    }
+
+    pub fn info(&self) -> &IndexInfo {
+        &self.info
+    }
+
+    pub fn lance(&self) -> &LanceStore {
+        &self.lance
+    }
+
+    pub fn keyword(&self) -> &KeywordStore {
+        &self.keyword
+    }
+
+    pub fn latest_version(&self) -> u64 {
+        self.lance.latest_version()
+    }
+
+    /// Both stores at `version` (latest if `None`).
+    pub async fn snapshot(&self, version: Option<u64>) -> Result<Snapshot, StoreError> {
+        let version = version.unwrap_or_else(|| self.lance.latest_version());
+        let dataset = self.lance.at(version).await?;
+        let searcher = self.keyword.searcher(version)?;
+        Ok(Snapshot {
+            version,
+            dataset,
+            searcher,
+        })
+    }
+
+    /// Brings the keyword store up to Lance after a crash between the two commits: replays
+    /// each missing Lance version as a diff of chunk rows, committing it under the same
+    /// version. Lance is the source of truth.
+    pub async fn repair(&self) -> Result<Vec<u64>, StoreError> {
+        let latest = self.lance.latest_version();
+        let done = self.keyword.latest_version()?;
+        if done == Some(latest) {
+            return Ok(Vec::new());
+        }
+        let available = self.lance.versions().await?;
+        let mut previous = done.filter(|d| available.contains(d));
+        let missing: Vec<u64> = match previous {
+            Some(p) => available.iter().copied().filter(|v| *v > p).collect(),
+            // Nothing to diff against: rebuild the newest version only.
+            None => vec![latest],
+        };
+        for &version in &missing {
+            let current = self
+                .lance
+                .rows_where(&self.lance.at(version).await?, None, false)
+                .await?;
+            match previous {
+                Some(p) => {
+                    let before = self
+                        .lance
+                        .rows_where(&self.lance.at(p).await?, None, false)
+                        .await?;
+                    let (removed, added) = writer::diff(&before, current);
+                    self.keyword.apply(version, &removed, &added)?;
+                }
+                None => self.keyword.replace_all(version, &current)?,
+            }
+            tracing::warn!(index = %self.name, version, "repaired keyword index from Lance");
+            previous = Some(version);
+        }
+        Ok(missing)
+    }
+
+    /// Prunes versions beyond the retention policy from both stores.
+    async fn apply_retention(&self) -> Result<(), StoreError> {
+        let latest = self.lance.latest_version();
+        let oldest_kept = latest.saturating_sub(self.retain_versions - 1).max(1);
+        let versions = self.lance.versions().await?;
+        if versions.first().is_some_and(|v| *v < oldest_kept) {
+            self.lance.prune_before(oldest_kept).await?;
+        }
+        let keep: BTreeSet<u64> = self.lance.versions().await?.into_iter().collect();
+        if self.keyword.versions()?.iter().any(|v| !keep.contains(v)) {
+            self.keyword.retain(&keep)?;
+        }
+        Ok(())
+    }
+
+    pub async fn stats(&self) -> Result<IndexStats, StoreError> {
+        let snapshot = self.snapshot(None).await?;
+        let versions = self.lance.versions().await?;
+        let ids = self.lance.all_chunk_ids(&snapshot.dataset).await?;
+        let documents = self.lance.document_count(&snapshot.dataset).await?;
+        Ok(IndexStats {
+            index: self.name.to_string(),
+            embedder: self.info.embedder.clone(),
+            dimensions: self.info.dimensions,
+            index_version: snapshot.version,
+            oldest_version: versions.first().copied().unwrap_or(snapshot.version),
+            retained_versions: versions.len(),
+            documents,
+            chunks: ids.len(),
+            keyword_chunks: snapshot.searcher.num_docs(),
+            created_at: self.info.created_at.clone(),
+        })
+    }
+}

@@ -1,0 +1,405 @@
+//! The stored chunk row and its Arrow schema: the Lance table layout, and what the keyword
+//! store is rebuilt from.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BooleanBuilder, FixedSizeListBuilder, Float32Builder, ListBuilder, StringBuilder,
+    UInt32Builder,
+};
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt32Type;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use serde_json::{Map, Value};
+
+use crate::model::{Chunk, Document};
+use crate::retrieval::filters::metadata_terms;
+
+/// Name of the vector column.
+pub const VECTOR_COLUMN: &str = "vector";
+
+/// One chunk as stored: the chunk, the built-in metadata copied from its document, and (when
+/// read with it) its vector.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkRow {
+    pub chunk_id: String,
+    pub document_id: String,
+    pub chunk_index: u32,
+    pub text: String,
+    pub title: Option<String>,
+    pub section_path: Vec<String>,
+    pub page_number: Option<u32>,
+    pub offset_start: u32,
+    pub offset_end: u32,
+    pub knowledge_base_id: String,
+    pub source_type: Option<String>,
+    pub source_name: Option<String>,
+    pub uri: Option<String>,
+    pub source_id: Option<String>,
+    pub source_path: Option<String>,
+    pub managed_by_source: Option<bool>,
+    pub project_id: Option<String>,
+    pub tags: Vec<String>,
+    pub updated_at: Option<String>,
+    pub metadata: Map<String, Value>,
+    /// Content hash of the whole document the chunk came from (see `Document::content_hash`).
+    pub doc_hash: String,
+    pub vector: Option<Vec<f32>>,
+}
+
+impl ChunkRow {
+    pub fn new(index: &str, doc: &Document, doc_hash: &str, chunk: Chunk) -> Self {
+        ChunkRow {
+            chunk_id: chunk.chunk_id.0,
+            document_id: chunk.document_id,
+            chunk_index: chunk.chunk_index,
+            text: chunk.text,
+            title: doc.title.clone(),
+            section_path: chunk.section_path,
+            page_number: chunk.page_number,
+            offset_start: chunk.offsets.start,
+            offset_end: chunk.offsets.end,
+            knowledge_base_id: index.to_string(),
+            source_type: doc.source_type.clone(),
+            source_name: doc.source_name.clone(),
+            uri: doc.uri.clone(),
+            source_id: doc.source_id.clone(),
+            source_path: doc.source_path.clone(),
+            managed_by_source: doc.managed_by_source,
+            project_id: doc.project_id.clone(),
+            tags: doc.tags.clone(),
+            updated_at: doc.updated_at.clone(),
+            metadata: doc.metadata.clone(),
+            doc_hash: doc_hash.to_string(),
+            vector: None,
+        }
+    }
+
+    /// The text that is embedded and keyword-indexed: the title (if any) and the chunk text.
+    pub fn search_text(&self) -> String {
+        match &self.title {
+            Some(title) if !title.is_empty() => format!("{title}\n{}", self.text),
+            _ => self.text.clone(),
+        }
+    }
+
+    /// `key=<json>` terms of the custom metadata, for exact-match filtering.
+    pub fn metadata_terms(&self) -> Vec<String> {
+        self.metadata
+            .iter()
+            .flat_map(|(k, v)| metadata_terms(k, v))
+            .collect()
+    }
+
+    /// A filterable column's value as the term both stores match on.
+    pub fn column_term(&self, column: &str) -> Option<String> {
+        match column {
+            "knowledge_base_id" => Some(self.knowledge_base_id.clone()),
+            "document_id" => Some(self.document_id.clone()),
+            "chunk_index" => Some(self.chunk_index.to_string()),
+            "title" => self.title.clone(),
+            "source_type" => self.source_type.clone(),
+            "source_name" => self.source_name.clone(),
+            "uri" => self.uri.clone(),
+            "source_id" => self.source_id.clone(),
+            "source_path" => self.source_path.clone(),
+            "managed_by_source" => self.managed_by_source.map(|b| b.to_string()),
+            "page_number" => self.page_number.map(|n| n.to_string()),
+            "project_id" => self.project_id.clone(),
+            "updated_at" => self.updated_at.clone(),
+            _ => None,
+        }
+    }
+}
+
+fn utf8(name: &str, nullable: bool) -> Field {
+    Field::new(name, DataType::Utf8, nullable)
+}
+
+fn string_list(name: &str) -> Field {
+    Field::new(
+        name,
+        DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+        false,
+    )
+}
+
+fn vector_item() -> Arc<Field> {
+    Arc::new(Field::new("item", DataType::Float32, true))
+}
+
+/// The Lance table schema for vectors of `dimensions`.
+pub fn chunk_schema(dimensions: usize) -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        utf8("chunk_id", false),
+        utf8("document_id", false),
+        Field::new("chunk_index", DataType::UInt32, false),
+        utf8("text", false),
+        utf8("title", true),
+        utf8("section_path", false),
+        Field::new("page_number", DataType::UInt32, true),
+        Field::new("offset_start", DataType::UInt32, false),
+        Field::new("offset_end", DataType::UInt32, false),
+        utf8("knowledge_base_id", false),
+        utf8("source_type", true),
+        utf8("source_name", true),
+        utf8("uri", true),
+        utf8("source_id", true),
+        utf8("source_path", true),
+        Field::new("managed_by_source", DataType::Boolean, true),
+        utf8("project_id", true),
+        string_list("tags"),
+        utf8("updated_at", true),
+        utf8("metadata", false),
+        string_list("meta_kv"),
+        utf8("doc_hash", false),
+        Field::new(
+            VECTOR_COLUMN,
+            DataType::FixedSizeList(vector_item(), dimensions as i32),
+            false,
+        ),
+    ]))
+}
+
+/// Every column except the vector, for reads that do not need it.
+pub fn columns_without_vector() -> Vec<&'static str> {
+    vec![
+        "chunk_id",
+        "document_id",
+        "chunk_index",
+        "text",
+        "title",
+        "section_path",
+        "page_number",
+        "offset_start",
+        "offset_end",
+        "knowledge_base_id",
+        "source_type",
+        "source_name",
+        "uri",
+        "source_id",
+        "source_path",
+        "managed_by_source",
+        "project_id",
+        "tags",
+        "updated_at",
+        "metadata",
+        "meta_kv",
+        "doc_hash",
+    ]
+}
+
+/// Builds a record batch; every row must carry a vector of `dimensions`.
+pub fn rows_to_batch(rows: &[ChunkRow], dimensions: usize) -> Result<RecordBatch, String> {
+    fn strings<'a>(values: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
+        let mut b = StringBuilder::new();
+        values.for_each(|v| b.append_option(v));
+        Arc::new(b.finish())
+    }
+    fn lists<'a>(values: impl Iterator<Item = Vec<String>>) -> ArrayRef {
+        let mut b = ListBuilder::new(StringBuilder::new());
+        for list in values {
+            for item in list {
+                b.values().append_value(item);
+            }
+            b.append(true);
+        }
+        Arc::new(b.finish())
+    }
+    fn u32s(values: impl Iterator<Item = Option<u32>>) -> ArrayRef {
+        let mut b = UInt32Builder::new();
+        values.for_each(|v| b.append_option(v));
+        Arc::new(b.finish())
+    }
+    let mut bools = BooleanBuilder::new();
+    rows.iter()
+        .for_each(|r| bools.append_option(r.managed_by_source));
+    let mut vectors = FixedSizeListBuilder::new(Float32Builder::new(), dimensions as i32)
+        .with_field(vector_item());
+    for r in rows {
+        let v = r
+            .vector
+            .as_ref()
+            .filter(|v| v.len() == dimensions)
+            .ok_or_else(|| format!("chunk {} has no {dimensions}-d vector", r.chunk_id))?;
+        vectors.values().append_slice(v);
+        vectors.append(true);
+    }
+    let columns: Vec<ArrayRef> = vec![
+        strings(rows.iter().map(|r| Some(r.chunk_id.as_str()))),
+        strings(rows.iter().map(|r| Some(r.document_id.as_str()))),
+        u32s(rows.iter().map(|r| Some(r.chunk_index))),
+        strings(rows.iter().map(|r| Some(r.text.as_str()))),
+        strings(rows.iter().map(|r| r.title.as_deref())),
+        strings(
+            rows.iter()
+                .map(|r| serde_json::to_string(&r.section_path).ok())
+                .collect::<Vec<_>>()
+                .iter()
+                .map(|s| s.as_deref()),
+        ),
+        u32s(rows.iter().map(|r| r.page_number)),
+        u32s(rows.iter().map(|r| Some(r.offset_start))),
+        u32s(rows.iter().map(|r| Some(r.offset_end))),
+        strings(rows.iter().map(|r| Some(r.knowledge_base_id.as_str()))),
+        strings(rows.iter().map(|r| r.source_type.as_deref())),
+        strings(rows.iter().map(|r| r.source_name.as_deref())),
+        strings(rows.iter().map(|r| r.uri.as_deref())),
+        strings(rows.iter().map(|r| r.source_id.as_deref())),
+        strings(rows.iter().map(|r| r.source_path.as_deref())),
+        Arc::new(bools.finish()),
+        strings(rows.iter().map(|r| r.project_id.as_deref())),
+        lists(rows.iter().map(|r| r.tags.clone())),
+        strings(rows.iter().map(|r| r.updated_at.as_deref())),
+        strings(
+            rows.iter()
+                .map(|r| serde_json::to_string(&r.metadata).ok())
+                .collect::<Vec<_>>()
+                .iter()
+                .map(|s| s.as_deref()),
+        ),
+        lists(rows.iter().map(ChunkRow::metadata_terms)),
+        strings(rows.iter().map(|r| Some(r.doc_hash.as_str()))),
+        Arc::new(vectors.finish()),
+    ];
+    RecordBatch::try_new(chunk_schema(dimensions), columns).map_err(|e| e.to_string())
+}
+
+/// Reads rows back from a batch holding at least the non-vector columns (and the vector
+/// column when it was projected).
+pub fn batch_to_rows(batch: &RecordBatch) -> Result<Vec<ChunkRow>, String> {
+    let col = |name: &str| {
+        batch
+            .column_by_name(name)
+            .ok_or_else(|| format!("column {name} missing from the read"))
+    };
+    let string_at = |name: &str| -> Result<Vec<Option<String>>, String> {
+        let a = col(name)?.as_string_opt::<i32>().ok_or(format!("{name}: not utf8"))?;
+        Ok((0..a.len())
+            .map(|i| a.is_valid(i).then(|| a.value(i).to_string()))
+            .collect())
+    };
+    let u32_at = |name: &str| -> Result<Vec<Option<u32>>, String> {
+        let a = col(name)?
+            .as_primitive_opt::<UInt32Type>()
+            .ok_or(format!("{name}: not u32"))?;
+        Ok((0..a.len())
+            .map(|i| a.is_valid(i).then(|| a.value(i)))
+            .collect())
+    };
+    let list_at = |name: &str| -> Result<Vec<Vec<String>>, String> {
+        let a = col(name)?.as_list_opt::<i32>().ok_or(format!("{name}: not a list"))?;
+        Ok((0..a.len())
+            .map(|i| {
+                let items = a.value(i);
+                let s = items.as_string::<i32>();
+                (0..s.len()).map(|j| s.value(j).to_string()).collect()
+            })
+            .collect())
+    };
+    let chunk_id = string_at("chunk_id")?;
+    let document_id = string_at("document_id")?;
+    let chunk_index = u32_at("chunk_index")?;
+    let text = string_at("text")?;
+    let title = string_at("title")?;
+    let section_path = string_at("section_path")?;
+    let page_number = u32_at("page_number")?;
+    let offset_start = u32_at("offset_start")?;
+    let offset_end = u32_at("offset_end")?;
+    let kb = string_at("knowledge_base_id")?;
+    let source_type = string_at("source_type")?;
+    let source_name = string_at("source_name")?;
+    let uri = string_at("uri")?;
+    let source_id = string_at("source_id")?;
+    let source_path = string_at("source_path")?;
+    let managed = col("managed_by_source")?
+        .as_boolean_opt()
+        .ok_or("managed_by_source: not bool")?;
+    let project_id = string_at("project_id")?;
+    let tags = list_at("tags")?;
+    let updated_at = string_at("updated_at")?;
+    let metadata = string_at("metadata")?;
+    let doc_hash = string_at("doc_hash")?;
+    let vectors = match batch.column_by_name(VECTOR_COLUMN) {
+        Some(a) => {
+            let fsl = a
+                .as_fixed_size_list_opt()
+                .ok_or("vector: not a fixed-size list")?;
+            Some(
+                (0..fsl.len())
+                    .map(|i| {
+                        fsl.value(i)
+                            .as_primitive::<arrow_array::types::Float32Type>()
+                            .values()
+                            .to_vec()
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        }
+        None => None,
+    };
+    let mut rows = Vec::with_capacity(batch.num_rows());
+    for i in 0..batch.num_rows() {
+        let req = |v: &Vec<Option<String>>| v[i].clone().unwrap_or_default();
+        rows.push(ChunkRow {
+            chunk_id: req(&chunk_id),
+            document_id: req(&document_id),
+            chunk_index: chunk_index[i].unwrap_or_default(),
+            text: req(&text),
+            title: title[i].clone(),
+            section_path: serde_json::from_str(&req(&section_path)).unwrap_or_default(),
+            page_number: page_number[i],
+            offset_start: offset_start[i].unwrap_or_default(),
+            offset_end: offset_end[i].unwrap_or_default(),
+            knowledge_base_id: req(&kb),
+            source_type: source_type[i].clone(),
+            source_name: source_name[i].clone(),
+            uri: uri[i].clone(),
+            source_id: source_id[i].clone(),
+            source_path: source_path[i].clone(),
+            managed_by_source: managed.is_valid(i).then(|| managed.value(i)),
+            project_id: project_id[i].clone(),
+            tags: tags[i].clone(),
+            updated_at: updated_at[i].clone(),
+            metadata: serde_json::from_str(&req(&metadata)).unwrap_or_default(),
+            doc_hash: req(&doc_hash),
+            vector: vectors.as_ref().map(|v| v[i].clone()),
+        });
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChunkId, Offsets};
+
+    #[test]
+    fn rows_round_trip_through_arrow() {
+        let doc = Document {
+            id: "d".into(),
+            title: Some("T".into()),
+            text: Some("x".into()),
+            tags: vec!["a".into(), "b".into()],
+            managed_by_source: Some(true),
+            metadata: [("lang".to_string(), Value::from("en"))].into_iter().collect(),
+            ..Default::default()
+        };
+        let chunk = Chunk {
+            chunk_id: ChunkId("c1".into()),
+            document_id: "d".into(),
+            chunk_index: 0,
+            text: "x".into(),
+            section_path: vec!["S".into()],
+            page_number: Some(2),
+            offsets: Offsets { start: 0, end: 1 },
+        };
+        let mut row = ChunkRow::new("kb", &doc, "h", chunk);
+        row.vector = Some(vec![0.5, -0.5]);
+        let batch = rows_to_batch(std::slice::from_ref(&row), 2).unwrap();
+        assert_eq!(batch_to_rows(&batch).unwrap(), vec![row.clone()]);
+        assert_eq!(row.metadata_terms(), vec!["lang=\"en\"".to_string()]);
+        assert!(rows_to_batch(&[ChunkRow { vector: None, ..row }], 2).is_err());
+    }
+}

@@ -1,0 +1,198 @@
+//! Writing a batch of document operations: plan (drop no-ops, chunk what changed), embed,
+//! then commit to Lance (one version) and to the keyword store under the same version.
+//!
+//! The three steps are separate so that the pipeline can run them in different actors; the
+//! [`Index::write`] convenience chains them for the command line and tests.
+
+use std::collections::{HashMap, HashSet};
+
+use super::rows::ChunkRow;
+use super::{Index, StoreError};
+use crate::chunking::Chunker;
+use crate::embedding::{EmbedError, Embedder};
+use crate::model::Document;
+
+/// One operation on a document. Within a batch the last operation on a document wins.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DocumentOp {
+    Upsert(Document),
+    Delete { document_id: String },
+}
+
+impl DocumentOp {
+    pub fn document_id(&self) -> &str {
+        match self {
+            DocumentOp::Upsert(d) => &d.id,
+            DocumentOp::Delete { document_id } => document_id,
+        }
+    }
+}
+
+/// What a batch will change. `rows` carry vectors once embedded.
+#[derive(Debug, Clone, Default)]
+pub struct WritePlan {
+    /// Documents whose stored chunks are replaced (upserts that changed, and deletes).
+    pub documents: Vec<String>,
+    /// Chunk ids those documents have now (removed from the keyword store).
+    pub removed_chunk_ids: Vec<String>,
+    /// New chunk rows of the upserted documents.
+    pub rows: Vec<ChunkRow>,
+    pub upserted: usize,
+    pub deleted: usize,
+    /// Upserts identical to what is stored, and deletes of absent documents.
+    pub unchanged: usize,
+}
+
+impl WritePlan {
+    pub fn is_noop(&self) -> bool {
+        self.documents.is_empty()
+    }
+
+    /// Embeds the rows' search text (title and chunk text).
+    pub fn embed(&mut self, embedder: &dyn Embedder) -> Result<(), EmbedError> {
+        let texts: Vec<String> = self.rows.iter().map(ChunkRow::search_text).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = embedder.embed(&refs)?;
+        for (row, v) in self.rows.iter_mut().zip(vectors) {
+            row.vector = Some(v);
+        }
+        Ok(())
+    }
+}
+
+/// The result of a write.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WriteOutcome {
+    /// The new version, or `None` if the batch changed nothing.
+    pub index_version: Option<u64>,
+    pub upserted: usize,
+    pub deleted: usize,
+    pub unchanged: usize,
+    pub chunks_written: usize,
+}
+
+impl Index {
+    /// Plans a batch against the latest version. Documents must be validated already.
+    pub async fn plan(&self, ops: Vec<DocumentOp>, chunker: &Chunker) -> Result<WritePlan, StoreError> {
+        // Last operation per document wins; keep first-seen order for determinism.
+        let mut order: Vec<String> = Vec::new();
+        let mut last: HashMap<String, DocumentOp> = HashMap::new();
+        for op in ops {
+            let id = op.document_id().to_string();
+            if last.insert(id.clone(), op).is_none() {
+                order.push(id);
+            }
+        }
+        let latest = self.lance.latest();
+        let stored = self.lance.doc_hashes(&latest, &order).await?;
+        let mut plan = WritePlan::default();
+        for id in order {
+            match last.remove(&id).expect("every id has an op") {
+                DocumentOp::Upsert(doc) => {
+                    let hash = doc.content_hash();
+                    if stored.get(&id) == Some(&hash) {
+                        plan.unchanged += 1;
+                        continue;
+                    }
+                    plan.rows.extend(
+                        chunker
+                            .chunk(&doc)
+                            .into_iter()
+                            .map(|c| ChunkRow::new(self.name.as_str(), &doc, &hash, c)),
+                    );
+                    plan.upserted += 1;
+                    plan.documents.push(id);
+                }
+                DocumentOp::Delete { .. } => {
+                    if stored.contains_key(&id) {
+                        plan.deleted += 1;
+                        plan.documents.push(id);
+                    } else {
+                        plan.unchanged += 1;
+                    }
+                }
+            }
+        }
+        plan.removed_chunk_ids = self.lance.chunk_ids_of(&latest, &plan.documents).await?;
+        Ok(plan)
+    }
+
+    /// Commits an embedded plan: one Lance commit (carrying `properties`), then the keyword
+    /// commit tagged with the same version, then retention. A no-op plan commits nothing.
+    pub async fn commit(
+        &self,
+        plan: WritePlan,
+        properties: HashMap<String, String>,
+    ) -> Result<WriteOutcome, StoreError> {
+        let _guard = self.write_lock.lock().await;
+        let mut outcome = WriteOutcome {
+            index_version: None,
+            upserted: plan.upserted,
+            deleted: plan.deleted,
+            unchanged: plan.unchanged,
+            chunks_written: plan.rows.len(),
+        };
+        if plan.is_noop() {
+            return Ok(outcome);
+        }
+        let version = self
+            .lance
+            .commit(&plan.documents, &plan.rows, properties)
+            .await?;
+        fail_point("after-lance-commit");
+        self.keyword
+            .apply(version, &plan.removed_chunk_ids, &plan.rows)?;
+        self.apply_retention().await?;
+        outcome.index_version = Some(version);
+        Ok(outcome)
+    }
+
+    /// Plan, embed and commit in one call.
+    pub async fn write(
+        &self,
+        ops: Vec<DocumentOp>,
+        chunker: &Chunker,
+        embedder: &dyn Embedder,
+    ) -> Result<WriteOutcome, crate::engine::EngineError> {
+        self.check_embedder(embedder.id(), embedder.dimensions())?;
+        let mut plan = self.plan(ops, chunker).await?;
+        plan.embed(embedder)?;
+        Ok(self.commit(plan, HashMap::new()).await?)
+    }
+}
+
+/// Simulated crashes for tests: with `RAGSTREAM_FAILPOINT=<name>` set, the process exits
+/// abruptly (no destructors, no flushing) when it reaches that point.
+fn fail_point(name: &str) {
+    if std::env::var("RAGSTREAM_FAILPOINT").is_ok_and(|v| v == name) {
+        eprintln!("failpoint {name}: exiting");
+        std::process::abort();
+    }
+}
+
+/// Keyword-store changes that turn the rows `before` into `after`: chunk ids to remove and
+/// rows to add. A chunk whose row changed (same id, new document content) is both.
+pub fn diff(before: &[ChunkRow], after: Vec<ChunkRow>) -> (Vec<String>, Vec<ChunkRow>) {
+    let old: HashMap<&str, &str> = before
+        .iter()
+        .map(|r| (r.chunk_id.as_str(), r.doc_hash.as_str()))
+        .collect();
+    let new_ids: HashSet<&str> = after.iter().map(|r| r.chunk_id.as_str()).collect();
+    let mut removed: Vec<String> = before
+        .iter()
+        .filter(|r| !new_ids.contains(r.chunk_id.as_str()))
+        .map(|r| r.chunk_id.clone())
+        .collect();
+    let mut added = Vec::new();
+    for row in after {
+        match old.get(row.chunk_id.as_str()) {
+            Some(hash) if *hash == row.doc_hash => {}
+            Some(_) => {
+                removed.push(row.chunk_id.clone());
+                added.push(row);
+            }
+            None => added.push(row),
+        }
+    }
+    (removed, added)
+}

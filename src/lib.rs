@@ -1,0 +1,16 @@
+//! ragstream: retrieval as infrastructure. Documents are chunked, embedded and written to
+//! versioned Lance datasets plus a tantivy keyword index; queries are answered with
+//! semantic, keyword or hybrid retrieval pinned to an `index_version`.
+
+pub mod chunking;
+pub mod config;
+pub mod contracts;
+pub mod embedding;
+pub mod engine;
+pub mod eval;
+pub mod index;
+pub mod ingest;
+pub mod model;
+pub mod retrieval;
+
+pub use engine::{Engine, EngineError};

@@ -1,0 +1,340 @@
+//! The `ragstream` command line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use serde_json::{json, Value};
+
+use ragstream::config::Config;
+use ragstream::contracts::c000_retrieval_calls::{
+    parse_request, render_error, render_response, RequestLimits,
+};
+use ragstream::embedding::{Embedder, HashingEmbedder, MiniLmEmbedder};
+use ragstream::engine::{Engine, EngineError};
+use ragstream::model::IndexName;
+use ragstream::retrieval::SearchMethod;
+
+#[derive(Parser)]
+#[command(name = "ragstream", version, about = "Retrieval as infrastructure")]
+struct Cli {
+    /// Configuration file (default: config/ragstream.toml if present).
+    #[arg(long, global = true, env = "RAGSTREAM_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Ingest JSON lines of documents (or a BEIR corpus.jsonl) into an index.
+    Ingest {
+        #[arg(long)]
+        index: String,
+        file: PathBuf,
+    },
+    /// Query an index; `--json` prints the contract 000 response.
+    Query {
+        #[arg(long)]
+        index: String,
+        text: String,
+        #[arg(long, value_enum, default_value_t = Method::Semantic)]
+        method: Method,
+        #[arg(long, default_value_t = 5)]
+        top_k: u64,
+        /// Semantic weight for hybrid search.
+        #[arg(long)]
+        alpha: Option<f64>,
+        /// Answer from this index version.
+        #[arg(long)]
+        version: Option<u64>,
+        /// Apply `normalize` query preprocessing.
+        #[arg(long)]
+        normalize: bool,
+        /// Exact-match filter KEY=VALUE (VALUE is JSON if it parses, else a string).
+        #[arg(long = "filter")]
+        filters: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Index administration.
+    Index {
+        #[command(subcommand)]
+        command: IndexCommand,
+    },
+    /// Retrieval-quality evaluation.
+    Eval {
+        #[command(subcommand)]
+        command: EvalCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum IndexCommand {
+    /// Version, document and chunk counts of an index.
+    Stats { name: String },
+}
+
+#[derive(Subcommand)]
+enum EvalCommand {
+    /// Index a BEIR dataset and report nDCG@10 and Recall@100 per method.
+    Beir {
+        #[arg(long)]
+        data: PathBuf,
+        #[arg(long, default_value = "beir-eval")]
+        index: String,
+        /// Also write the report as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Method {
+    Semantic,
+    Keyword,
+    Hybrid,
+}
+
+impl Method {
+    fn name(self) -> &'static str {
+        match self {
+            Method::Semantic => "semantic",
+            Method::Keyword => "keyword",
+            Method::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// A failure at the command-line edge, with its exit code.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl From<EngineError> for Failure {
+    fn from(e: EngineError) -> Self {
+        let code = if matches!(e, EngineError::Invalid(_)) { 2 } else { 1 };
+        Failure {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+fn usage(message: impl Into<String>) -> Failure {
+    Failure {
+        code: 2,
+        message: message.into(),
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RAGSTREAM_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,lance=error")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, Failure> {
+    match config.model.embedder.as_str() {
+        "hashing" => Ok(Arc::new(HashingEmbedder::new(384))),
+        _ => MiniLmEmbedder::load(
+            &config.model.dir,
+            config.model.batch_size,
+            config.model.max_sequence_tokens,
+        )
+        .map(|m| Arc::new(m) as Arc<dyn Embedder>)
+        .map_err(|e| Failure {
+            code: 1,
+            message: e.to_string(),
+        }),
+    }
+}
+
+fn index_name(name: &str) -> Result<IndexName, Failure> {
+    IndexName::parse(name).map_err(|e| usage(format!("--index {e}")))
+}
+
+async fn run(cli: Cli) -> Result<(), Failure> {
+    let config = Config::load(cli.config.as_deref()).map_err(|e| usage(e.to_string()))?;
+    match cli.command {
+        Command::Ingest { index, file } => {
+            let name = index_name(&index)?;
+            let engine = Engine::new(config.clone(), load_embedder(&config)?);
+            let docs = ragstream::ingest::read_documents(&file, &engine).map_err(|errors| {
+                let shown: Vec<String> = errors.iter().take(20).map(|e| e.to_string()).collect();
+                let more = errors.len().saturating_sub(20);
+                usage(format!(
+                    "{} invalid line(s), nothing was ingested:\n  {}{}",
+                    errors.len(),
+                    shown.join("\n  "),
+                    if more > 0 { format!("\n  ... and {more} more") } else { String::new() }
+                ))
+            })?;
+            let started = Instant::now();
+            let count = docs.len();
+            let outcome = ragstream::ingest::ingest_documents(&engine, &name, docs, true).await?;
+            let secs = started.elapsed().as_secs_f64();
+            println!(
+                "{}",
+                json!({
+                    "index": name.as_str(),
+                    "documents": count,
+                    "upserted": outcome.upserted,
+                    "unchanged": outcome.unchanged,
+                    "chunks_written": outcome.chunks_written,
+                    "index_version": engine.index(&name).await?.latest_version(),
+                    "seconds": (secs * 1000.0).round() / 1000.0,
+                })
+            );
+        }
+        Command::Query {
+            index,
+            text,
+            method,
+            top_k,
+            alpha,
+            version,
+            normalize,
+            filters,
+            json: as_json,
+        } => {
+            let mut bag = serde_json::Map::new();
+            for f in &filters {
+                let (k, v) = f
+                    .split_once('=')
+                    .ok_or_else(|| usage(format!("--filter {f:?}: expected KEY=VALUE")))?;
+                let value = serde_json::from_str(v).unwrap_or_else(|_| Value::from(v));
+                bag.insert(k.to_string(), value);
+            }
+            let mut body = json!({"retrieval": {
+                "index": index, "query": text, "top_k": top_k, "filters": bag,
+                "search_method": method.name(),
+                "query_preprocessing": if normalize { "normalize" } else { "none" },
+            }});
+            if let Some(a) = alpha {
+                body["retrieval"]["hybrid_alpha"] = json!(a);
+            }
+            if let Some(v) = version {
+                body["retrieval"]["index_version"] = json!(v);
+            }
+            let limits = RequestLimits {
+                max_top_k: config.limits.max_top_k,
+                max_query_bytes: config.limits.max_query_bytes,
+            };
+            let engine = Engine::new(config.clone(), load_embedder(&config)?);
+            let started = Instant::now();
+            let outcome = match parse_request(&body, limits) {
+                Ok((name, request)) => engine
+                    .search(&name, &request)
+                    .await
+                    .map(|result| (name, request, result)),
+                Err(e) => Err(e.into()),
+            };
+            let (name, request, result) = match outcome {
+                Ok(ok) => ok,
+                Err(e) if as_json => {
+                    println!("{}", render_error(&e));
+                    return Err(e.into());
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let latency = started.elapsed().as_secs_f64() * 1000.0;
+            let query_id = uuid::Uuid::new_v4().to_string();
+            if as_json {
+                let response = render_response(&name, &request, &result, &query_id, latency);
+                println!("{}", serde_json::to_string_pretty(&response).expect("json"));
+            } else {
+                println!(
+                    "index {} @ version {} · {} · {} result(s) · {:.1} ms",
+                    name,
+                    result.index_version,
+                    method.name(),
+                    result.hits.len(),
+                    latency
+                );
+                for (i, hit) in result.hits.iter().enumerate() {
+                    let snippet: String = hit.row.text.chars().take(160).collect();
+                    println!(
+                        "{:>2}. {:.4}  {} #{}  {}\n    {}",
+                        i + 1,
+                        hit.score,
+                        hit.row.document_id,
+                        hit.row.chunk_index,
+                        hit.row.title.as_deref().unwrap_or(""),
+                        snippet.replace('\n', " ")
+                    );
+                }
+            }
+        }
+        Command::Index {
+            command: IndexCommand::Stats { name },
+        } => {
+            let name = index_name(&name)?;
+            // Stats need no model: open the index with the model-free embedder.
+            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            let stats = engine.stats(&name).await?;
+            println!("{}", serde_json::to_string_pretty(&stats).expect("json"));
+        }
+        Command::Eval {
+            command: EvalCommand::Beir { data, index, json: out },
+        } => {
+            let name = index_name(&index)?;
+            let engine = Engine::new(config.clone(), load_embedder(&config)?);
+            let methods = [SearchMethod::Semantic, SearchMethod::Keyword, SearchMethod::Hybrid];
+            let report = ragstream::eval::beir::evaluate(&engine, &data, &name, &methods, true)
+                .await
+                .map_err(|e| Failure {
+                    code: 1,
+                    message: e.to_string(),
+                })?;
+            println!(
+                "{} · {} documents · {} chunks · index_version {}",
+                report.dataset, report.documents, report.chunks, report.index_version
+            );
+            if let Some(rate) = report.ingest_chunks_per_second {
+                println!(
+                    "ingest: {} chunks in {:.1} s ({:.1} chunks/s)",
+                    report.chunks_written, report.ingest_seconds, rate
+                );
+            }
+            println!("{:<10} {:>8} {:>11} {:>9} {:>9}", "method", "nDCG@10", "Recall@100", "p50 ms", "p99 ms");
+            for m in &report.methods {
+                println!(
+                    "{:<10} {:>8.4} {:>11.4} {:>9.1} {:>9.1}",
+                    m.method, m.ndcg_at_10, m.recall_at_100, m.latency_p50_ms, m.latency_p99_ms
+                );
+            }
+            if let Some(path) = out {
+                std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json")).map_err(
+                    |e| Failure {
+                        code: 1,
+                        message: format!("{}: {e}", path.display()),
+                    },
+                )?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! The document a producer submits, and its validation.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::metadata::BUILT_IN_FIELDS;
+use super::ValidationError;
+
+/// One page of a paged source (a PDF, say). `page_number` is 1-based, as printed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Page {
+    pub page_number: u32,
+    pub text: String,
+}
+
+/// A document as submitted for indexing. Exactly one of `text` and `pages` is set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Document {
+    pub id: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub pages: Option<Vec<Page>>,
+    #[serde(default)]
+    pub uri: Option<String>,
+    #[serde(default)]
+    pub source_type: Option<String>,
+    #[serde(default)]
+    pub source_name: Option<String>,
+    #[serde(default)]
+    pub source_id: Option<String>,
+    #[serde(default)]
+    pub source_path: Option<String>,
+    #[serde(default)]
+    pub managed_by_source: Option<bool>,
+    #[serde(default)]
+    pub project_id: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// RFC 3339 timestamp, kept as given once validated.
+    #[serde(default)]
+    pub updated_at: Option<String>,
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+}
+
+/// Limits a document is validated against (from the `[limits]` config section).
+#[derive(Debug, Clone, Copy)]
+pub struct DocumentLimits {
+    pub max_document_bytes: usize,
+    pub max_id_bytes: usize,
+}
+
+impl Default for DocumentLimits {
+    fn default() -> Self {
+        DocumentLimits {
+            max_document_bytes: 1 << 20,
+            max_id_bytes: 512,
+        }
+    }
+}
+
+impl Document {
+    /// Checks every field rule; the error names the field and the rule broken.
+    pub fn validate(&self, limits: &DocumentLimits) -> Result<(), ValidationError> {
+        let err = |field: &str, rule: &str| ValidationError::new(field, rule);
+        if self.id.trim().is_empty() {
+            return Err(err("id", "must not be empty"));
+        }
+        if self.id.len() > limits.max_id_bytes {
+            return Err(err(
+                "id",
+                &format!("must be at most {} bytes", limits.max_id_bytes),
+            ));
+        }
+        if self.id.chars().any(char::is_control) {
+            return Err(err("id", "must not contain control characters"));
+        }
+        match (&self.text, &self.pages) {
+            (Some(_), Some(_)) => {
+                return Err(err("text", "give either `text` or `pages`, not both"));
+            }
+            (None, None) => return Err(err("text", "one of `text` or `pages` is required")),
+            (None, Some(pages)) => {
+                if pages.is_empty() {
+                    return Err(err("pages", "must hold at least one page"));
+                }
+                let mut seen = std::collections::BTreeSet::new();
+                for (i, page) in pages.iter().enumerate() {
+                    if page.page_number == 0 {
+                        return Err(err(
+                            &format!("pages[{i}].page_number"),
+                            "must be 1 or greater",
+                        ));
+                    }
+                    if !seen.insert(page.page_number) {
+                        return Err(err(
+                            &format!("pages[{i}].page_number"),
+                            "must be unique within the document",
+                        ));
+                    }
+                }
+            }
+            (Some(text), None) => {
+                if text.trim().is_empty() {
+                    return Err(err("text", "must contain non-whitespace text"));
+                }
+            }
+        }
+        if let Some(pages) = &self.pages {
+            if pages.iter().all(|p| p.text.trim().is_empty()) {
+                return Err(err("pages", "at least one page must contain text"));
+            }
+        }
+        let size = self.content_bytes();
+        if size > limits.max_document_bytes {
+            return Err(err(
+                if self.text.is_some() { "text" } else { "pages" },
+                &format!(
+                    "is {size} bytes, over the limit of {} bytes (limits.max_document_bytes)",
+                    limits.max_document_bytes
+                ),
+            ));
+        }
+        if let Some(ts) = &self.updated_at {
+            if time::OffsetDateTime::parse(ts, &time::format_description::well_known::Rfc3339)
+                .is_err()
+            {
+                return Err(err(
+                    "updated_at",
+                    "must be an RFC 3339 timestamp such as 2024-05-01T12:00:00Z",
+                ));
+            }
+        }
+        for (i, tag) in self.tags.iter().enumerate() {
+            if tag.is_empty() {
+                return Err(err(&format!("tags[{i}]"), "must not be empty"));
+            }
+        }
+        for key in self.metadata.keys() {
+            if BUILT_IN_FIELDS.contains(&key.as_str()) {
+                return Err(err(
+                    &format!("metadata.{key}"),
+                    "is a reserved built-in metadata field; set the top-level field instead",
+                ));
+            }
+            if key.is_empty() || key.contains('=') {
+                return Err(err(
+                    &format!("metadata.{key}"),
+                    "keys must be non-empty and must not contain '='",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Size of the text content the limit applies to.
+    pub fn content_bytes(&self) -> usize {
+        match (&self.text, &self.pages) {
+            (Some(text), _) => text.len(),
+            (None, Some(pages)) => pages.iter().map(|p| p.text.len()).sum(),
+            (None, None) => 0,
+        }
+    }
+
+    /// A digest of everything stored for this document. Equal hashes mean re-ingesting the
+    /// document changes nothing, so no version is created and nothing is embedded.
+    pub fn content_hash(&self) -> String {
+        // serde_json with preserve_order serialises fields in declaration order and metadata
+        // in insertion order; sort metadata keys so that key order does not matter.
+        let mut canonical = self.clone();
+        let mut sorted: Vec<(String, Value)> = canonical.metadata.into_iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        canonical.metadata = sorted.into_iter().collect();
+        let bytes = serde_json::to_vec(&canonical).expect("a document always serialises");
+        hex::encode(&Sha256::digest(&bytes)[..16])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc() -> Document {
+        Document {
+            id: "d1".into(),
+            text: Some("hello".into()),
+            ..Default::default()
+        }
+    }
+
+    fn field_of(d: &Document) -> String {
+        d.validate(&DocumentLimits::default()).unwrap_err().field
+    }
+
+    #[test]
+    fn valid_document_passes() {
+        doc().validate(&DocumentLimits::default()).unwrap();
+    }
+
+    #[test]
+    fn empty_id_is_rejected() {
+        let mut d = doc();
+        d.id = "  ".into();
+        assert_eq!(field_of(&d), "id");
+    }
+
+    #[test]
+    fn oversize_text_names_the_limit() {
+        let d = doc();
+        let e = d
+            .validate(&DocumentLimits {
+                max_document_bytes: 3,
+                max_id_bytes: 10,
+            })
+            .unwrap_err();
+        assert_eq!(e.field, "text");
+        assert!(e.rule.contains("limits.max_document_bytes"), "{}", e.rule);
+    }
+
+    #[test]
+    fn bad_timestamp_is_rejected() {
+        let mut d = doc();
+        d.updated_at = Some("yesterday".into());
+        assert_eq!(field_of(&d), "updated_at");
+        d.updated_at = Some("2024-05-01T12:00:00+02:00".into());
+        d.validate(&DocumentLimits::default()).unwrap();
+    }
+
+    #[test]
+    fn reserved_metadata_key_is_rejected() {
+        let mut d = doc();
+        d.metadata.insert("page_number".into(), Value::from(3));
+        assert_eq!(field_of(&d), "metadata.page_number");
+    }
+
+    #[test]
+    fn text_and_pages_are_exclusive() {
+        let mut d = doc();
+        d.pages = Some(vec![Page {
+            page_number: 1,
+            text: "x".into(),
+        }]);
+        assert_eq!(field_of(&d), "text");
+        d.text = None;
+        d.validate(&DocumentLimits::default()).unwrap();
+        d.pages = Some(vec![Page {
+            page_number: 0,
+            text: "x".into(),
+        }]);
+        assert_eq!(field_of(&d), "pages[0].page_number");
+    }
+
+    #[test]
+    fn content_hash_ignores_metadata_key_order_but_not_content() {
+        let mut a = doc();
+        a.metadata.insert("x".into(), Value::from(1));
+        a.metadata.insert("y".into(), Value::from(2));
+        let mut b = doc();
+        b.metadata.insert("y".into(), Value::from(2));
+        b.metadata.insert("x".into(), Value::from(1));
+        assert_eq!(a.content_hash(), b.content_hash());
+        b.text = Some("hello!".into());
+        assert_ne!(a.content_hash(), b.content_hash());
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected_when_parsing() {
+        let e = serde_json::from_str::<Document>(r#"{"id":"a","text":"b","colour":"red"}"#)
+            .unwrap_err();
+        assert!(e.to_string().contains("colour"));
+    }
+}

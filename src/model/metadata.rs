@@ -1,0 +1,20 @@
+//! The built-in chunk metadata of contract 000, reserved on every chunk.
+
+/// Built-in metadata fields stored on every chunk (contract 000, "Built-In Chunk Metadata").
+/// Custom `metadata` keys may not reuse these names.
+pub const BUILT_IN_FIELDS: &[&str] = &[
+    "knowledge_base_id",
+    "document_id",
+    "chunk_index",
+    "title",
+    "source_type",
+    "source_name",
+    "uri",
+    "source_id",
+    "source_path",
+    "managed_by_source",
+    "page_number",
+];
+
+/// Top-level document fields that are also filterable next to the built-ins.
+pub const DOCUMENT_FILTER_FIELDS: &[&str] = &["project_id", "tags", "updated_at"];

@@ -1,0 +1,27 @@
+//! The data model: documents as submitted, chunks as stored, validated names.
+
+mod chunk;
+mod document;
+mod index_name;
+pub mod metadata;
+
+pub use chunk::{Chunk, ChunkId, Offsets};
+pub use document::{Document, DocumentLimits, Page};
+pub use index_name::IndexName;
+
+/// A rule an input broke, naming the field (a dotted path) and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[error("{field}: {rule}")]
+pub struct ValidationError {
+    pub field: String,
+    pub rule: String,
+}
+
+impl ValidationError {
+    pub fn new(field: impl Into<String>, rule: impl Into<String>) -> Self {
+        ValidationError {
+            field: field.into(),
+            rule: rule.into(),
+        }
+    }
+}

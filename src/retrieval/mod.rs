@@ -1,0 +1,10 @@
+//! Retrieval: request semantics, filters, preprocessing, fusion and the search itself.
+
+pub mod filters;
+pub mod fusion;
+pub mod preprocessing;
+pub mod search;
+
+pub use filters::Filters;
+pub use preprocessing::QueryPreprocessing;
+pub use search::{search, RelevanceKind, SearchHit, SearchMethod, SearchRequest, SearchResult};

@@ -1,0 +1,118 @@
+//! The command line as a user runs it.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn ragstream(data: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragstream"));
+    cmd.env("RAGSTREAM_STORAGE_DATA_DIR", data)
+        .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
+        .env_remove("RAGSTREAM_FAILPOINT");
+    cmd
+}
+
+#[test]
+fn ingest_then_query_json_is_the_contract_000_response() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("docs.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"id":"a","title":"Hybrid retrieval","text":"Hybrid retrieval blends semantic recall with lexical precision.","uri":"https://example.com/a"}"#,
+            "\n",
+            r#"{"_id":"b","title":"BEIR doc","text":"A corpus line in BEIR format about something else."}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = ragstream(&data).args(["ingest", "--index", "kb"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["upserted"], 2);
+
+    let out = ragstream(&data)
+        .args(["query", "--index", "kb", "How does HYBRID retrieval work?", "--method", "hybrid", "--normalize", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let call = &v["retrieval_calls"][0];
+    assert_eq!(call["index"], "kb");
+    assert_eq!(call["query"], "how does hybrid retrieval work");
+    assert_eq!(call["top_k"], 5);
+    assert_eq!(call["search_method"], "hybrid");
+    assert_eq!(call["query_preprocessing"], "normalize");
+    assert_eq!(call["hybrid_alpha"], 0.5);
+    assert_eq!(call["result_count"], 2);
+    assert!(call["index_version"].as_u64().unwrap() >= 1);
+    let top = &call["results"][0];
+    assert_eq!(top["metadata"]["document_id"], "a");
+    assert_eq!(top["metadata"]["uri"], "https://example.com/a");
+    assert_eq!(top["score_kind"], "hybrid_score");
+    assert_eq!(top["relevance_kind"], "hybrid_score");
+    assert_eq!(top["score"], top["relevance_score"]);
+    assert!(top["relevance_components"]["semantic_score"].is_number());
+    assert!(top["relevance_components"]["keyword_score"].is_number());
+
+    let out = ragstream(&data).args(["index", "stats", "kb"]).output().unwrap();
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stats["documents"], 2);
+}
+
+#[test]
+fn invalid_input_lines_are_reported_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("docs.jsonl");
+    std::fs::write(&file, "{\"id\":\"ok\",\"text\":\"fine\"}\n{\"id\":\"\",\"text\":\"x\"}\nnot json\n").unwrap();
+    let out = ragstream(&data).args(["ingest", "--index", "kb"]).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(":2: id: must not be empty"), "{err}");
+    assert!(err.contains(":3: not JSON"), "{err}");
+    let out = ragstream(&data).args(["index", "stats", "kb"]).output().unwrap();
+    assert!(!out.status.success(), "no index may be created");
+}
+
+#[test]
+fn query_errors_are_structured_with_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragstream(dir.path())
+        .args(["query", "--index", "nope", "q", "--json", "--alpha", "2", "--method", "hybrid"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "invalid_request");
+    assert_eq!(v["error"]["field"], "retrieval.hybrid_alpha");
+    let out = ragstream(dir.path()).args(["query", "--index", "nope", "q", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "index_not_found");
+}
+
+#[test]
+fn a_bad_config_file_stops_start_up_naming_file_key_and_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bad.toml");
+    std::fs::write(&cfg, "[limits]\nmax_top_k = -3\n").unwrap();
+    let out = ragstream(dir.path()).arg("--config").arg(&cfg).args(["index", "stats", "kb"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&cfg.display().to_string()) && err.contains("limits.max_top_k"), "{err}");
+}
+
+#[test]
+fn a_missing_model_directory_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragstream(dir.path())
+        .env("RAGSTREAM_MODEL_EMBEDDER", "all-minilm-l6-v2")
+        .env("RAGSTREAM_MODEL_DIR", dir.path().join("no-model"))
+        .args(["query", "--index", "kb", "q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no-model") && err.contains("scripts/setup"), "{err}");
+}

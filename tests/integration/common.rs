@@ -1,0 +1,58 @@
+//! Shared helpers: engines over temporary data directories.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ragstream::config::Config;
+use ragstream::embedding::{Embedder, HashingEmbedder};
+use ragstream::index::DocumentOp;
+use ragstream::model::{Document, IndexName};
+use ragstream::Engine;
+
+pub fn config(data_dir: &Path) -> Config {
+    let mut c = Config::default();
+    c.storage.data_dir = data_dir.to_path_buf();
+    c.model.embedder = "hashing".into();
+    c
+}
+
+pub fn hashing_engine(data_dir: &Path) -> Engine {
+    engine_with(config(data_dir))
+}
+
+pub fn engine_with(config: Config) -> Engine {
+    Engine::new(config, Arc::new(HashingEmbedder::new(384)) as Arc<dyn Embedder>)
+}
+
+pub fn name(s: &str) -> IndexName {
+    IndexName::parse(s).unwrap()
+}
+
+pub fn doc(id: &str, title: &str, text: &str) -> Document {
+    Document {
+        id: id.into(),
+        title: Some(title.into()),
+        text: Some(text.into()),
+        ..Default::default()
+    }
+}
+
+pub fn upserts(docs: Vec<Document>) -> Vec<DocumentOp> {
+    docs.into_iter().map(DocumentOp::Upsert).collect()
+}
+
+/// A small corpus with distinct vocabulary per document.
+pub fn corpus() -> Vec<Document> {
+    vec![
+        doc("apollo", "Apollo program", "The Apollo program landed astronauts on the Moon between 1969 and 1972."),
+        doc("bread", "Baking bread", "Bread dough rises because yeast ferments sugar into carbon dioxide."),
+        doc("rust", "Rust language", "Rust guarantees memory safety without a garbage collector through ownership."),
+        doc("tides", "Ocean tides", "Tides are caused by the gravitational pull of the Moon and the Sun on the oceans."),
+        doc("coffee", "Coffee brewing", "Espresso forces hot water through finely ground coffee under pressure."),
+    ]
+}
+
+/// The model directory set up by scripts/setup.
+pub fn model_dir() -> std::path::PathBuf {
+    Config::load_from(None, Vec::new()).unwrap().model.dir
+}
