@@ -10,7 +10,7 @@ use crate::chunking::ChunkerConfig;
 use crate::model::DocumentLimits;
 
 /// Environment variables with the `RAGSTREAM_` prefix that are not config keys.
-const NON_KEY_VARIABLES: &[&str] = &["RAGSTREAM_CONFIG", "RAGSTREAM_LOG"];
+const NON_KEY_VARIABLES: &[&str] = &["RAGSTREAM_CONFIG", "RAGSTREAM_LOG", "RAGSTREAM_FAILPOINT"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -189,7 +189,7 @@ impl Config {
                 reason: e.message().to_string(),
             })?;
             // Deserialise the file alone first so that its errors name the file.
-            check(&file_table, &source_name)?;
+            check::<Config>(&file_table, &source_name)?;
             merge(&mut table, file_table);
         }
         let mut env: Vec<(String, String)> = env

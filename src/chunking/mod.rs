@@ -281,12 +281,10 @@ mod tests {
         // identical texts within a document still get distinct ids
         assert_eq!(a[0].text, a[2].text);
         assert_ne!(a[0].chunk_id, a[2].chunk_id);
-        // a fixed expectation guards against accidental changes of the derivation
-        assert_eq!(
-            ChunkId::derive("doc-1", None, "Para one.", 0).as_str(),
-            ChunkId::derive("doc-1", None, "Para one.", 0).as_str()
-        );
-        assert_eq!(ChunkId::derive("doc-1", None, "Para one.", 0).as_str().len(), 32);
+        // The derivation is fixed across runs and machines: sha256 over
+        // "doc-1" NUL page(0, u32 BE) occurrence(0, u32 BE) "Para one.", first 16 bytes
+        // (computed independently with Python's hashlib).
+        assert_eq!(a[0].chunk_id.as_str(), "f86e7513b6556a40a287baf6b5eb669a");
         // editing one paragraph leaves the other chunk ids unchanged
         let edited = chunker(3, 0).chunk(&doc("Para one.\n\nPara 2!\n\nPara one."));
         assert_eq!(edited[0].chunk_id, a[0].chunk_id);

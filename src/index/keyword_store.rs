@@ -10,11 +10,12 @@ use tantivy::collector::TopDocs;
 use tantivy::indexer::NoMergePolicy;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, OwnedValue, Schema, TextFieldIndexing, TextOptions, STORED, STRING,
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED, STRING,
 };
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
 };
+use tantivy::schema::Value as _;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use super::rows::ChunkRow;
@@ -39,7 +40,8 @@ pub struct KeywordStore {
     dir: VersionedDirectory,
     index: Index,
     fields: Fields,
-    writer: Mutex<IndexWriter>,
+    /// Created on the first write, so that readers never take tantivy's writer lock.
+    writer: Mutex<Option<IndexWriter>>,
     searchers: Mutex<Vec<(u64, Searcher)>>,
 }
 
@@ -97,13 +99,11 @@ impl KeywordStore {
                 .map(|n| Ok((n, field(n)?)))
                 .collect::<tantivy::Result<_>>()?,
         };
-        let writer: IndexWriter = index.writer_with_num_threads(1, WRITER_MEMORY)?;
-        writer.set_merge_policy(Box::new(NoMergePolicy));
         Ok(KeywordStore {
             dir,
             index,
             fields,
-            writer: Mutex::new(writer),
+            writer: Mutex::new(None),
             searchers: Mutex::new(Vec::new()),
         })
     }
@@ -126,7 +126,8 @@ impl KeywordStore {
         removed: &[String],
         added: &[ChunkRow],
     ) -> Result<(), StoreError> {
-        let mut writer = self.writer.lock().expect("keyword writer lock");
+        let mut guard = self.writer.lock().expect("keyword writer lock");
+        let writer = self.writer_in(&mut guard)?;
         for id in removed {
             writer.delete_term(Term::from_field_text(self.fields.chunk_id, id));
         }
@@ -148,10 +149,24 @@ impl KeywordStore {
     /// Replaces the whole index with `rows` and commits as `version` (rebuild from Lance).
     pub fn replace_all(&self, version: u64, rows: &[ChunkRow]) -> Result<(), StoreError> {
         {
-            let writer = self.writer.lock().expect("keyword writer lock");
-            writer.delete_all_documents()?;
+            let mut guard = self.writer.lock().expect("keyword writer lock");
+            self.writer_in(&mut guard)?.delete_all_documents()?;
         }
         self.apply(version, &[], rows)
+    }
+
+    /// The index writer, taking tantivy's writer lock on first use (another process writing
+    /// the same index is a `LockBusy` error).
+    fn writer_in<'a>(
+        &self,
+        slot: &'a mut Option<IndexWriter>,
+    ) -> Result<&'a mut IndexWriter, StoreError> {
+        if slot.is_none() {
+            let writer: IndexWriter = self.index.writer_with_num_threads(1, WRITER_MEMORY)?;
+            writer.set_merge_policy(Box::new(NoMergePolicy));
+            *slot = Some(writer);
+        }
+        Ok(slot.as_mut().expect("just created"))
     }
 
     fn document(&self, row: &ChunkRow) -> TantivyDocument {
@@ -246,9 +261,9 @@ impl KeywordStore {
         top.into_iter()
             .map(|(score, addr)| {
                 let doc: TantivyDocument = searcher.doc(addr)?;
-                let id = match doc.get_first(self.fields.chunk_id) {
-                    Some(OwnedValue::Str(s)) => s.clone(),
-                    _ => return Err(StoreError::Corrupt("keyword hit without chunk_id".into())),
+                let id = match doc.get_first(self.fields.chunk_id).and_then(|v| v.as_str()) {
+                    Some(s) => s.to_string(),
+                    None => return Err(StoreError::Corrupt("keyword hit without chunk_id".into())),
                 };
                 Ok((id, score))
             })
@@ -293,8 +308,8 @@ impl KeywordStore {
                     continue;
                 }
                 let doc: TantivyDocument = store.get(doc_id)?;
-                if let Some(OwnedValue::Str(s)) = doc.get_first(self.fields.chunk_id) {
-                    ids.push(s.clone());
+                if let Some(s) = doc.get_first(self.fields.chunk_id).and_then(|v| v.as_str()) {
+                    ids.push(s.to_string());
                 }
             }
         }

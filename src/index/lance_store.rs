@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Float32Array, RecordBatch, RecordBatchIterator};
+use arrow_array::{Array, Float32Array, RecordBatch, RecordBatchIterator};
 use futures::TryStreamExt;
 use lance::dataset::cleanup::CleanupPolicy;
 use lance::dataset::transaction::Transaction;

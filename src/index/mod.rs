@@ -262,7 +262,11 @@ impl Index {
                 }
                 None => self.keyword.replace_all(version, &current)?,
             }
-            tracing::warn!(index = %self.name, version, "repaired keyword index from Lance");
+            if done.is_some() {
+                tracing::warn!(index = %self.name, version, "repaired keyword index from Lance");
+            } else {
+                tracing::info!(index = %self.name, version, "built keyword index from Lance");
+            }
             previous = Some(version);
         }
         Ok(missing)
