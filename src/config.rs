@@ -20,6 +20,65 @@ pub struct Config {
     pub chunking: ChunkingSection,
     pub index: IndexConfig,
     pub limits: LimitsConfig,
+    pub kafka: KafkaConfig,
+    pub http: HttpConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KafkaConfig {
+    /// Bootstrap servers of a real cluster; empty starts the embedded broker.
+    pub brokers: String,
+    pub documents_topic: String,
+    pub queries_topic: String,
+    pub dlq_topic: String,
+    /// Reply topic created with the embedded broker (clients may name any reply topic).
+    pub replies_topic: String,
+    pub group_id: String,
+    /// Partitions of the topics the embedded broker creates.
+    pub partitions: i32,
+    /// A batch commits when it holds this many documents...
+    pub batch_max_documents: usize,
+    /// ...or when its first message is this old.
+    pub batch_max_ms: u64,
+    pub max_message_bytes: usize,
+    /// Extra librdkafka settings passed through verbatim (security.protocol, sasl.*, ssl.*).
+    pub client: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpConfig {
+    /// `host:port`; port 0 picks a free port (announced on start).
+    pub bind: String,
+    pub max_body_bytes: usize,
+}
+
+impl Default for KafkaConfig {
+    fn default() -> Self {
+        KafkaConfig {
+            brokers: String::new(),
+            documents_topic: "ragstream.documents".into(),
+            queries_topic: "ragstream.queries".into(),
+            dlq_topic: "ragstream.dlq".into(),
+            replies_topic: "ragstream.replies".into(),
+            group_id: "ragstream".into(),
+            partitions: 4,
+            batch_max_documents: 256,
+            batch_max_ms: 200,
+            max_message_bytes: 2 << 20,
+            client: Default::default(),
+        }
+    }
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            bind: "127.0.0.1:8080".into(),
+            max_body_bytes: 4 << 20,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,6 +135,8 @@ impl Default for Config {
             chunking: ChunkingSection::default(),
             index: IndexConfig::default(),
             limits: LimitsConfig::default(),
+            kafka: KafkaConfig::default(),
+            http: HttpConfig::default(),
         }
     }
 }
@@ -194,7 +255,9 @@ impl Config {
         }
         let mut env: Vec<(String, String)> = env
             .into_iter()
-            .filter(|(k, _)| k.starts_with("RAGSTREAM_") && !NON_KEY_VARIABLES.contains(&k.as_str()))
+            .filter(|(k, _)| {
+                k.starts_with("RAGSTREAM_") && !NON_KEY_VARIABLES.contains(&k.as_str())
+            })
             .collect();
         env.sort();
         for (var, raw) in env {
@@ -219,7 +282,10 @@ impl Config {
             return bad("chunking.max_tokens", "must be at least 1");
         }
         if self.chunking.overlap_tokens >= self.chunking.max_tokens {
-            return bad("chunking.overlap_tokens", "must be below chunking.max_tokens");
+            return bad(
+                "chunking.overlap_tokens",
+                "must be below chunking.max_tokens",
+            );
         }
         if !["all-minilm-l6-v2", "hashing"].contains(&self.model.embedder.as_str()) {
             return bad("model.embedder", "must be all-minilm-l6-v2 or hashing");
@@ -235,6 +301,15 @@ impl Config {
         }
         if self.index.retain_versions == 0 {
             return bad("index.retain_versions", "must be at least 1");
+        }
+        if self.kafka.partitions < 1 {
+            return bad("kafka.partitions", "must be at least 1");
+        }
+        if self.kafka.batch_max_documents == 0 {
+            return bad("kafka.batch_max_documents", "must be at least 1");
+        }
+        if self.http.bind.parse::<std::net::SocketAddr>().is_err() {
+            return bad("http.bind", "must be host:port, for example 127.0.0.1:8080");
         }
         if self.index.ingest_batch_documents == 0 {
             return bad("index.ingest_batch_documents", "must be at least 1");
@@ -372,7 +447,10 @@ mod tests {
     fn bad_env_values_name_the_variable() {
         let env = vec![("RAGSTREAM_LIMITS_MAX_TOP_K".to_string(), "x".to_string())];
         let e = Config::load_from(None, env).unwrap_err();
-        assert_eq!(e.source_name, "environment variable RAGSTREAM_LIMITS_MAX_TOP_K");
+        assert_eq!(
+            e.source_name,
+            "environment variable RAGSTREAM_LIMITS_MAX_TOP_K"
+        );
         assert_eq!(e.key, "limits.max_top_k");
         let env = vec![("RAGSTREAM_LIMITS_NOPE".to_string(), "1".to_string())];
         let e = Config::load_from(None, env).unwrap_err();

@@ -130,6 +130,17 @@ impl Engine {
         name: &IndexName,
         ops: Vec<DocumentOp>,
     ) -> Result<WriteOutcome, EngineError> {
+        self.write_with_properties(name, ops, HashMap::new()).await
+    }
+
+    /// As [`Engine::write`], recording `properties` (such as a Kafka checkpoint) in the
+    /// same Lance commit.
+    pub async fn write_with_properties(
+        &self,
+        name: &IndexName,
+        ops: Vec<DocumentOp>,
+        properties: HashMap<String, String>,
+    ) -> Result<WriteOutcome, EngineError> {
         let limits = self.config.limits.document();
         for op in &ops {
             if let DocumentOp::Upsert(doc) = op {
@@ -138,7 +149,7 @@ impl Engine {
         }
         let index = self.create_index(name).await?;
         index
-            .write(ops, &self.chunker, self.embedder.as_ref())
+            .write(ops, &self.chunker, self.embedder.as_ref(), properties)
             .await
     }
 

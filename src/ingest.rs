@@ -51,7 +51,8 @@ pub fn read_documents(path: &Path, engine: &Engine) -> Result<Vec<Document>, Vec
                         .map(BeirDoc::into_document)
                         .map_err(|e| format!("not a BEIR document: {e}"))
                 } else {
-                    serde_json::from_value::<Document>(v).map_err(|e| format!("not a document: {e}"))
+                    serde_json::from_value::<Document>(v)
+                        .map_err(|e| format!("not a document: {e}"))
                 }
             })
             .and_then(|d| d.validate(&limits).map(|_| d).map_err(|e| e.to_string()));
@@ -103,7 +104,11 @@ pub async fn ingest_documents(
         engine.create_index(index).await?;
     }
     while docs.peek().is_some() {
-        let batch: Vec<DocumentOp> = docs.by_ref().take(batch_size).map(DocumentOp::Upsert).collect();
+        let batch: Vec<DocumentOp> = docs
+            .by_ref()
+            .take(batch_size)
+            .map(DocumentOp::Upsert)
+            .collect();
         let n = batch.len() as u64;
         let outcome = engine.write(index, batch).await?;
         total.index_version = outcome.index_version.or(total.index_version);

@@ -5,12 +5,15 @@
 pub mod chunking;
 pub mod config;
 pub mod contracts;
+pub mod daemon;
 pub mod embedding;
 pub mod engine;
 pub mod eval;
 pub mod index;
 pub mod ingest;
 pub mod model;
+pub mod pipeline;
 pub mod retrieval;
+pub mod transport;
 
 pub use engine::{Engine, EngineError};

@@ -29,6 +29,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the daemon: Kafka pipeline, queries over the bus, HTTP (embedded broker unless
+    /// kafka.brokers is set).
+    Serve,
+    /// Run only the embedded Kafka-protocol broker, until SIGTERM/SIGINT.
+    Broker,
     /// Ingest JSON lines of documents (or a BEIR corpus.jsonl) into an index.
     Ingest {
         #[arg(long)]
@@ -116,7 +121,11 @@ struct Failure {
 
 impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Self {
-        let code = if matches!(e, EngineError::Invalid(_)) { 2 } else { 1 };
+        let code = if matches!(e, EngineError::Invalid(_)) {
+            2
+        } else {
+            1
+        };
         Failure {
             code,
             message: e.to_string(),
@@ -179,6 +188,23 @@ fn index_name(name: &str) -> Result<IndexName, Failure> {
 async fn run(cli: Cli) -> Result<(), Failure> {
     let config = Config::load(cli.config.as_deref()).map_err(|e| usage(e.to_string()))?;
     match cli.command {
+        Command::Serve => {
+            let engine = Arc::new(Engine::new(config.clone(), load_embedder(&config)?));
+            ragstream::daemon::serve(config, engine)
+                .await
+                .map_err(|e| Failure {
+                    code: 1,
+                    message: e.to_string(),
+                })?;
+        }
+        Command::Broker => {
+            ragstream::daemon::run_broker(config)
+                .await
+                .map_err(|e| Failure {
+                    code: 1,
+                    message: e.to_string(),
+                })?;
+        }
         Command::Ingest { index, file } => {
             let name = index_name(&index)?;
             let engine = Engine::new(config.clone(), load_embedder(&config)?);
@@ -189,7 +215,11 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     "{} invalid line(s), nothing was ingested:\n  {}{}",
                     errors.len(),
                     shown.join("\n  "),
-                    if more > 0 { format!("\n  ... and {more} more") } else { String::new() }
+                    if more > 0 {
+                        format!("\n  ... and {more} more")
+                    } else {
+                        String::new()
+                    }
                 ))
             })?;
             let started = Instant::now();
@@ -298,11 +328,20 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             println!("{}", serde_json::to_string_pretty(&stats).expect("json"));
         }
         Command::Eval {
-            command: EvalCommand::Beir { data, index, json: out },
+            command:
+                EvalCommand::Beir {
+                    data,
+                    index,
+                    json: out,
+                },
         } => {
             let name = index_name(&index)?;
             let engine = Engine::new(config.clone(), load_embedder(&config)?);
-            let methods = [SearchMethod::Semantic, SearchMethod::Keyword, SearchMethod::Hybrid];
+            let methods = [
+                SearchMethod::Semantic,
+                SearchMethod::Keyword,
+                SearchMethod::Hybrid,
+            ];
             let report = ragstream::eval::beir::evaluate(&engine, &data, &name, &methods, true)
                 .await
                 .map_err(|e| Failure {
@@ -319,7 +358,10 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     report.chunks_written, report.ingest_seconds, rate
                 );
             }
-            println!("{:<10} {:>8} {:>11} {:>9} {:>9}", "method", "nDCG@10", "Recall@100", "p50 ms", "p99 ms");
+            println!(
+                "{:<10} {:>8} {:>11} {:>9} {:>9}",
+                "method", "nDCG@10", "Recall@100", "p50 ms", "p99 ms"
+            );
             for m in &report.methods {
                 println!(
                     "{:<10} {:>8.4} {:>11.4} {:>9.1} {:>9.1}",

@@ -69,7 +69,8 @@ impl Chunker {
         for (page_number, source) in sources {
             let char_index = CharIndex::new(source);
             for section in split_sections(source) {
-                for (start, end) in self.pack(&split_units(source, &section, self.config.max_tokens))
+                for (start, end) in
+                    self.pack(&split_units(source, &section, self.config.max_tokens))
                 {
                     let text = &source[start..end];
                     let seen = occurrences.entry((page_number, text)).or_insert(0);
@@ -233,7 +234,11 @@ mod tests {
             vec![
                 vec!["Guide".to_string()],
                 vec!["Guide".to_string(), "Install".to_string()],
-                vec!["Guide".to_string(), "Install".to_string(), "Linux".to_string()],
+                vec![
+                    "Guide".to_string(),
+                    "Install".to_string(),
+                    "Linux".to_string()
+                ],
                 vec!["Guide".to_string(), "Usage".to_string()],
             ]
         );

@@ -36,7 +36,11 @@ pub fn split_units(source: &str, section: &Section, max_tokens: usize) -> Vec<Un
             };
             let tokens = count_tokens(&source[s..e]);
             if tokens <= max_tokens {
-                units.push(Unit { start: s, end: e, tokens });
+                units.push(Unit {
+                    start: s,
+                    end: e,
+                    tokens,
+                });
             } else {
                 split_words(source, s, e, max_tokens, &mut units);
             }
@@ -140,7 +144,11 @@ mod tests {
         let texts: Vec<&str> = units.iter().map(|u| &s[u.start..u.end]).collect();
         assert_eq!(
             texts,
-            vec!["First sentence here.", "Second sentence here.", "Third one."]
+            vec![
+                "First sentence here.",
+                "Second sentence here.",
+                "Third one."
+            ]
         );
     }
 }

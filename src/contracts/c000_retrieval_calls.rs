@@ -90,9 +90,8 @@ pub fn parse_request(
     };
     let filters = match r.get("filters") {
         None | Some(Value::Null) => Filters::default(),
-        Some(Value::Object(bag)) => Filters::parse(bag).map_err(|e| {
-            ValidationError::new(format!("retrieval.{}", e.field), e.rule)
-        })?,
+        Some(Value::Object(bag)) => Filters::parse(bag)
+            .map_err(|e| ValidationError::new(format!("retrieval.{}", e.field), e.rule))?,
         Some(_) => return Err(err("filters", "must be an object")),
     };
     let index_version = match r.get("index_version") {
@@ -124,7 +123,10 @@ fn enum_field<T: serde::de::DeserializeOwned + Default>(
     match r.get(field) {
         None | Some(Value::Null) => Ok(T::default()),
         Some(v) => serde_json::from_value(v.clone()).map_err(|_| {
-            ValidationError::new(format!("retrieval.{field}"), format!("must be one of {allowed}"))
+            ValidationError::new(
+                format!("retrieval.{field}"),
+                format!("must be one of {allowed}"),
+            )
         }),
     }
 }
@@ -251,9 +253,10 @@ pub fn error_code(e: &EngineError) -> (&'static str, Option<String>) {
     match e {
         EngineError::Invalid(v) => ("invalid_request", Some(v.field.clone())),
         EngineError::IndexNotFound(_) => ("index_not_found", Some("retrieval.index".into())),
-        EngineError::VersionUnavailable { .. } => {
-            ("version_unavailable", Some("retrieval.index_version".into()))
-        }
+        EngineError::VersionUnavailable { .. } => (
+            "version_unavailable",
+            Some("retrieval.index_version".into()),
+        ),
         EngineError::Embed(_) => ("embedder_unavailable", None),
         EngineError::Store(crate::index::StoreError::EmbedderMismatch { .. }) => {
             ("embedder_mismatch", None)
@@ -304,23 +307,71 @@ mod tests {
             (json!({}), "retrieval"),
             (json!({"retrieval": 3}), "retrieval"),
             (json!({"retrieval": {"query": "q"}}), "retrieval.index"),
-            (json!({"retrieval": {"index": "Bad Name", "query": "q"}}), "retrieval.index"),
+            (
+                json!({"retrieval": {"index": "Bad Name", "query": "q"}}),
+                "retrieval.index",
+            ),
             (json!({"retrieval": {"index": "kb"}}), "retrieval.query"),
-            (json!({"retrieval": {"index": "kb", "query": " "}}), "retrieval.query"),
-            (json!({"retrieval": {"index": "kb", "query": "x".repeat(101)}}), "retrieval.query"),
-            (json!({"retrieval": {"index": "kb", "query": 5}}), "retrieval.query"),
-            (json!({"retrieval": {"index": "kb", "query": "q", "top_k": 0}}), "retrieval.top_k"),
-            (json!({"retrieval": {"index": "kb", "query": "q", "top_k": 51}}), "retrieval.top_k"),
-            (json!({"retrieval": {"index": "kb", "query": "q", "top_k": "5"}}), "retrieval.top_k"),
-            (json!({"retrieval": {"index": "kb", "query": "q", "top_k": 2.5}}), "retrieval.top_k"),
-            (json!({"retrieval": {"index": "kb", "query": "q", "search_method": "fuzzy"}}), "retrieval.search_method"),
-            (json!({"retrieval": {"index": "kb", "query": "q", "query_preprocessing": "stem"}}), "retrieval.query_preprocessing"),
-            (json!({"retrieval": {"index": "kb", "query": "q", "hybrid_alpha": 1.5}}), "retrieval.hybrid_alpha"),
-            (json!({"retrieval": {"index": "kb", "query": "q", "hybrid_alpha": -0.1}}), "retrieval.hybrid_alpha"),
-            (json!({"retrieval": {"index": "kb", "query": "q", "filters": []}}), "retrieval.filters"),
-            (json!({"retrieval": {"index": "kb", "query": "q", "filters": {"page_number": "x"}}}), "retrieval.filters.page_number"),
-            (json!({"retrieval": {"index": "kb", "query": "q", "index_version": 0}}), "retrieval.index_version"),
-            (json!({"retrieval": {"index": "kb", "query": "q", "topk": 3}}), "retrieval.topk"),
+            (
+                json!({"retrieval": {"index": "kb", "query": " "}}),
+                "retrieval.query",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "x".repeat(101)}}),
+                "retrieval.query",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": 5}}),
+                "retrieval.query",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "q", "top_k": 0}}),
+                "retrieval.top_k",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "q", "top_k": 51}}),
+                "retrieval.top_k",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "q", "top_k": "5"}}),
+                "retrieval.top_k",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "q", "top_k": 2.5}}),
+                "retrieval.top_k",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "q", "search_method": "fuzzy"}}),
+                "retrieval.search_method",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "q", "query_preprocessing": "stem"}}),
+                "retrieval.query_preprocessing",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "q", "hybrid_alpha": 1.5}}),
+                "retrieval.hybrid_alpha",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "q", "hybrid_alpha": -0.1}}),
+                "retrieval.hybrid_alpha",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "q", "filters": []}}),
+                "retrieval.filters",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "q", "filters": {"page_number": "x"}}}),
+                "retrieval.filters.page_number",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "q", "index_version": 0}}),
+                "retrieval.index_version",
+            ),
+            (
+                json!({"retrieval": {"index": "kb", "query": "q", "topk": 3}}),
+                "retrieval.topk",
+            ),
         ];
         for (body, field) in cases {
             let e = parse(body.clone()).unwrap_err();

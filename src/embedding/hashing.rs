@@ -58,7 +58,9 @@ mod tests {
     #[test]
     fn shared_words_mean_higher_similarity() {
         let e = HashingEmbedder::new(64);
-        let v = e.embed(&["red apple", "red apple pie", "blue ocean"]).unwrap();
+        let v = e
+            .embed(&["red apple", "red apple pie", "blue ocean"])
+            .unwrap();
         let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
         assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]));
         assert!((dot(&v[0], &v[0]) - 1.0).abs() < 1e-6);

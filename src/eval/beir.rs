@@ -87,13 +87,19 @@ pub fn read_qrels(path: &Path) -> Result<Qrels, BeirError> {
         }
         let parts: Vec<&str> = line.split('\t').collect();
         let [q, d, s] = parts[..] else {
-            return Err(data_err(path, format!("line {}: expected 3 tab-separated fields", n + 1)));
+            return Err(data_err(
+                path,
+                format!("line {}: expected 3 tab-separated fields", n + 1),
+            ));
         };
         let score: i64 = s
             .trim()
             .parse()
             .map_err(|_| data_err(path, format!("line {}: bad score {s:?}", n + 1)))?;
-        qrels.entry(q.to_string()).or_default().insert(d.to_string(), score);
+        qrels
+            .entry(q.to_string())
+            .or_default()
+            .insert(d.to_string(), score);
     }
     Ok(qrels)
 }
@@ -153,7 +159,10 @@ pub async fn evaluate(
     let ingest_seconds = started.elapsed().as_secs_f64();
 
     let top_k = engine.config().limits.max_top_k.min(100);
-    let test: Vec<&BeirQuery> = queries.iter().filter(|q| qrels.contains_key(&q.id)).collect();
+    let test: Vec<&BeirQuery> = queries
+        .iter()
+        .filter(|q| qrels.contains_key(&q.id))
+        .collect();
     let mut reports = Vec::new();
     for &method in methods {
         let bar = crate::ingest::progress_bar(
@@ -210,7 +219,11 @@ mod tests {
     fn qrels_parse_with_header_and_crlf() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("q.tsv");
-        std::fs::write(&p, "query-id\tcorpus-id\tscore\r\n1\td1\t1\r\n1\td2\t0\r\n2\td3\t2\r\n").unwrap();
+        std::fs::write(
+            &p,
+            "query-id\tcorpus-id\tscore\r\n1\td1\t1\r\n1\td2\t0\r\n2\td3\t2\r\n",
+        )
+        .unwrap();
         let q = read_qrels(&p).unwrap();
         assert_eq!(q["1"]["d1"], 1);
         assert_eq!(q["1"]["d2"], 0);

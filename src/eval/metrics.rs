@@ -58,7 +58,11 @@ pub fn recall_at(run: &HashMap<String, f64>, judged: &HashMap<String, i64>, k: u
 
 /// Mean of a per-query metric over every judged query (a query missing from the run
 /// scores 0).
-pub fn mean(qrels: &Qrels, run: &Run, metric: impl Fn(&HashMap<String, f64>, &HashMap<String, i64>) -> f64) -> f64 {
+pub fn mean(
+    qrels: &Qrels,
+    run: &Run,
+    metric: impl Fn(&HashMap<String, f64>, &HashMap<String, i64>) -> f64,
+) -> f64 {
     if qrels.is_empty() {
         return 0.0;
     }
@@ -113,7 +117,11 @@ mod tests {
 
     #[test]
     fn missing_queries_count_as_zero() {
-        let qrels: Qrels = [("q1".to_string(), map(&[("a", 1)])), ("q2".to_string(), map(&[("b", 1)]))].into();
+        let qrels: Qrels = [
+            ("q1".to_string(), map(&[("a", 1)])),
+            ("q2".to_string(), map(&[("b", 1)])),
+        ]
+        .into();
         let run: Run = [("q1".to_string(), map(&[("a", 1.0)]))].into();
         assert_eq!(mean(&qrels, &run, |r, j| recall_at(r, j, 100)), 0.5);
     }

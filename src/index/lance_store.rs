@@ -167,7 +167,9 @@ impl LanceStore {
             .iter()
             .flat_map(|b| {
                 let a = b.column(0).as_string::<i32>();
-                (0..a.len()).map(|i| a.value(i).to_string()).collect::<Vec<_>>()
+                (0..a.len())
+                    .map(|i| a.value(i).to_string())
+                    .collect::<Vec<_>>()
             })
             .collect())
     }
@@ -294,7 +296,8 @@ impl LanceStore {
                 )));
             }
             let batch = rows_to_batch(rows, self.dimensions).map_err(StoreError::Corrupt)?;
-            let delete_if = WhenNotMatchedBySource::delete_if(&ds, &in_list("document_id", documents))?;
+            let delete_if =
+                WhenNotMatchedBySource::delete_if(&ds, &in_list("document_id", documents))?;
             MergeInsertBuilder::try_new(ds.clone(), vec!["chunk_id".to_string()])?
                 .when_matched(WhenMatched::UpdateAll)
                 .when_not_matched(WhenNotMatched::InsertAll)

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub use keyword_store::KeywordStore;
 pub use lance_store::LanceStore;
 pub use rows::ChunkRow;
-pub use writer::{DocumentOp, WriteOutcome, WritePlan};
+pub use writer::{DocumentOp, WriteOutcome, WritePlan, KAFKA_CHECKPOINT};
 
 use crate::model::IndexName;
 
@@ -103,6 +103,19 @@ pub struct Index {
     write_lock: tokio::sync::Mutex<()>,
 }
 
+/// Names of the indexes under the data directory.
+pub fn list_indexes(data_dir: &Path) -> Vec<IndexName> {
+    let mut names: Vec<IndexName> = std::fs::read_dir(data_dir.join("indexes"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().join("index.json").is_file())
+        .filter_map(|e| IndexName::parse(&e.file_name().to_string_lossy()).ok())
+        .collect();
+    names.sort();
+    names
+}
+
 /// Where index `name` lives under the data directory.
 pub fn index_dir(data_dir: &Path, name: &IndexName) -> PathBuf {
     data_dir.join("indexes").join(name.as_str())
@@ -118,9 +131,8 @@ impl Index {
         let dir = index_dir(data_dir, name);
         let info_path = dir.join("index.json");
         let info: IndexInfo = match std::fs::read(&info_path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                StoreError::Corrupt(format!("{}: {e}", info_path.display()))
-            })?,
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| StoreError::Corrupt(format!("{}: {e}", info_path.display())))?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(StoreError::UnknownIndex(name.to_string()))
             }
@@ -157,7 +169,10 @@ impl Index {
         };
         // Write the record last-step atomically so that a half-created index is never opened.
         let tmp = dir.join("index.json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(&info).expect("info serialises"))?;
+        std::fs::write(
+            &tmp,
+            serde_json::to_vec_pretty(&info).expect("info serialises"),
+        )?;
         std::fs::rename(&tmp, dir.join("index.json"))?;
         Self::open_stores(dir, name.clone(), info, retain_versions).await
     }

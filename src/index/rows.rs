@@ -4,8 +4,7 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BooleanBuilder, FixedSizeListBuilder, Float32Builder, ListBuilder, StringBuilder,
-    UInt32Builder,
+    BooleanBuilder, FixedSizeListBuilder, Float32Builder, ListBuilder, StringBuilder, UInt32Builder,
 };
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt32Type;
@@ -275,7 +274,9 @@ pub fn batch_to_rows(batch: &RecordBatch) -> Result<Vec<ChunkRow>, String> {
             .ok_or_else(|| format!("column {name} missing from the read"))
     };
     let string_at = |name: &str| -> Result<Vec<Option<String>>, String> {
-        let a = col(name)?.as_string_opt::<i32>().ok_or(format!("{name}: not utf8"))?;
+        let a = col(name)?
+            .as_string_opt::<i32>()
+            .ok_or(format!("{name}: not utf8"))?;
         Ok((0..a.len())
             .map(|i| a.is_valid(i).then(|| a.value(i).to_string()))
             .collect())
@@ -289,7 +290,9 @@ pub fn batch_to_rows(batch: &RecordBatch) -> Result<Vec<ChunkRow>, String> {
             .collect())
     };
     let list_at = |name: &str| -> Result<Vec<Vec<String>>, String> {
-        let a = col(name)?.as_list_opt::<i32>().ok_or(format!("{name}: not a list"))?;
+        let a = col(name)?
+            .as_list_opt::<i32>()
+            .ok_or(format!("{name}: not a list"))?;
         Ok((0..a.len())
             .map(|i| {
                 let items = a.value(i);
@@ -383,7 +386,9 @@ mod tests {
             text: Some("x".into()),
             tags: vec!["a".into(), "b".into()],
             managed_by_source: Some(true),
-            metadata: [("lang".to_string(), Value::from("en"))].into_iter().collect(),
+            metadata: [("lang".to_string(), Value::from("en"))]
+                .into_iter()
+                .collect(),
             ..Default::default()
         };
         let chunk = Chunk {
@@ -400,6 +405,13 @@ mod tests {
         let batch = rows_to_batch(std::slice::from_ref(&row), 2).unwrap();
         assert_eq!(batch_to_rows(&batch).unwrap(), vec![row.clone()]);
         assert_eq!(row.metadata_terms(), vec!["lang=\"en\"".to_string()]);
-        assert!(rows_to_batch(&[ChunkRow { vector: None, ..row }], 2).is_err());
+        assert!(rows_to_batch(
+            &[ChunkRow {
+                vector: None,
+                ..row
+            }],
+            2
+        )
+        .is_err());
     }
 }

@@ -19,8 +19,7 @@ use std::sync::Arc;
 
 use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
 use tantivy::directory::{
-    Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, WatchCallback, WatchHandle,
-    WritePtr,
+    Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, WatchCallback, WatchHandle, WritePtr,
 };
 
 const META: &str = "meta.json";
@@ -87,7 +86,8 @@ impl VersionedDirectory {
             let entry = entry?;
             let name = PathBuf::from(entry.file_name());
             let s = name.to_string_lossy();
-            let is_bookkeeping = s.starts_with("meta.") || s.starts_with('.') || s.ends_with(".lock");
+            let is_bookkeeping =
+                s.starts_with("meta.") || s.starts_with('.') || s.ends_with(".lock");
             if !is_bookkeeping && !referenced.contains(&name) && entry.file_type()?.is_file() {
                 remove_if_exists(&entry.path())?;
             }

@@ -73,7 +73,11 @@ pub struct WriteOutcome {
 
 impl Index {
     /// Plans a batch against the latest version. Documents must be validated already.
-    pub async fn plan(&self, ops: Vec<DocumentOp>, chunker: &Chunker) -> Result<WritePlan, StoreError> {
+    pub async fn plan(
+        &self,
+        ops: Vec<DocumentOp>,
+        chunker: &Chunker,
+    ) -> Result<WritePlan, StoreError> {
         // Last operation per document wins; keep first-seen order for determinism.
         let mut order: Vec<String> = Vec::new();
         let mut last: HashMap<String, DocumentOp> = HashMap::new();
@@ -147,19 +151,38 @@ impl Index {
         Ok(outcome)
     }
 
-    /// Plan, embed and commit in one call.
+    /// Plan, embed and commit in one call; `properties` are recorded in the Lance commit.
     pub async fn write(
         &self,
         ops: Vec<DocumentOp>,
         chunker: &Chunker,
         embedder: &dyn Embedder,
+        properties: HashMap<String, String>,
     ) -> Result<WriteOutcome, crate::engine::EngineError> {
         self.check_embedder(embedder.id(), embedder.dimensions())?;
         let mut plan = self.plan(ops, chunker).await?;
         plan.embed(embedder)?;
-        Ok(self.commit(plan, HashMap::new()).await?)
+        Ok(self.commit(plan, properties).await?)
+    }
+
+    /// The Kafka checkpoint recorded by the newest commit that has one:
+    /// `"topic:partition" → next offset to read`.
+    pub async fn kafka_checkpoint(&self) -> Result<HashMap<String, i64>, StoreError> {
+        let mut versions = self.lance.versions().await?;
+        versions.reverse();
+        for v in versions {
+            let props = self.lance.commit_properties(v).await?;
+            if let Some(json) = props.get(KAFKA_CHECKPOINT) {
+                return serde_json::from_str(json)
+                    .map_err(|e| StoreError::Corrupt(format!("checkpoint of version {v}: {e}")));
+            }
+        }
+        Ok(HashMap::new())
     }
 }
+
+/// Commit property holding the Kafka offsets a commit covers (JSON object).
+pub const KAFKA_CHECKPOINT: &str = "ragstream.kafka.checkpoint";
 
 /// Simulated crashes for tests: with `RAGSTREAM_FAILPOINT=<name>` set, the process exits
 /// abruptly (no destructors, no flushing) when it reaches that point.

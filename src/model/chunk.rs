@@ -11,7 +11,12 @@ pub struct ChunkId(pub String);
 
 impl ChunkId {
     /// `occurrence` disambiguates identical texts within one document (0 for the first).
-    pub fn derive(document_id: &str, page_number: Option<u32>, text: &str, occurrence: u32) -> Self {
+    pub fn derive(
+        document_id: &str,
+        page_number: Option<u32>,
+        text: &str,
+        occurrence: u32,
+    ) -> Self {
         let mut h = Sha256::new();
         h.update(document_id.as_bytes());
         h.update([0]);

@@ -61,7 +61,17 @@ mod tests {
 
     #[test]
     fn rejects_invalid_names() {
-        for name in ["", "_a", "-a", "A", "a b", "a/b", "ä", &"a".repeat(65), "../x"] {
+        for name in [
+            "",
+            "_a",
+            "-a",
+            "A",
+            "a b",
+            "a/b",
+            "ä",
+            &"a".repeat(65),
+            "../x",
+        ] {
             let e = IndexName::parse(name).unwrap_err();
             assert_eq!(e.field, "index");
         }

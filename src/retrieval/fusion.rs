@@ -56,13 +56,14 @@ pub fn fuse<K: Clone + Eq + std::hash::Hash>(
     alpha: f64,
 ) -> Vec<Fused<K>> {
     let raw: Vec<f64> = keyword.iter().map(|(_, s)| *s).collect();
-    let scaled: HashMap<&K, f64> = keyword
-        .iter()
-        .map(|(k, _)| k)
-        .zip(min_max(&raw))
-        .collect();
+    let scaled: HashMap<&K, f64> = keyword.iter().map(|(k, _)| k).zip(min_max(&raw)).collect();
     let mut keys: Vec<&K> = semantic.keys().collect();
-    keys.extend(keyword.iter().map(|(k, _)| k).filter(|k| !semantic.contains_key(*k)));
+    keys.extend(
+        keyword
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|k| !semantic.contains_key(*k)),
+    );
     keys.into_iter()
         .map(|k| {
             let sem = semantic.get(k).copied().unwrap_or(0.0);

@@ -131,7 +131,15 @@ pub async fn search(
         }
         SearchMethod::Hybrid => {
             index.check_embedder(embedder.id(), embedder.dimensions())?;
-            hybrid(index, embedder, &snapshot, &query, request, filter_sql.as_deref()).await?
+            hybrid(
+                index,
+                embedder,
+                &snapshot,
+                &query,
+                request,
+                filter_sql.as_deref(),
+            )
+            .await?
         }
     };
     sort_hits(&mut hits);

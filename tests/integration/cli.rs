@@ -27,16 +27,37 @@ fn ingest_then_query_json_is_the_contract_000_response() {
         ),
     )
     .unwrap();
-    let out = ragstream(&data).args(["ingest", "--index", "kb"]).arg(&file).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = ragstream(&data)
+        .args(["ingest", "--index", "kb"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["upserted"], 2);
 
     let out = ragstream(&data)
-        .args(["query", "--index", "kb", "How does HYBRID retrieval work?", "--method", "hybrid", "--normalize", "--json"])
+        .args([
+            "query",
+            "--index",
+            "kb",
+            "How does HYBRID retrieval work?",
+            "--method",
+            "hybrid",
+            "--normalize",
+            "--json",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let call = &v["retrieval_calls"][0];
     assert_eq!(call["index"], "kb");
@@ -56,7 +77,10 @@ fn ingest_then_query_json_is_the_contract_000_response() {
     assert!(top["relevance_components"]["semantic_score"].is_number());
     assert!(top["relevance_components"]["keyword_score"].is_number());
 
-    let out = ragstream(&data).args(["index", "stats", "kb"]).output().unwrap();
+    let out = ragstream(&data)
+        .args(["index", "stats", "kb"])
+        .output()
+        .unwrap();
     let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(stats["documents"], 2);
 }
@@ -66,13 +90,24 @@ fn invalid_input_lines_are_reported_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let file = dir.path().join("docs.jsonl");
-    std::fs::write(&file, "{\"id\":\"ok\",\"text\":\"fine\"}\n{\"id\":\"\",\"text\":\"x\"}\nnot json\n").unwrap();
-    let out = ragstream(&data).args(["ingest", "--index", "kb"]).arg(&file).output().unwrap();
+    std::fs::write(
+        &file,
+        "{\"id\":\"ok\",\"text\":\"fine\"}\n{\"id\":\"\",\"text\":\"x\"}\nnot json\n",
+    )
+    .unwrap();
+    let out = ragstream(&data)
+        .args(["ingest", "--index", "kb"])
+        .arg(&file)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(":2: id: must not be empty"), "{err}");
     assert!(err.contains(":3: not JSON"), "{err}");
-    let out = ragstream(&data).args(["index", "stats", "kb"]).output().unwrap();
+    let out = ragstream(&data)
+        .args(["index", "stats", "kb"])
+        .output()
+        .unwrap();
     assert!(!out.status.success(), "no index may be created");
 }
 
@@ -80,14 +115,19 @@ fn invalid_input_lines_are_reported_and_nothing_is_written() {
 fn query_errors_are_structured_with_the_field() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragstream(dir.path())
-        .args(["query", "--index", "nope", "q", "--json", "--alpha", "2", "--method", "hybrid"])
+        .args([
+            "query", "--index", "nope", "q", "--json", "--alpha", "2", "--method", "hybrid",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["error"]["code"], "invalid_request");
     assert_eq!(v["error"]["field"], "retrieval.hybrid_alpha");
-    let out = ragstream(dir.path()).args(["query", "--index", "nope", "q", "--json"]).output().unwrap();
+    let out = ragstream(dir.path())
+        .args(["query", "--index", "nope", "q", "--json"])
+        .output()
+        .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["error"]["code"], "index_not_found");
 }
@@ -97,10 +137,18 @@ fn a_bad_config_file_stops_start_up_naming_file_key_and_reason() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("bad.toml");
     std::fs::write(&cfg, "[limits]\nmax_top_k = -3\n").unwrap();
-    let out = ragstream(dir.path()).arg("--config").arg(&cfg).args(["index", "stats", "kb"]).output().unwrap();
+    let out = ragstream(dir.path())
+        .arg("--config")
+        .arg(&cfg)
+        .args(["index", "stats", "kb"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&cfg.display().to_string()) && err.contains("limits.max_top_k"), "{err}");
+    assert!(
+        err.contains(&cfg.display().to_string()) && err.contains("limits.max_top_k"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -114,5 +162,8 @@ fn a_missing_model_directory_is_a_clear_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no-model") && err.contains("scripts/setup"), "{err}");
+    assert!(
+        err.contains("no-model") && err.contains("scripts/setup"),
+        "{err}"
+    );
 }

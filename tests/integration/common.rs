@@ -21,7 +21,10 @@ pub fn hashing_engine(data_dir: &Path) -> Engine {
 }
 
 pub fn engine_with(config: Config) -> Engine {
-    Engine::new(config, Arc::new(HashingEmbedder::new(384)) as Arc<dyn Embedder>)
+    Engine::new(
+        config,
+        Arc::new(HashingEmbedder::new(384)) as Arc<dyn Embedder>,
+    )
 }
 
 pub fn name(s: &str) -> IndexName {
@@ -44,11 +47,31 @@ pub fn upserts(docs: Vec<Document>) -> Vec<DocumentOp> {
 /// A small corpus with distinct vocabulary per document.
 pub fn corpus() -> Vec<Document> {
     vec![
-        doc("apollo", "Apollo program", "The Apollo program landed astronauts on the Moon between 1969 and 1972."),
-        doc("bread", "Baking bread", "Bread dough rises because yeast ferments sugar into carbon dioxide."),
-        doc("rust", "Rust language", "Rust guarantees memory safety without a garbage collector through ownership."),
-        doc("tides", "Ocean tides", "Tides are caused by the gravitational pull of the Moon and the Sun on the oceans."),
-        doc("coffee", "Coffee brewing", "Espresso forces hot water through finely ground coffee under pressure."),
+        doc(
+            "apollo",
+            "Apollo program",
+            "The Apollo program landed astronauts on the Moon between 1969 and 1972.",
+        ),
+        doc(
+            "bread",
+            "Baking bread",
+            "Bread dough rises because yeast ferments sugar into carbon dioxide.",
+        ),
+        doc(
+            "rust",
+            "Rust language",
+            "Rust guarantees memory safety without a garbage collector through ownership.",
+        ),
+        doc(
+            "tides",
+            "Ocean tides",
+            "Tides are caused by the gravitational pull of the Moon and the Sun on the oceans.",
+        ),
+        doc(
+            "coffee",
+            "Coffee brewing",
+            "Espresso forces hot water through finely ground coffee under pressure.",
+        ),
     ]
 }
 

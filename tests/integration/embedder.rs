@@ -16,7 +16,10 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 fn vectors_are_384_d_unit_length_and_deterministic() {
     let m = model();
     assert_eq!(m.dimensions(), 384);
-    let texts = ["A man is eating food.", "Un texte en français, plus long que le premier."];
+    let texts = [
+        "A man is eating food.",
+        "Un texte en français, plus long que le premier.",
+    ];
     let a = m.embed(&texts).unwrap();
     let b = m.embed(&texts).unwrap();
     assert_eq!(a, b, "same input, same bits");
@@ -26,14 +29,21 @@ fn vectors_are_384_d_unit_length_and_deterministic() {
     }
     // batch composition (padding to a different length) changes nothing beyond rounding
     let alone = m.embed(&texts[..1]).unwrap();
-    assert!(alone[0].iter().zip(&a[0]).all(|(x, y)| (x - y).abs() < 1e-5));
+    assert!(alone[0]
+        .iter()
+        .zip(&a[0])
+        .all(|(x, y)| (x - y).abs() < 1e-5));
 }
 
 #[test]
 fn similar_sentences_are_closer() {
     let m = model();
     let v = m
-        .embed(&["A man is eating food.", "A man is eating a piece of bread.", "The girl is carrying a baby."])
+        .embed(&[
+            "A man is eating food.",
+            "A man is eating a piece of bread.",
+            "The girl is carrying a baby.",
+        ])
         .unwrap();
     assert!(dot(&v[0], &v[1]) > 0.6);
     assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]) + 0.3);
@@ -46,9 +56,21 @@ fn a_corrupt_model_file_is_rejected_naming_the_path() {
         std::fs::copy(model_dir().join(f), dir.path().join(f)).unwrap();
     }
     std::fs::write(dir.path().join("model.safetensors"), b"not weights").unwrap();
-    let err = MiniLmEmbedder::load(dir.path(), 8, 256).err().expect("must fail").to_string();
-    assert!(err.contains("model.safetensors") && err.contains("corrupt"), "{err}");
+    let err = MiniLmEmbedder::load(dir.path(), 8, 256)
+        .err()
+        .expect("must fail")
+        .to_string();
+    assert!(
+        err.contains("model.safetensors") && err.contains("corrupt"),
+        "{err}"
+    );
     std::fs::remove_file(dir.path().join("config.json")).unwrap();
-    let err = MiniLmEmbedder::load(dir.path(), 8, 256).err().expect("must fail").to_string();
-    assert!(err.contains("config.json") && err.contains("missing"), "{err}");
+    let err = MiniLmEmbedder::load(dir.path(), 8, 256)
+        .err()
+        .expect("must fail")
+        .to_string();
+    assert!(
+        err.contains("config.json") && err.contains("missing"),
+        "{err}"
+    );
 }

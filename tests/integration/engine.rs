@@ -18,7 +18,9 @@ async fn upsert_unchanged_and_delete_semantics() {
     let kb = name("kb");
     let first = engine.write(&kb, upserts(corpus())).await.unwrap();
     assert_eq!(first.upserted, 5);
-    let v1 = first.index_version.expect("a first write creates a version");
+    let v1 = first
+        .index_version
+        .expect("a first write creates a version");
 
     // Unchanged content: no version, nothing embedded.
     let again = engine.write(&kb, upserts(corpus())).await.unwrap();
@@ -27,31 +29,73 @@ async fn upsert_unchanged_and_delete_semantics() {
     assert_eq!(engine.stats(&kb).await.unwrap().index_version, v1);
 
     // Changing one document replaces its chunks only.
-    let changed = doc("bread", "Baking bread", "Sourdough relies on wild yeast and lactobacilli.");
+    let changed = doc(
+        "bread",
+        "Baking bread",
+        "Sourdough relies on wild yeast and lactobacilli.",
+    );
     let out = engine.write(&kb, upserts(vec![changed])).await.unwrap();
     assert_eq!((out.upserted, out.unchanged), (1, 0));
     let v2 = out.index_version.unwrap();
     assert!(v2 > v1);
-    let hits = engine.search(&kb, &request("sourdough lactobacilli", SearchMethod::Keyword, 5)).await.unwrap();
+    let hits = engine
+        .search(
+            &kb,
+            &request("sourdough lactobacilli", SearchMethod::Keyword, 5),
+        )
+        .await
+        .unwrap();
     assert_eq!(hits.hits[0].row.document_id, "bread");
-    let old = engine.search(&kb, &request("carbon dioxide ferments", SearchMethod::Keyword, 5)).await.unwrap();
-    assert!(old.hits.iter().all(|h| h.row.document_id != "bread"), "old chunks must be gone");
+    let old = engine
+        .search(
+            &kb,
+            &request("carbon dioxide ferments", SearchMethod::Keyword, 5),
+        )
+        .await
+        .unwrap();
+    assert!(
+        old.hits.iter().all(|h| h.row.document_id != "bread"),
+        "old chunks must be gone"
+    );
     let stats = engine.stats(&kb).await.unwrap();
-    assert_eq!((stats.documents, stats.chunks as u64), (5, stats.keyword_chunks));
+    assert_eq!(
+        (stats.documents, stats.chunks as u64),
+        (5, stats.keyword_chunks)
+    );
 
     // Delete removes the document from every search method.
     let del = engine
-        .write(&kb, vec![DocumentOp::Delete { document_id: "rust".into() }])
+        .write(
+            &kb,
+            vec![DocumentOp::Delete {
+                document_id: "rust".into(),
+            }],
+        )
         .await
         .unwrap();
     assert_eq!(del.deleted, 1);
-    for method in [SearchMethod::Semantic, SearchMethod::Keyword, SearchMethod::Hybrid] {
-        let r = engine.search(&kb, &request("Rust memory safety ownership", method, 10)).await.unwrap();
-        assert!(r.hits.iter().all(|h| h.row.document_id != "rust"), "{method:?}");
+    for method in [
+        SearchMethod::Semantic,
+        SearchMethod::Keyword,
+        SearchMethod::Hybrid,
+    ] {
+        let r = engine
+            .search(&kb, &request("Rust memory safety ownership", method, 10))
+            .await
+            .unwrap();
+        assert!(
+            r.hits.iter().all(|h| h.row.document_id != "rust"),
+            "{method:?}"
+        );
     }
     // Deleting an absent document changes nothing.
     let noop = engine
-        .write(&kb, vec![DocumentOp::Delete { document_id: "nope".into() }])
+        .write(
+            &kb,
+            vec![DocumentOp::Delete {
+                document_id: "nope".into(),
+            }],
+        )
         .await
         .unwrap();
     assert_eq!((noop.index_version, noop.unchanged), (None, 1));
@@ -65,11 +109,16 @@ async fn last_operation_in_a_batch_wins() {
     let kb = name("kb");
     let ops = vec![
         DocumentOp::Upsert(doc("a", "A", "first text")),
-        DocumentOp::Delete { document_id: "a".into() },
+        DocumentOp::Delete {
+            document_id: "a".into(),
+        },
         DocumentOp::Upsert(doc("a", "A", "final text")),
     ];
     engine.write(&kb, ops).await.unwrap();
-    let r = engine.search(&kb, &request("text", SearchMethod::Keyword, 5)).await.unwrap();
+    let r = engine
+        .search(&kb, &request("text", SearchMethod::Keyword, 5))
+        .await
+        .unwrap();
     assert_eq!(r.hits.len(), 1);
     assert_eq!(r.hits[0].row.text, "final text");
 }
@@ -102,10 +151,16 @@ async fn keyword_scores_are_bm25_and_semantic_scores_similarities() {
     let engine = hashing_engine(dir.path());
     let kb = name("kb");
     engine.write(&kb, upserts(corpus())).await.unwrap();
-    let kw = engine.search(&kb, &request("espresso coffee", SearchMethod::Keyword, 5)).await.unwrap();
+    let kw = engine
+        .search(&kb, &request("espresso coffee", SearchMethod::Keyword, 5))
+        .await
+        .unwrap();
     assert_eq!(kw.hits[0].row.document_id, "coffee");
     assert!(kw.hits[0].score > 1.0, "BM25 scores are not normalised");
-    let sem = engine.search(&kb, &request("espresso coffee", SearchMethod::Semantic, 5)).await.unwrap();
+    let sem = engine
+        .search(&kb, &request("espresso coffee", SearchMethod::Semantic, 5))
+        .await
+        .unwrap();
     assert_eq!(sem.hits.len(), 5);
     assert!(sem.hits.iter().all(|h| (0.0..=1.0).contains(&h.score)));
     assert_eq!(sem.hits[0].row.document_id, "coffee");
@@ -125,7 +180,11 @@ async fn filters_are_pushed_down_and_never_starve_top_k() {
         })
         .collect();
     for i in 0..3 {
-        let mut d = doc(&format!("weak{i}"), "Misc", &format!("a note that mentions the moon once, item {i}"));
+        let mut d = doc(
+            &format!("weak{i}"),
+            "Misc",
+            &format!("a note that mentions the moon once, item {i}"),
+        );
         d.project_id = Some("target".into());
         d.tags = vec!["t1".into()];
         d.metadata.insert("lang".into(), json!("en"));
@@ -133,12 +192,23 @@ async fn filters_are_pushed_down_and_never_starve_top_k() {
     }
     engine.write(&kb, upserts(docs)).await.unwrap();
     let bag = json!({"project_id": "target", "tags": "t1", "lang": "en"});
-    for method in [SearchMethod::Semantic, SearchMethod::Keyword, SearchMethod::Hybrid] {
+    for method in [
+        SearchMethod::Semantic,
+        SearchMethod::Keyword,
+        SearchMethod::Hybrid,
+    ] {
         let mut req = request("moon", method, 3);
         req.filters = Filters::parse(bag.as_object().unwrap()).unwrap();
         let r = engine.search(&kb, &req).await.unwrap();
-        assert_eq!(r.hits.len(), 3, "{method:?} must find all 3 filtered documents");
-        assert!(r.hits.iter().all(|h| h.row.project_id.as_deref() == Some("target")));
+        assert_eq!(
+            r.hits.len(),
+            3,
+            "{method:?} must find all 3 filtered documents"
+        );
+        assert!(r
+            .hits
+            .iter()
+            .all(|h| h.row.project_id.as_deref() == Some("target")));
     }
     let mut req = request("moon", SearchMethod::Keyword, 3);
     req.filters = Filters::parse(json!({"page_number": 7}).as_object().unwrap()).unwrap();
@@ -150,10 +220,20 @@ async fn ties_are_ordered_by_document_id_then_chunk_index() {
     let dir = tempfile::tempdir().unwrap();
     let engine = hashing_engine(dir.path());
     let kb = name("kb");
-    let docs = ["d3", "d1", "d2"].iter().map(|id| doc(id, "Same", "identical words")).collect();
+    let docs = ["d3", "d1", "d2"]
+        .iter()
+        .map(|id| doc(id, "Same", "identical words"))
+        .collect();
     engine.write(&kb, upserts(docs)).await.unwrap();
-    for method in [SearchMethod::Semantic, SearchMethod::Keyword, SearchMethod::Hybrid] {
-        let r = engine.search(&kb, &request("identical words", method, 3)).await.unwrap();
+    for method in [
+        SearchMethod::Semantic,
+        SearchMethod::Keyword,
+        SearchMethod::Hybrid,
+    ] {
+        let r = engine
+            .search(&kb, &request("identical words", method, 3))
+            .await
+            .unwrap();
         let ids: Vec<&str> = r.hits.iter().map(|h| h.row.document_id.as_str()).collect();
         assert_eq!(ids, vec!["d1", "d2", "d3"], "{method:?}");
     }
@@ -182,13 +262,19 @@ async fn normalize_preprocessing_is_applied_and_echoed() {
 async fn errors_are_typed() {
     let dir = tempfile::tempdir().unwrap();
     let engine = hashing_engine(dir.path());
-    match engine.search(&name("missing"), &request("q", SearchMethod::Semantic, 5)).await {
+    match engine
+        .search(&name("missing"), &request("q", SearchMethod::Semantic, 5))
+        .await
+    {
         Err(EngineError::IndexNotFound(n)) => assert_eq!(n, "missing"),
         other => panic!("{other:?}"),
     }
     let kb = name("kb");
     engine.write(&kb, upserts(corpus())).await.unwrap();
-    match engine.search(&kb, &request("q", SearchMethod::Semantic, 101)).await {
+    match engine
+        .search(&kb, &request("q", SearchMethod::Semantic, 101))
+        .await
+    {
         Err(EngineError::Invalid(e)) => assert_eq!(e.field, "top_k"),
         other => panic!("{other:?}"),
     }
@@ -204,14 +290,27 @@ async fn errors_are_typed() {
 async fn an_index_refuses_a_different_embedder() {
     let dir = tempfile::tempdir().unwrap();
     let kb = name("kb");
-    hashing_engine(dir.path()).write(&kb, upserts(corpus())).await.unwrap();
+    hashing_engine(dir.path())
+        .write(&kb, upserts(corpus()))
+        .await
+        .unwrap();
     let other = ragstream::Engine::new(
         config(dir.path()),
         std::sync::Arc::new(ragstream::embedding::HashingEmbedder::new(16)),
     );
-    let err = other.search(&kb, &request("moon", SearchMethod::Semantic, 5)).await.unwrap_err();
-    assert!(err.to_string().contains("created for embedder hashing (384-d)"), "{err}");
-    assert!(other.write(&kb, upserts(vec![doc("n", "N", "new")])).await.is_err());
+    let err = other
+        .search(&kb, &request("moon", SearchMethod::Semantic, 5))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("created for embedder hashing (384-d)"),
+        "{err}"
+    );
+    assert!(other
+        .write(&kb, upserts(vec![doc("n", "N", "new")]))
+        .await
+        .is_err());
 }
 
 #[tokio::test]
@@ -223,8 +322,14 @@ async fn chunks_carry_contract_000_metadata() {
         id: "manual".into(),
         title: Some("Manual".into()),
         pages: Some(vec![
-            ragstream::model::Page { page_number: 1, text: "Introduction to pumps.".into() },
-            ragstream::model::Page { page_number: 2, text: "Pump maintenance schedule.".into() },
+            ragstream::model::Page {
+                page_number: 1,
+                text: "Introduction to pumps.".into(),
+            },
+            ragstream::model::Page {
+                page_number: 2,
+                text: "Pump maintenance schedule.".into(),
+            },
         ]),
         uri: Some("https://example.com/manual.pdf".into()),
         source_type: Some("pdf".into()),
@@ -235,7 +340,13 @@ async fn chunks_carry_contract_000_metadata() {
         ..Default::default()
     };
     engine.write(&kb, upserts(vec![d])).await.unwrap();
-    let r = engine.search(&kb, &request("maintenance schedule", SearchMethod::Keyword, 1)).await.unwrap();
+    let r = engine
+        .search(
+            &kb,
+            &request("maintenance schedule", SearchMethod::Keyword, 1),
+        )
+        .await
+        .unwrap();
     let meta = ragstream::contracts::c000_retrieval_calls::chunk_metadata(&r.hits[0].row);
     for key in ragstream::model::metadata::BUILT_IN_FIELDS {
         assert!(meta.contains_key(*key), "missing {key}");

@@ -1,7 +1,8 @@
 //! The one integration-test binary (one link of the heavy dependency tree).
 
-mod common;
 mod cli;
+mod common;
+mod daemon;
 mod embedder;
 mod engine;
 mod versions;

@@ -23,14 +23,18 @@ async fn answer(engine: &ragstream::Engine, req: &SearchRequest) -> String {
 }
 
 fn requests(version: Option<u64>) -> Vec<SearchRequest> {
-    [SearchMethod::Semantic, SearchMethod::Keyword, SearchMethod::Hybrid]
-        .into_iter()
-        .map(|m| {
-            let mut r = SearchRequest::new("moon gravity ocean tides", m, 4);
-            r.index_version = version;
-            r
-        })
-        .collect()
+    [
+        SearchMethod::Semantic,
+        SearchMethod::Keyword,
+        SearchMethod::Hybrid,
+    ]
+    .into_iter()
+    .map(|m| {
+        let mut r = SearchRequest::new("moon gravity ocean tides", m, 4);
+        r.index_version = version;
+        r
+    })
+    .collect()
 }
 
 #[tokio::test]
@@ -38,24 +42,46 @@ async fn a_pinned_version_answers_identically_after_writes_and_restart() {
     let dir = tempfile::tempdir().unwrap();
     let kb = name("kb");
     let engine = hashing_engine(dir.path());
-    let v1 = engine.write(&kb, upserts(corpus())).await.unwrap().index_version.unwrap();
+    let v1 = engine
+        .write(&kb, upserts(corpus()))
+        .await
+        .unwrap()
+        .index_version
+        .unwrap();
     let mut before = Vec::new();
     for r in requests(None) {
         before.push(answer(&engine, &r).await);
     }
     // Later writes change statistics, documents and rankings.
     let more = vec![
-        doc("moon2", "Moon facts", "The Moon drives ocean tides through gravity; gravity and tides."),
-        doc("tides2", "Tide tables", "Tide tables predict ocean tides from lunar gravity."),
+        doc(
+            "moon2",
+            "Moon facts",
+            "The Moon drives ocean tides through gravity; gravity and tides.",
+        ),
+        doc(
+            "tides2",
+            "Tide tables",
+            "Tide tables predict ocean tides from lunar gravity.",
+        ),
     ];
     engine.write(&kb, upserts(more)).await.unwrap();
     engine
-        .write(&kb, vec![DocumentOp::Delete { document_id: "tides".into() }])
+        .write(
+            &kb,
+            vec![DocumentOp::Delete {
+                document_id: "tides".into(),
+            }],
+        )
         .await
         .unwrap();
     for _ in 0..12 {
         // enough commits to trigger keyword-segment merges
-        let d = doc(&format!("filler{}", rand_id()), "Filler", "ocean gravity filler text");
+        let d = doc(
+            &format!("filler{}", rand_id()),
+            "Filler",
+            "ocean gravity filler text",
+        );
         engine.write(&kb, upserts(vec![d])).await.unwrap();
     }
     let latest: Vec<String> = {
@@ -65,14 +91,27 @@ async fn a_pinned_version_answers_identically_after_writes_and_restart() {
         }
         out
     };
-    assert_ne!(latest, before, "the later writes must change the latest answers");
+    assert_ne!(
+        latest, before,
+        "the later writes must change the latest answers"
+    );
     for (r, expected) in requests(Some(v1)).iter().zip(&before) {
-        assert_eq!(&answer(&engine, r).await, expected, "{:?} before restart", r.method);
+        assert_eq!(
+            &answer(&engine, r).await,
+            expected,
+            "{:?} before restart",
+            r.method
+        );
     }
     drop(engine);
     let engine = hashing_engine(dir.path());
     for (r, expected) in requests(Some(v1)).iter().zip(&before) {
-        assert_eq!(&answer(&engine, r).await, expected, "{:?} after restart", r.method);
+        assert_eq!(
+            &answer(&engine, r).await,
+            expected,
+            "{:?} after restart",
+            r.method
+        );
     }
 }
 
@@ -90,7 +129,14 @@ async fn pruned_and_unknown_versions_name_the_oldest_available() {
     let mut versions = Vec::new();
     for i in 0..5 {
         let d = doc(&format!("d{i}"), "T", &format!("text number {i}"));
-        versions.push(engine.write(&kb, upserts(vec![d])).await.unwrap().index_version.unwrap());
+        versions.push(
+            engine
+                .write(&kb, upserts(vec![d]))
+                .await
+                .unwrap()
+                .index_version
+                .unwrap(),
+        );
     }
     let latest = *versions.last().unwrap();
     let stats = engine.stats(&kb).await.unwrap();
@@ -100,7 +146,11 @@ async fn pruned_and_unknown_versions_name_the_oldest_available() {
         let mut r = SearchRequest::new("text", SearchMethod::Keyword, 3);
         r.index_version = Some(wanted);
         match engine.search(&kb, &r).await {
-            Err(EngineError::VersionUnavailable { requested, oldest, latest: l }) => {
+            Err(EngineError::VersionUnavailable {
+                requested,
+                oldest,
+                latest: l,
+            }) => {
                 assert_eq!((requested, oldest, l), (wanted, latest - 2, latest));
             }
             other => panic!("expected VersionUnavailable, got {other:?}"),
@@ -122,7 +172,10 @@ async fn keyword_index_is_repaired_after_a_crash_between_commits() {
     let data = dir.path().join("data");
     let docs = dir.path().join("docs.jsonl");
     let write_docs = |docs_list: Vec<ragstream::model::Document>| {
-        let lines: Vec<String> = docs_list.iter().map(|d| serde_json::to_string(d).unwrap()).collect();
+        let lines: Vec<String> = docs_list
+            .iter()
+            .map(|d| serde_json::to_string(d).unwrap())
+            .collect();
         std::fs::write(&docs, lines.join("\n")).unwrap();
     };
     let run = |failpoint: Option<&str>| {
@@ -139,18 +192,31 @@ async fn keyword_index_is_repaired_after_a_crash_between_commits() {
     };
     write_docs(corpus());
     assert!(run(None).status.success());
-    write_docs(vec![doc("volcano", "Volcanoes", "Magma erupts from volcanoes as lava.")]);
+    write_docs(vec![doc(
+        "volcano",
+        "Volcanoes",
+        "Magma erupts from volcanoes as lava.",
+    )]);
     let crashed = run(Some("after-lance-commit"));
-    assert!(!crashed.status.success(), "the failpoint must kill the process");
+    assert!(
+        !crashed.status.success(),
+        "the failpoint must kill the process"
+    );
 
     // Lance has the new version; opening the index repairs tantivy from it.
     let engine = hashing_engine(&data);
     let kb = name("kb");
     let stats = engine.stats(&kb).await.unwrap();
     assert_eq!(stats.documents, 6);
-    assert_eq!(stats.chunks as u64, stats.keyword_chunks, "Lance and tantivy agree");
+    assert_eq!(
+        stats.chunks as u64, stats.keyword_chunks,
+        "Lance and tantivy agree"
+    );
     let r = engine
-        .search(&kb, &SearchRequest::new("magma lava", SearchMethod::Keyword, 3))
+        .search(
+            &kb,
+            &SearchRequest::new("magma lava", SearchMethod::Keyword, 3),
+        )
         .await
         .unwrap();
     assert_eq!(r.hits[0].row.document_id, "volcano");
@@ -158,7 +224,11 @@ async fn keyword_index_is_repaired_after_a_crash_between_commits() {
     let index = engine.index(&kb).await.unwrap();
     assert_eq!(
         index.keyword().chunk_ids(stats.index_version).unwrap(),
-        index.lance().all_chunk_ids(&index.lance().latest()).await.unwrap()
+        index
+            .lance()
+            .all_chunk_ids(&index.lance().latest())
+            .await
+            .unwrap()
     );
     // Re-running the same ingest is now a no-op.
     let again = run(None);

@@ -1,0 +1,264 @@
+//! HTTP next to the bus (actix-web):
+//!
+//! - `POST /v1/retrieve`: contract 000 request → response;
+//! - `POST /v1/indexes/{index}/documents`: `{"documents": [...], "deletes": [ids]}`, produced
+//!   to the documents topic, so HTTP ingestion runs through the same exactly-once pipeline;
+//!   answers 202 with the Kafka offsets;
+//! - `GET /v1/indexes/{index}/stats`, `GET /healthz`, `GET /readyz`.
+//!
+//! Errors are `{"error": {"code", "message", "field"?}}`; bodies are size-limited.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::dev::ServerHandle;
+use actix_web::http::StatusCode;
+use actix_web::{web, App, HttpResponse, HttpServer};
+use rdkafka::producer::{FutureProducer, FutureRecord};
+use serde_json::{json, Value};
+
+use crate::contracts::c000_retrieval_calls::error_code;
+use crate::engine::{Engine, EngineError};
+use crate::model::{Document, IndexName};
+use crate::pipeline::events::SCHEMA_VERSION;
+use crate::pipeline::query_handler::answer;
+use crate::transport::kafka::document_key;
+
+pub struct HttpState {
+    pub engine: Arc<Engine>,
+    pub producer: FutureProducer,
+    pub documents_topic: String,
+    pub ready: Arc<AtomicBool>,
+}
+
+fn error(status: StatusCode, code: &str, message: &str, field: Option<&str>) -> HttpResponse {
+    let mut body = json!({"error": {"code": code, "message": message}});
+    if let Some(f) = field {
+        body["error"]["field"] = json!(f);
+    }
+    HttpResponse::build(status).json(body)
+}
+
+fn status_of(code: &str) -> StatusCode {
+    match code {
+        "invalid_request" => StatusCode::BAD_REQUEST,
+        "index_not_found" => StatusCode::NOT_FOUND,
+        "version_unavailable" => StatusCode::GONE,
+        "embedder_mismatch" => StatusCode::CONFLICT,
+        "embedder_unavailable" => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+fn engine_error(e: &EngineError) -> HttpResponse {
+    let (code, field) = error_code(e);
+    error(status_of(code), code, &e.to_string(), field.as_deref())
+}
+
+async fn retrieve(state: web::Data<HttpState>, body: web::Bytes) -> HttpResponse {
+    let reply = answer(&state.engine, &body).await;
+    let status = reply["error"]["code"]
+        .as_str()
+        .map_or(StatusCode::OK, status_of);
+    HttpResponse::build(status).json(reply)
+}
+
+async fn ingest(
+    state: web::Data<HttpState>,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let index = match IndexName::parse(&path) {
+        Ok(i) => i,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &e.to_string(),
+                Some("index"),
+            )
+        }
+    };
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &format!("body is not JSON: {e}"),
+                Some("body"),
+            )
+        }
+    };
+    let Some(obj) = value.as_object() else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "body must be an object",
+            Some("body"),
+        );
+    };
+    if let Some(k) = obj.keys().find(|k| *k != "documents" && *k != "deletes") {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "is not a field (expected documents, deletes)",
+            Some(k),
+        );
+    }
+    let limits = state.engine.config().limits.document();
+    let mut events: Vec<(String, Value)> = Vec::new();
+    for (i, d) in obj
+        .get("documents")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let doc: Document = match serde_json::from_value(d.clone()) {
+            Ok(doc) => doc,
+            Err(e) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    &e.to_string(),
+                    Some(&format!("documents[{i}]")),
+                )
+            }
+        };
+        if let Err(e) = doc.validate(&limits) {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &e.rule,
+                Some(&format!("documents[{i}].{}", e.field)),
+            );
+        }
+        events.push((
+            document_key(index.as_str(), &doc.id),
+            json!({"schema_version": SCHEMA_VERSION, "op": "upsert", "index": index.as_str(), "document": doc}),
+        ));
+    }
+    for (i, id) in obj
+        .get("deletes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let Some(id) = id.as_str().filter(|s| !s.trim().is_empty()) else {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "must be a non-empty string",
+                Some(&format!("deletes[{i}]")),
+            );
+        };
+        events.push((
+            document_key(index.as_str(), id),
+            json!({"schema_version": SCHEMA_VERSION, "op": "delete", "index": index.as_str(), "document_id": id}),
+        ));
+    }
+    if events.is_empty() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "give at least one document or delete",
+            Some("documents"),
+        );
+    }
+    let mut offsets = Vec::new();
+    for (key, event) in &events {
+        let payload = event.to_string();
+        let record = FutureRecord::to(&state.documents_topic)
+            .key(key.as_str())
+            .payload(&payload);
+        match state.producer.send(record, Duration::from_secs(10)).await {
+            Ok(d) => offsets.push(json!({"partition": d.partition, "offset": d.offset})),
+            Err((e, _)) => {
+                return error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "bus_unavailable",
+                    &format!(
+                        "{e}; {} of {} events were accepted",
+                        offsets.len(),
+                        events.len()
+                    ),
+                    None,
+                )
+            }
+        }
+    }
+    HttpResponse::Accepted()
+        .json(json!({"accepted": events.len(), "topic": state.documents_topic, "offsets": offsets}))
+}
+
+async fn stats(state: web::Data<HttpState>, path: web::Path<String>) -> HttpResponse {
+    let index = match IndexName::parse(&path) {
+        Ok(i) => i,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &e.to_string(),
+                Some("index"),
+            )
+        }
+    };
+    match state.engine.stats(&index).await {
+        Ok(s) => HttpResponse::Ok().json(s),
+        Err(e) => engine_error(&e),
+    }
+}
+
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"status": "ok"}))
+}
+
+async fn readyz(state: web::Data<HttpState>) -> HttpResponse {
+    if state.ready.load(Ordering::SeqCst) {
+        HttpResponse::Ok().json(json!({"status": "ready"}))
+    } else {
+        error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not_ready",
+            "the pipeline is starting",
+            None,
+        )
+    }
+}
+
+async fn not_found() -> HttpResponse {
+    error(StatusCode::NOT_FOUND, "not_found", "no such endpoint", None)
+}
+
+/// Binds and starts the server on the current tokio runtime; returns the bound address and
+/// a handle for graceful shutdown.
+pub fn start(
+    state: HttpState,
+    bind: &str,
+    max_body_bytes: usize,
+) -> std::io::Result<(SocketAddr, ServerHandle)> {
+    let state = web::Data::new(state);
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(state.clone())
+            .app_data(web::PayloadConfig::new(max_body_bytes))
+            .route("/v1/retrieve", web::post().to(retrieve))
+            .route("/v1/indexes/{index}/documents", web::post().to(ingest))
+            .route("/v1/indexes/{index}/stats", web::get().to(stats))
+            .route("/healthz", web::get().to(healthz))
+            .route("/readyz", web::get().to(readyz))
+            .default_service(web::to(not_found))
+    })
+    .workers(2)
+    .disable_signals()
+    .bind(bind)?;
+    let addr = server.addrs()[0];
+    let running = server.run();
+    let handle = running.handle();
+    tokio::spawn(running);
+    Ok((addr, handle))
+}

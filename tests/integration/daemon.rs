@@ -1,0 +1,281 @@
+//! The daemon end to end: kcat (an outside Kafka client) produces documents and queries to
+//! the embedded broker; replies, dead letters and HTTP answers are checked from outside.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+struct Daemon {
+    child: Child,
+    bootstrap: String,
+    http: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_daemon() -> Daemon {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ragstream"))
+        .arg("serve")
+        .env("RAGSTREAM_STORAGE_DATA_DIR", dir.path())
+        .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
+        .env("RAGSTREAM_HTTP_BIND", "127.0.0.1:0")
+        .env("RAGSTREAM_KAFKA_MAX_MESSAGE_BYTES", "4096")
+        .env("RAGSTREAM_KAFKA_PARTITIONS", "2")
+        .env_remove("RAGSTREAM_FAILPOINT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut bootstrap, mut http) = (None, None);
+    while bootstrap.is_none() || http.is_none() {
+        let line = lines
+            .next()
+            .expect("daemon exited before announcing")
+            .unwrap();
+        if let Some(b) = line.strip_prefix("kafka bootstrap: ") {
+            bootstrap = Some(b.to_string());
+        }
+        if let Some(h) = line.strip_prefix("http: ") {
+            http = Some(h.to_string());
+        }
+    }
+    // keep draining stdout so the daemon never blocks on a full pipe
+    std::thread::spawn(move || for _ in lines {});
+    Daemon {
+        child,
+        bootstrap: bootstrap.unwrap(),
+        http: http.unwrap(),
+        _dir: dir,
+    }
+}
+
+fn kcat_produce(bootstrap: &str, topic: &str, args: &[&str], lines: &[String]) {
+    let mut child = Command::new("kcat")
+        .args(["-P", "-b", bootstrap, "-t", topic])
+        .args(args)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("kcat is installed by scripts/setup");
+    let mut stdin = child.stdin.take().unwrap();
+    for l in lines {
+        writeln!(stdin, "{l}").unwrap();
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+/// Reads `count` messages from the beginning of `topic`, formatted `headers\tpayload`.
+fn kcat_consume(bootstrap: &str, topic: &str, count: usize) -> Vec<String> {
+    let out = Command::new("timeout")
+        .args([
+            "30",
+            "kcat",
+            "-C",
+            "-b",
+            bootstrap,
+            "-t",
+            topic,
+            "-o",
+            "beginning",
+        ])
+        .args(["-c", &count.to_string(), "-f", "%h\t%s\n"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn curl(args: &[&str]) -> (u16, Value) {
+    let out = Command::new("curl")
+        .args(["-s", "-w", "\n%{http_code}"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (body, code) = text.rsplit_once('\n').unwrap();
+    (
+        code.trim().parse().unwrap(),
+        serde_json::from_str(body).unwrap_or(Value::Null),
+    )
+}
+
+fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn upsert(id: &str, text: &str) -> String {
+    json!({"schema_version": 1, "op": "upsert", "index": "kb",
+        "document": {"id": id, "title": id, "text": text}})
+    .to_string()
+}
+
+#[test]
+fn kcat_documents_and_queries_round_trip_with_dead_letters() {
+    let d = start_daemon();
+    let docs = vec![
+        upsert("volcano", "Magma erupts from volcanoes as lava."),
+        "{not json".to_string(),
+        upsert("glacier", "Glaciers carve valleys out of rock."),
+        json!({"schema_version": 1, "op": "merge", "index": "kb"}).to_string(),
+        json!({"schema_version": 1, "op": "delete", "index": "Bad Name", "document_id": "x"}).to_string(),
+        json!({"schema_version": 1, "op": "upsert", "index": "kb", "document": {"id": "", "text": "t"}}).to_string(),
+        upsert("big", &"x".repeat(5000)),
+        upsert("desert", "Deserts receive little rain."),
+    ];
+    kcat_produce(&d.bootstrap, "ragstream.documents", &[], &docs);
+
+    let stats_url = format!("{}/v1/indexes/kb/stats", d.http);
+    wait_for("three documents", || {
+        curl(&[&stats_url]).1["documents"] == 3
+    });
+    let (_, stats) = curl(&[&stats_url]);
+    assert_eq!(stats["chunks"], stats["keyword_chunks"]);
+
+    // every poison kind is in the DLQ with its reason and origin
+    let dead = kcat_consume(&d.bootstrap, "ragstream.dlq", 5);
+    let dead = dead.join("\n");
+    for code in [
+        "bad_json",
+        "unknown_op",
+        "invalid_index",
+        "schema_violation",
+        "oversize",
+    ] {
+        assert!(
+            dead.contains(&format!("error.code={code}")),
+            "{code} missing from {dead}"
+        );
+    }
+    assert!(dead.contains("source.topic=ragstream.documents"), "{dead}");
+    assert!(dead.contains("source.offset="), "{dead}");
+
+    // a query over the bus, with kcat as the client
+    let query = json!({"retrieval": {"index": "kb", "query": "magma lava", "search_method": "keyword", "top_k": 2}});
+    kcat_produce(
+        &d.bootstrap,
+        "ragstream.queries",
+        &[
+            "-H",
+            "reply-to=ragstream.replies",
+            "-H",
+            "correlation-id=req-42",
+        ],
+        &[query.to_string()],
+    );
+    let replies = kcat_consume(&d.bootstrap, "ragstream.replies", 1);
+    let (headers, body) = replies[0].split_once('\t').unwrap();
+    assert!(headers.contains("correlation-id=req-42"), "{headers}");
+    let reply: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(
+        reply["retrieval_calls"][0]["results"][0]["metadata"]["document_id"],
+        "volcano"
+    );
+
+    // the same documents over HTTP
+    let url = format!("{}/v1/retrieve", d.http);
+    let (code, v) = curl(&[
+        "-X",
+        "POST",
+        "-H",
+        "content-type: application/json",
+        "-d",
+        &query.to_string(),
+        &url,
+    ]);
+    assert_eq!(code, 200);
+    assert_eq!(
+        v["retrieval_calls"][0]["results"][0]["metadata"]["document_id"],
+        "volcano"
+    );
+    let (code, v) = curl(&[
+        "-X",
+        "POST",
+        "-d",
+        r#"{"retrieval": {"index": "kb", "query": "q", "top_k": 0}}"#,
+        &url,
+    ]);
+    assert_eq!(
+        (code, v["error"]["field"].as_str()),
+        (400, Some("retrieval.top_k"))
+    );
+
+    // HTTP ingestion runs through the same pipeline
+    let ingest = format!("{}/v1/indexes/kb/documents", d.http);
+    let body = json!({"documents": [{"id": "reef", "text": "Coral reefs grow in warm shallow seas."}], "deletes": ["desert"]});
+    let (code, v) = curl(&["-X", "POST", "-d", &body.to_string(), &ingest]);
+    assert_eq!(code, 202, "{v}");
+    wait_for("reef indexed and desert deleted", || {
+        let s = curl(&[&stats_url]).1;
+        s["documents"] == 3
+            && {
+                let q = json!({"retrieval": {"index": "kb", "query": "coral reefs", "search_method": "keyword"}});
+                let (_, r) = curl(&["-X", "POST", "-d", &q.to_string(), &url]);
+                r["retrieval_calls"][0]["results"][0]["metadata"]["document_id"] == "reef"
+            }
+    });
+    let (code, v) = curl(&[
+        "-X",
+        "POST",
+        "-d",
+        r#"{"documents": [{"id": ""}]}"#,
+        &ingest,
+    ]);
+    assert_eq!(
+        (code, v["error"]["code"].as_str()),
+        (400, Some("invalid_request"))
+    );
+    assert_eq!(curl(&[&format!("{}/healthz", d.http)]).0, 200);
+    assert_eq!(curl(&[&format!("{}/readyz", d.http)]).0, 200);
+}
+
+#[test]
+fn sigterm_drains_and_exits_zero() {
+    let mut d = start_daemon();
+    kcat_produce(
+        &d.bootstrap,
+        "ragstream.documents",
+        &[],
+        &[upsert("a", "alpha text")],
+    );
+    let stats_url = format!("{}/v1/indexes/kb/stats", d.http);
+    wait_for("document indexed", || {
+        curl(&[&stats_url]).1["documents"] == 1
+    });
+    let pid = d.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let start = Instant::now();
+    loop {
+        if let Some(status) = d.child.try_wait().unwrap() {
+            assert!(status.success(), "{status:?}");
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
