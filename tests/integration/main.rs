@@ -2,6 +2,7 @@
 
 mod cli;
 mod common;
+mod crash;
 mod daemon;
 mod embedder;
 mod engine;

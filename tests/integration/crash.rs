@@ -1,0 +1,145 @@
+//! Exactly once under SIGKILL: a daemon ingesting 5,000 documents from a separate
+//! `ragstream broker` process is killed at 20 varied moments and restarted; at the end every
+//! document is indexed exactly once and Lance and tantivy agree.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{hashing_engine, name};
+
+const DOCUMENTS: usize = 5_000;
+const KILLS: usize = 20;
+
+fn spawn(
+    args: &[&str],
+    data: &std::path::Path,
+    bootstrap: Option<&str>,
+) -> (Child, std::io::Lines<BufReader<std::process::ChildStdout>>) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragstream"));
+    cmd.args(args)
+        .env("RAGSTREAM_STORAGE_DATA_DIR", data)
+        .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
+        .env("RAGSTREAM_HTTP_BIND", "127.0.0.1:0")
+        .env("RAGSTREAM_KAFKA_BATCH_MAX_DOCUMENTS", "100")
+        .env("RAGSTREAM_LOG", "error")
+        .env_remove("RAGSTREAM_FAILPOINT")
+        .stdout(Stdio::piped());
+    if let Some(b) = bootstrap {
+        cmd.env("RAGSTREAM_KAFKA_BROKERS", b);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    (child, lines)
+}
+
+fn wait_line(
+    lines: &mut std::io::Lines<BufReader<std::process::ChildStdout>>,
+    prefix: &str,
+) -> String {
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(rest) = line.strip_prefix(prefix) {
+            return rest.to_string();
+        }
+    }
+    panic!("process exited before printing {prefix}");
+}
+
+fn stats(http: &str) -> serde_json::Value {
+    let out = Command::new("curl")
+        .args(["-s", &format!("{http}/v1/indexes/kb/stats")])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null)
+}
+
+#[tokio::test]
+async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (broker_data, data) = (dir.path().join("broker"), dir.path().join("data"));
+    let (mut broker, mut broker_out) = spawn(&["broker"], &broker_data, None);
+    let bootstrap = wait_line(&mut broker_out, "kafka bootstrap: ");
+    std::thread::spawn(move || for _ in broker_out {});
+
+    let mut kcat = Command::new("kcat")
+        .args([
+            "-P",
+            "-b",
+            &bootstrap,
+            "-t",
+            "ragstream.documents",
+            "-K",
+            "\t",
+        ])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = kcat.stdin.take().unwrap();
+    for i in 0..DOCUMENTS {
+        let id = format!("doc-{i:05}");
+        let event = serde_json::json!({"schema_version": 1, "op": "upsert", "index": "kb",
+            "document": {"id": id, "title": format!("Document {i}"),
+                "text": format!("Paragraph one of document {i} about topic {}.\n\nParagraph two mentions number {}.", i % 97, i * 7)}});
+        writeln!(stdin, "kb/{id}\t{event}").unwrap();
+    }
+    drop(stdin);
+    assert!(kcat.wait().unwrap().success());
+
+    // Kill at moments spread over start-up, group join, batching and committing.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for round in 0..KILLS {
+        let (mut daemon, mut out) = spawn(&["serve"], &data, Some(&bootstrap));
+        let http = wait_line(&mut out, "http: ");
+        std::thread::spawn(move || for _ in out {});
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let delay = Duration::from_millis(300 + seed % 5_000);
+        std::thread::sleep(delay);
+        let indexed = stats(&http)["documents"].clone();
+        daemon.kill().unwrap(); // SIGKILL
+        daemon.wait().unwrap();
+        eprintln!("round {round}: killed after {delay:?} with {indexed} documents indexed");
+    }
+
+    let (mut daemon, mut out) = spawn(&["serve"], &data, Some(&bootstrap));
+    let http = wait_line(&mut out, "http: ");
+    std::thread::spawn(move || for _ in out {});
+    let start = Instant::now();
+    while stats(&http)["documents"] != DOCUMENTS {
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "not all documents arrived: {}",
+            stats(&http)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+    broker.kill().unwrap();
+    broker.wait().unwrap();
+
+    let engine = hashing_engine(&data);
+    let index = engine.index(&name("kb")).await.unwrap();
+    let s = index.stats().await.unwrap();
+    assert_eq!(s.documents, DOCUMENTS);
+    let lance_ids = index
+        .lance()
+        .all_chunk_ids(&index.lance().latest())
+        .await
+        .unwrap();
+    let mut unique = lance_ids.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), lance_ids.len(), "a chunk id is stored twice");
+    assert_eq!(
+        lance_ids.len(),
+        DOCUMENTS,
+        "every document has exactly its one chunk"
+    );
+    assert_eq!(
+        index.keyword().chunk_ids(s.index_version).unwrap(),
+        lance_ids,
+        "tantivy agrees with Lance"
+    );
+}
