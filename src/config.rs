@@ -12,7 +12,7 @@ use crate::model::DocumentLimits;
 /// Environment variables with the `RAGSTREAM_` prefix that are not config keys.
 const NON_KEY_VARIABLES: &[&str] = &["RAGSTREAM_CONFIG", "RAGSTREAM_LOG", "RAGSTREAM_FAILPOINT"];
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub storage: StorageConfig,
@@ -100,6 +100,9 @@ pub struct ModelConfig {
     pub batch_size: usize,
     /// Inputs longer than this many word pieces are truncated (the model was trained on 256).
     pub max_sequence_tokens: usize,
+    /// Extra latency added to every embedding call (0 = none): simulates a slow provider for
+    /// backpressure tests and benchmarks.
+    pub simulated_latency_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,20 +130,6 @@ pub struct LimitsConfig {
     pub max_query_bytes: usize,
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            storage: StorageConfig::default(),
-            model: ModelConfig::default(),
-            chunking: ChunkingSection::default(),
-            index: IndexConfig::default(),
-            limits: LimitsConfig::default(),
-            kafka: KafkaConfig::default(),
-            http: HttpConfig::default(),
-        }
-    }
-}
-
 impl Default for StorageConfig {
     fn default() -> Self {
         StorageConfig {
@@ -156,6 +145,7 @@ impl Default for ModelConfig {
             dir: PathBuf::from("~/.cache/ragstream/models/all-MiniLM-L6-v2"),
             batch_size: 32,
             max_sequence_tokens: 256,
+            simulated_latency_ms: 0,
         }
     }
 }

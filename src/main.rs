@@ -12,7 +12,7 @@ use ragstream::config::Config;
 use ragstream::contracts::c000_retrieval_calls::{
     parse_request, render_error, render_response, RequestLimits,
 };
-use ragstream::embedding::{Embedder, HashingEmbedder, MiniLmEmbedder};
+use ragstream::embedding::{Embedder, HashingEmbedder, MiniLmEmbedder, Throttled};
 use ragstream::engine::{Engine, EngineError};
 use ragstream::model::IndexName;
 use ragstream::retrieval::SearchMethod;
@@ -166,14 +166,22 @@ fn main() -> ExitCode {
 }
 
 fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, Failure> {
+    let latency = std::time::Duration::from_millis(config.model.simulated_latency_ms);
+    let throttle = |e: Arc<dyn Embedder>| -> Arc<dyn Embedder> {
+        if latency.is_zero() {
+            e
+        } else {
+            Arc::new(Throttled::new(e, latency))
+        }
+    };
     match config.model.embedder.as_str() {
-        "hashing" => Ok(Arc::new(HashingEmbedder::new(384))),
+        "hashing" => Ok(throttle(Arc::new(HashingEmbedder::new(384)))),
         _ => MiniLmEmbedder::load(
             &config.model.dir,
             config.model.batch_size,
             config.model.max_sequence_tokens,
         )
-        .map(|m| Arc::new(m) as Arc<dyn Embedder>)
+        .map(|m| throttle(Arc::new(m)))
         .map_err(|e| Failure {
             code: 1,
             message: e.to_string(),

@@ -2,9 +2,11 @@
 
 mod hashing;
 mod minilm;
+mod throttled;
 
 pub use hashing::HashingEmbedder;
 pub use minilm::MiniLmEmbedder;
+pub use throttled::Throttled;
 
 /// Why embedding failed.
 #[derive(Debug, thiserror::Error)]
@@ -32,5 +34,20 @@ pub fn l2_normalize(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 {
         v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// A shared embedder is an embedder (so wrappers such as [`Throttled`] can hold one).
+impl<T: Embedder + ?Sized> Embedder for std::sync::Arc<T> {
+    fn id(&self) -> &str {
+        (**self).id()
+    }
+
+    fn dimensions(&self) -> usize {
+        (**self).dimensions()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        (**self).embed(texts)
     }
 }

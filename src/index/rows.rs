@@ -196,7 +196,7 @@ pub fn rows_to_batch(rows: &[ChunkRow], dimensions: usize) -> Result<RecordBatch
         values.for_each(|v| b.append_option(v));
         Arc::new(b.finish())
     }
-    fn lists<'a>(values: impl Iterator<Item = Vec<String>>) -> ArrayRef {
+    fn lists(values: impl Iterator<Item = Vec<String>>) -> ArrayRef {
         let mut b = ListBuilder::new(StringBuilder::new());
         for list in values {
             for item in list {

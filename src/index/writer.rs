@@ -13,6 +13,9 @@ use crate::embedding::{EmbedError, Embedder};
 use crate::model::Document;
 
 /// One operation on a document. Within a batch the last operation on a document wins.
+// Ops live briefly in batch-sized vectors; boxing every document would add an allocation
+// per document for no gain.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum DocumentOp {
     Upsert(Document),

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, StreamConsumer};
+use rdkafka::message::OwnedMessage;
 use rdkafka::topic_partition_list::TopicPartitionList;
 use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{ClientContext, Message, Offset};
@@ -82,44 +83,111 @@ pub async fn run(
     loop {
         let flush_at =
             deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
-        tokio::select! {
+        let full = tokio::select! {
             _ = shutdown.changed() => break,
-            _ = tokio::time::sleep_until(flush_at), if deadline.is_some() => {
-                if to_writer.send(std::mem::take(&mut batch)).await.is_err() { return; }
-                deadline = None;
-            }
+            _ = tokio::time::sleep_until(flush_at), if deadline.is_some() => true,
             received = consumer.recv() => {
-                let msg = match received {
-                    Ok(m) => m,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "kafka receive error");
-                        continue;
-                    }
-                };
-                let origin = Origin { topic: msg.topic().to_string(), partition: msg.partition(), offset: msg.offset() };
-                batch.next_offsets.insert(partition_key(&origin.topic, origin.partition), origin.offset + 1);
-                match parse_event(msg.payload(), settings.max_message_bytes, &settings.limits) {
-                    Ok(event) => batch.events.push(SourcedEvent {
-                        event,
-                        topic: origin.topic,
-                        partition: origin.partition,
-                        offset: origin.offset,
-                    }),
-                    Err(reason) => {
-                        dead_letters
-                            .send(&origin, msg.key(), msg.payload(), reason.code(), &reason.to_string())
-                            .await;
-                    }
+                match received {
+                    Ok(m) => accept(&mut batch, &m.detach(), &settings, &dead_letters).await,
+                    Err(e) => tracing::warn!(error = %e, "kafka receive error"),
                 }
                 deadline.get_or_insert_with(|| tokio::time::Instant::now() + settings.batch_max);
-                if batch.events.len() >= settings.batch_max_documents {
-                    if to_writer.send(std::mem::take(&mut batch)).await.is_err() { return; }
-                    deadline = None;
-                }
+                batch.events.len() >= settings.batch_max_documents
+            }
+        };
+        if full {
+            let Some(carried) = hand_over(&consumer, &to_writer, std::mem::take(&mut batch)).await
+            else {
+                return;
+            };
+            deadline = None;
+            for m in &carried {
+                accept(&mut batch, m, &settings, &dead_letters).await;
+                deadline.get_or_insert_with(|| tokio::time::Instant::now() + settings.batch_max);
             }
         }
     }
     if !batch.is_empty() {
         let _ = to_writer.send(batch).await;
     }
+}
+
+/// Adds a valid event to the batch, or sends a poison message to the DLQ; either way the
+/// partition's next offset advances past it.
+async fn accept(
+    batch: &mut Batch,
+    msg: &OwnedMessage,
+    settings: &IngestSourceSettings,
+    dead_letters: &DeadLetters,
+) {
+    let origin = Origin {
+        topic: msg.topic().to_string(),
+        partition: msg.partition(),
+        offset: msg.offset(),
+    };
+    batch.next_offsets.insert(
+        partition_key(&origin.topic, origin.partition),
+        origin.offset + 1,
+    );
+    match parse_event(msg.payload(), settings.max_message_bytes, &settings.limits) {
+        Ok(event) => batch.events.push(SourcedEvent {
+            event,
+            topic: origin.topic,
+            partition: origin.partition,
+            offset: origin.offset,
+        }),
+        Err(reason) => {
+            dead_letters
+                .send(
+                    &origin,
+                    msg.key(),
+                    msg.payload(),
+                    reason.code(),
+                    &reason.to_string(),
+                )
+                .await;
+        }
+    }
+}
+
+/// Hands a batch to the writer. While the writer is busy, the assigned partitions are paused
+/// (the backlog stays in Kafka, memory stays flat) and the consumer keeps being polled so that
+/// rebalances go on; paused partitions deliver nothing, except messages fetched just before
+/// the pause, which are returned to be put in the next batch. `None`: the writer has gone.
+async fn hand_over(
+    consumer: &StreamConsumer<CheckpointContext>,
+    to_writer: &mpsc::Sender<Batch>,
+    batch: Batch,
+) -> Option<Vec<OwnedMessage>> {
+    let mut carried = Vec::new();
+    let permit = match to_writer.try_reserve() {
+        Ok(p) => p,
+        Err(mpsc::error::TrySendError::Closed(_)) => return None,
+        Err(mpsc::error::TrySendError::Full(_)) => {
+            let paused = consumer.assignment().ok();
+            if let Some(tpl) = &paused {
+                if let Err(e) = consumer.pause(tpl) {
+                    tracing::warn!(error = %e, "pausing partitions failed");
+                }
+            }
+            let permit = loop {
+                tokio::select! {
+                    permit = to_writer.reserve() => break permit.ok()?,
+                    polled = consumer.recv() => {
+                        if let Ok(m) = polled {
+                            carried.push(m.detach());
+                        }
+                    }
+                }
+            };
+            if let Some(tpl) = &paused {
+                if let Err(e) = consumer.resume(tpl) {
+                    tracing::warn!(error = %e, "resuming partitions failed");
+                }
+            }
+            permit
+        }
+    };
+    permit.send(batch);
+    Some(carried)
 }

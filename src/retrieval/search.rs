@@ -202,10 +202,10 @@ async fn hybrid(
 }
 
 fn embed_query(embedder: &dyn Embedder, query: &str) -> Result<Vec<f32>, EngineError> {
-    Ok(embedder
+    embedder
         .embed(&[query])?
         .pop()
-        .ok_or_else(|| EngineError::Internal("embedder returned no vector".into()))?)
+        .ok_or_else(|| EngineError::Internal("embedder returned no vector".into()))
 }
 
 /// Top `k` chunks by cosine similarity; similarity is recomputed from the stored vectors so

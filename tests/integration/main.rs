@@ -1,5 +1,6 @@
 //! The one integration-test binary (one link of the heavy dependency tree).
 
+mod backpressure;
 mod cli;
 mod common;
 mod crash;
