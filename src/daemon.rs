@@ -97,6 +97,8 @@ pub async fn serve(config: Config, engine: Arc<Engine>) -> Result<(), DaemonErro
         .set("group.id", &kafka.group_id)
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
+        // Bound librdkafka's prefetch: the backlog belongs in Kafka, not in this process.
+        .set("queued.max.messages.kbytes", "16384")
         .set("auto.offset.reset", "earliest")
         .set("session.timeout.ms", "6000")
         .set("heartbeat.interval.ms", "500")

@@ -21,7 +21,7 @@ fn spawn(
         .env("RAGSTREAM_STORAGE_DATA_DIR", data)
         .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
         .env("RAGSTREAM_HTTP_BIND", "127.0.0.1:0")
-        .env("RAGSTREAM_KAFKA_BATCH_MAX_DOCUMENTS", "100")
+        .env("RAGSTREAM_KAFKA_BATCH_MAX_DOCUMENTS", "50")
         .env("RAGSTREAM_LOG", "error")
         .env_remove("RAGSTREAM_FAILPOINT")
         .stdout(Stdio::piped());
@@ -86,22 +86,39 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
     drop(stdin);
     assert!(kcat.wait().unwrap().success());
 
-    // Kill at moments spread over start-up, group join, batching and committing.
+    // Each round waits until the restarted daemon has committed something new (it has
+    // rejoined the group and is ingesting), then kills it a pseudo-random moment later: in
+    // the middle of batching, embedding or committing.
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut indexed = 0u64;
     for round in 0..KILLS {
         let (mut daemon, mut out) = spawn(&["serve"], &data, Some(&bootstrap));
         let http = wait_line(&mut out, "http: ");
         std::thread::spawn(move || for _ in out {});
+        let resumed = Instant::now();
+        while indexed < DOCUMENTS as u64
+            && stats(&http)["documents"].as_u64().unwrap_or(0) <= indexed
+            && resumed.elapsed() < Duration::from_secs(30)
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        let delay = Duration::from_millis(300 + seed % 5_000);
+        let delay = Duration::from_millis(seed % 1_200);
         std::thread::sleep(delay);
-        let indexed = stats(&http)["documents"].clone();
+        let before_kill = stats(&http)["documents"].as_u64().unwrap_or(indexed);
         daemon.kill().unwrap(); // SIGKILL
         daemon.wait().unwrap();
-        eprintln!("round {round}: killed after {delay:?} with {indexed} documents indexed");
+        eprintln!(
+            "round {round}: killed {delay:?} after progress, {before_kill} documents indexed"
+        );
+        indexed = indexed.max(before_kill);
     }
+    assert!(
+        indexed < DOCUMENTS as u64,
+        "the kills must land before ingestion completes"
+    );
 
     let (mut daemon, mut out) = spawn(&["serve"], &data, Some(&bootstrap));
     let http = wait_line(&mut out, "http: ");
