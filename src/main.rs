@@ -133,6 +133,14 @@ impl From<EngineError> for Failure {
     }
 }
 
+/// A runtime failure (exit code 1).
+fn failure(e: impl std::fmt::Display) -> Failure {
+    Failure {
+        code: 1,
+        message: e.to_string(),
+    }
+}
+
 fn usage(message: impl Into<String>) -> Failure {
     Failure {
         code: 2,
@@ -182,10 +190,7 @@ fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, Failure> {
             config.model.max_sequence_tokens,
         )
         .map(|m| throttle(Arc::new(m)))
-        .map_err(|e| Failure {
-            code: 1,
-            message: e.to_string(),
-        }),
+        .map_err(failure),
     }
 }
 
@@ -200,18 +205,12 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let engine = Arc::new(Engine::new(config.clone(), load_embedder(&config)?));
             ragstream::daemon::serve(config, engine)
                 .await
-                .map_err(|e| Failure {
-                    code: 1,
-                    message: e.to_string(),
-                })?;
+                .map_err(failure)?;
         }
         Command::Broker => {
             ragstream::daemon::run_broker(config)
                 .await
-                .map_err(|e| Failure {
-                    code: 1,
-                    message: e.to_string(),
-                })?;
+                .map_err(failure)?;
         }
         Command::Ingest { index, file } => {
             let name = index_name(&index)?;
@@ -352,10 +351,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             ];
             let report = ragstream::eval::beir::evaluate(&engine, &data, &name, &methods, true)
                 .await
-                .map_err(|e| Failure {
-                    code: 1,
-                    message: e.to_string(),
-                })?;
+                .map_err(failure)?;
             println!(
                 "{} · {} documents · {} chunks · index_version {}",
                 report.dataset, report.documents, report.chunks, report.index_version
@@ -377,12 +373,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 );
             }
             if let Some(path) = out {
-                std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json")).map_err(
-                    |e| Failure {
-                        code: 1,
-                        message: format!("{}: {e}", path.display()),
-                    },
-                )?;
+                std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json"))
+                    .map_err(|e| failure(format!("{}: {e}", path.display())))?;
             }
         }
     }

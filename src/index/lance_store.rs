@@ -17,6 +17,7 @@ use lance::Dataset;
 
 use super::rows::{batch_to_rows, chunk_schema, columns_without_vector, rows_to_batch, ChunkRow};
 use super::StoreError;
+use crate::retrieval::filters::sql_string;
 
 /// Checked-out versions kept open for pinned queries.
 const VERSION_CACHE: usize = 8;
@@ -26,11 +27,6 @@ pub struct LanceStore {
     dimensions: usize,
     latest: Mutex<Dataset>,
     versions: Mutex<Vec<(u64, Dataset)>>,
-}
-
-/// Quotes a string for a Lance SQL predicate.
-pub fn sql_string(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 fn in_list(column: &str, values: &[String]) -> String {

@@ -236,7 +236,8 @@ fn sql_literal(v: &FilterValue) -> String {
     }
 }
 
-fn sql_string(s: &str) -> String {
+/// Quotes a string literal for a Lance (DataFusion SQL) predicate.
+pub fn sql_string(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 

@@ -57,6 +57,17 @@ fn engine_error(e: &EngineError) -> HttpResponse {
     error(status_of(code), code, &e.to_string(), field.as_deref())
 }
 
+fn parse_index(name: &str) -> Result<IndexName, Box<HttpResponse>> {
+    IndexName::parse(name).map_err(|e| {
+        Box::new(error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            &e.to_string(),
+            Some("index"),
+        ))
+    })
+}
+
 async fn retrieve(state: web::Data<HttpState>, body: web::Bytes) -> HttpResponse {
     let reply = answer(&state.engine, &body).await;
     let status = reply["error"]["code"]
@@ -70,16 +81,9 @@ async fn ingest(
     path: web::Path<String>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let index = match IndexName::parse(&path) {
+    let index = match parse_index(&path) {
         Ok(i) => i,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                &e.to_string(),
-                Some("index"),
-            )
-        }
+        Err(response) => return *response,
     };
     let value: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
@@ -196,16 +200,9 @@ async fn ingest(
 }
 
 async fn stats(state: web::Data<HttpState>, path: web::Path<String>) -> HttpResponse {
-    let index = match IndexName::parse(&path) {
+    let index = match parse_index(&path) {
         Ok(i) => i,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                &e.to_string(),
-                Some("index"),
-            )
-        }
+        Err(response) => return *response,
     };
     match state.engine.stats(&index).await {
         Ok(s) => HttpResponse::Ok().json(s),
