@@ -1,5 +1,5 @@
-//! sentence-transformers all-MiniLM-L6-v2 run locally with candle: batch-longest padding,
-//! mean pooling over the attention mask, L2 normalisation, 384 dimensions.
+//! sentence-transformers all-MiniLM-L6-v2 run locally with candle: batch-longest padding
+//! (batches hold equal-length texts, so in practice nothing is padded), mean pooling over the attention mask, L2 normalisation, 384 dimensions.
 
 use std::path::{Path, PathBuf};
 
@@ -137,15 +137,26 @@ impl Embedder for MiniLmEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        // Batch texts of similar length together so that padding wastes little work, then
-        // restore the input order.
+        // Batch only texts of identical token length, so nothing is ever padded: a text's
+        // vector then does not depend, by a single bit, on what it was embedded with (with
+        // padding, the longer attention sums round differently). Order is restored after.
+        let mut lengths = Vec::with_capacity(texts.len());
+        for t in texts {
+            let encoding = self
+                .tokenizer
+                .encode(*t, true)
+                .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+            lengths.push(encoding.get_ids().len());
+        }
         let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| (texts[i].len(), i));
+        order.sort_by_key(|&i| (lengths[i], i));
         let mut out = vec![Vec::new(); texts.len()];
-        for batch in order.chunks(self.batch_size) {
-            let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
-            for (&i, v) in batch.iter().zip(self.embed_batch(&batch_texts)?) {
-                out[i] = v;
+        for group in order.chunk_by(|a, b| lengths[*a] == lengths[*b]) {
+            for batch in group.chunks(self.batch_size) {
+                let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
+                for (&i, v) in batch.iter().zip(self.embed_batch(&batch_texts)?) {
+                    out[i] = v;
+                }
             }
         }
         Ok(out)

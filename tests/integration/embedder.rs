@@ -27,12 +27,15 @@ fn vectors_are_384_d_unit_length_and_deterministic() {
         assert_eq!(v.len(), 384);
         assert!((dot(v, v) - 1.0).abs() < 1e-5);
     }
-    // batch composition (padding to a different length) changes nothing beyond rounding
+    // Padding is masked out exactly, so the batch a text is embedded in (and the length it
+    // is padded to) does not change a single bit of its vector.
     let alone = m.embed(&texts[..1]).unwrap();
-    assert!(alone[0]
-        .iter()
-        .zip(&a[0])
-        .all(|(x, y)| (x - y).abs() < 1e-5));
+    assert_eq!(alone[0], a[0]);
+    let long =
+        "A much longer companion text that forces far more padding onto the others. ".repeat(6);
+    let mixed = m.embed(&["tiny", texts[0], &long, texts[1]]).unwrap();
+    assert_eq!(mixed[1], a[0]);
+    assert_eq!(mixed[3], a[1]);
 }
 
 #[test]
