@@ -292,11 +292,6 @@ impl KeywordStore {
         Ok(())
     }
 
-    /// Number of live chunks in the snapshot of `version`.
-    pub fn count(&self, version: u64) -> Result<u64, StoreError> {
-        Ok(self.searcher(version)?.num_docs())
-    }
-
     /// Every chunk id in the snapshot of `version` (for consistency checks).
     pub fn chunk_ids(&self, version: u64) -> Result<Vec<String>, StoreError> {
         let searcher = self.searcher(version)?;

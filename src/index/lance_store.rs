@@ -23,7 +23,6 @@ use crate::retrieval::filters::sql_string;
 const VERSION_CACHE: usize = 8;
 
 pub struct LanceStore {
-    uri: String,
     dimensions: usize,
     latest: Mutex<Dataset>,
     versions: Mutex<Vec<(u64, Dataset)>>,
@@ -51,7 +50,6 @@ impl LanceStore {
             Err(e) => return Err(e.into()),
         };
         Ok(LanceStore {
-            uri: uri.to_string(),
             dimensions,
             latest: Mutex::new(dataset),
             versions: Mutex::new(Vec::new()),
@@ -335,13 +333,5 @@ impl LanceStore {
             .expect("lance version cache lock")
             .retain(|(v, _)| *v >= oldest_kept);
         Ok(())
-    }
-
-    pub fn uri(&self) -> &str {
-        &self.uri
-    }
-
-    pub fn dimensions(&self) -> usize {
-        self.dimensions
     }
 }
