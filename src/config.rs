@@ -42,6 +42,8 @@ pub struct KafkaConfig {
     /// ...or when its first message is this old.
     pub batch_max_ms: u64,
     pub max_message_bytes: usize,
+    /// On SIGTERM/SIGINT, how long the pipeline may take to commit the batches in flight.
+    pub shutdown_grace_ms: u64,
     /// Extra librdkafka settings passed through verbatim (security.protocol, sasl.*, ssl.*).
     pub client: std::collections::BTreeMap<String, String>,
 }
@@ -66,6 +68,7 @@ impl Default for KafkaConfig {
             partitions: 4,
             batch_max_documents: 256,
             batch_max_ms: 200,
+            shutdown_grace_ms: 20_000,
             max_message_bytes: 2 << 20,
             client: Default::default(),
         }
@@ -91,11 +94,13 @@ pub struct StorageConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelConfig {
-    /// `all-minilm-l6-v2` (the local transformer) or `hashing` (model-free word hashing,
-    /// for tests and smoke runs).
+    /// `all-minilm-l6-v2` (the local transformer), `static` (the model2vec model distilled
+    /// from it) or `hashing` (model-free word hashing, for tests and smoke runs).
     pub embedder: String,
     /// Directory holding `model.safetensors`, `tokenizer.json` and `config.json`.
     pub dir: PathBuf,
+    /// Directory of the static model (`ragstream model distill` writes it).
+    pub static_dir: PathBuf,
     /// Texts per forward pass.
     pub batch_size: usize,
     /// Inputs longer than this many word pieces are truncated (the model was trained on 256).
@@ -143,6 +148,7 @@ impl Default for ModelConfig {
         ModelConfig {
             embedder: "all-minilm-l6-v2".into(),
             dir: PathBuf::from("~/.cache/ragstream/models/all-MiniLM-L6-v2"),
+            static_dir: PathBuf::from("~/.cache/ragstream/models/all-MiniLM-L6-v2-static"),
             batch_size: 32,
             max_sequence_tokens: 256,
             simulated_latency_ms: 0,
@@ -256,6 +262,7 @@ impl Config {
         let mut config: Config = check(&table, &source_name)?;
         config.storage.data_dir = expand_home(&config.storage.data_dir);
         config.model.dir = expand_home(&config.model.dir);
+        config.model.static_dir = expand_home(&config.model.static_dir);
         config.validate(&source_name)?;
         Ok(config)
     }
@@ -277,8 +284,11 @@ impl Config {
                 "must be below chunking.max_tokens",
             );
         }
-        if !["all-minilm-l6-v2", "hashing"].contains(&self.model.embedder.as_str()) {
-            return bad("model.embedder", "must be all-minilm-l6-v2 or hashing");
+        if !["all-minilm-l6-v2", "static", "hashing"].contains(&self.model.embedder.as_str()) {
+            return bad(
+                "model.embedder",
+                "must be all-minilm-l6-v2, static or hashing",
+            );
         }
         if self.model.batch_size == 0 {
             return bad("model.batch_size", "must be at least 1");

@@ -2,6 +2,7 @@
 //! versioned Lance datasets plus a tantivy keyword index; queries are answered with
 //! semantic, keyword or hybrid retrieval pinned to an `index_version`.
 
+pub mod bench;
 pub mod chunking;
 pub mod config;
 pub mod contracts;

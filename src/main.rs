@@ -12,7 +12,7 @@ use ragstream::config::Config;
 use ragstream::contracts::c000_retrieval_calls::{
     parse_request, render_error, render_response, RequestLimits,
 };
-use ragstream::embedding::{Embedder, HashingEmbedder, MiniLmEmbedder, Throttled};
+use ragstream::embedding::{Embedder, HashingEmbedder, MiniLmEmbedder, StaticEmbedder, Throttled};
 use ragstream::engine::{Engine, EngineError};
 use ragstream::model::IndexName;
 use ragstream::retrieval::SearchMethod;
@@ -73,6 +73,55 @@ enum Command {
     Eval {
         #[command(subcommand)]
         command: EvalCommand,
+    },
+    /// Embedding models.
+    Model {
+        #[command(subcommand)]
+        command: ModelCommand,
+    },
+    /// Performance benchmarks.
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ModelCommand {
+    /// Distil the static (model2vec) model from the all-MiniLM-L6-v2 files; deterministic.
+    Distill {
+        /// all-MiniLM-L6-v2 directory (default: model.dir).
+        #[arg(long)]
+        from: Option<PathBuf>,
+        /// Output directory (default: model.static_dir).
+        #[arg(long)]
+        to: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Start a scratch daemon (embedded broker) and measure ingest throughput, freshness
+    /// (produce → searchable) and query latency over HTTP and over the bus.
+    Pipeline {
+        /// Documents as BEIR corpus.jsonl.
+        #[arg(long, default_value = "../shared/data/scifact/corpus.jsonl")]
+        corpus: PathBuf,
+        /// Documents produced at once for the throughput figure.
+        #[arg(long, default_value_t = 300)]
+        documents: usize,
+        /// Documents produced at a steady rate for the freshness figure.
+        #[arg(long, default_value_t = 60)]
+        freshness_documents: usize,
+        /// Produce rate for the freshness figure, documents per second.
+        #[arg(long, default_value_t = 2.0)]
+        rate: f64,
+        /// Queries over HTTP and again over the bus.
+        #[arg(long, default_value_t = 100)]
+        queries: usize,
+        /// Also write the report as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
 }
 
@@ -184,6 +233,11 @@ fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, Failure> {
     };
     match config.model.embedder.as_str() {
         "hashing" => Ok(throttle(Arc::new(HashingEmbedder::new(384)))),
+        "static" => {
+            StaticEmbedder::load(&config.model.static_dir, config.model.max_sequence_tokens)
+                .map(|m| throttle(Arc::new(m)))
+                .map_err(failure)
+        }
         _ => MiniLmEmbedder::load(
             &config.model.dir,
             config.model.batch_size,
@@ -333,6 +387,81 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
             let stats = engine.stats(&name).await?;
             println!("{}", serde_json::to_string_pretty(&stats).expect("json"));
+        }
+        Command::Model {
+            command: ModelCommand::Distill { from, to },
+        } => {
+            let from = from.unwrap_or_else(|| config.model.dir.clone());
+            let to = to.unwrap_or_else(|| config.model.static_dir.clone());
+            let report = tokio::task::spawn_blocking(move || {
+                ragstream::embedding::distill::distill(&from, &to, None)
+            })
+            .await
+            .map_err(failure)?
+            .map_err(failure)?;
+            println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        }
+        Command::Bench {
+            command:
+                BenchCommand::Pipeline {
+                    corpus,
+                    documents,
+                    freshness_documents,
+                    rate,
+                    queries,
+                    json: out,
+                },
+        } => {
+            if !(rate > 0.0 && rate.is_finite()) {
+                return Err(usage("--rate must be a positive number"));
+            }
+            if documents == 0 || freshness_documents == 0 || queries == 0 {
+                return Err(usage(
+                    "--documents, --freshness-documents and --queries must be at least 1",
+                ));
+            }
+            let options = ragstream::bench::pipeline::PipelineBenchOptions {
+                corpus,
+                documents,
+                freshness_documents,
+                rate_per_second: rate,
+                queries,
+            };
+            let report =
+                ragstream::bench::pipeline::run(config.clone(), load_embedder(&config)?, &options)
+                    .await
+                    .map_err(failure)?;
+            println!(
+                "embedder {} · batches of {} documents or {} ms",
+                report.embedder, report.batch_max_documents, report.batch_max_ms
+            );
+            println!(
+                "ingest: {} documents, {} chunks in {:.1} s: {:.2} documents/s, {:.2} chunks/s",
+                report.documents,
+                report.chunks,
+                report.ingest_seconds,
+                report.documents_per_second,
+                report.chunks_per_second
+            );
+            let line = |what: &str, l: &ragstream::bench::pipeline::Latency| {
+                println!(
+                    "{what:<34} n={:<4} p50 {:>8.1} ms  p99 {:>8.1} ms  max {:>8.1} ms",
+                    l.count, l.p50_ms, l.p99_ms, l.max_ms
+                )
+            };
+            line(
+                &format!(
+                    "freshness at {} documents/s",
+                    report.freshness_rate_per_second
+                ),
+                &report.freshness,
+            );
+            line("query over HTTP (hybrid, top 10)", &report.http_query);
+            line("query over the bus (hybrid, top 10)", &report.bus_query);
+            if let Some(path) = out {
+                std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json"))
+                    .map_err(|e| failure(format!("{}: {e}", path.display())))?;
+            }
         }
         Command::Eval {
             command:

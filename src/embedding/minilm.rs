@@ -86,7 +86,6 @@ impl MiniLmEmbedder {
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let inference = |e: candle_core::Error| EmbedError::Inference(e.to_string());
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
@@ -96,21 +95,50 @@ impl MiniLmEmbedder {
         let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
             encodings.iter().flat_map(|e| f(e).to_vec()).collect()
         };
-        let ids = Tensor::from_vec(flat(&|e| e.get_ids()), (rows, width), &Device::Cpu)
-            .map_err(inference)?;
-        let type_ids = Tensor::from_vec(flat(&|e| e.get_type_ids()), (rows, width), &Device::Cpu)
-            .map_err(inference)?;
-        let mask = Tensor::from_vec(
+        let mut vectors = self.mean_pooled(
+            flat(&|e| e.get_ids()),
+            flat(&|e| e.get_type_ids()),
             flat(&|e| e.get_attention_mask()),
             (rows, width),
-            &Device::Cpu,
-        )
-        .map_err(inference)?;
+        )?;
+        vectors.iter_mut().for_each(|v| l2_normalize(v));
+        Ok(vectors)
+    }
+
+    /// The model's output for `[CLS] token [SEP]`, mean-pooled and not normalised, for each
+    /// vocabulary id: the raw material of a static model (see `embedding::distill`).
+    pub fn token_vectors(&self, ids: &[u32]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let special = |t: &str| {
+            self.tokenizer
+                .token_to_id(t)
+                .ok_or_else(|| EmbedError::Tokenizer(format!("the vocabulary has no {t}")))
+        };
+        let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
+        let mut out = Vec::with_capacity(ids.len());
+        for batch in ids.chunks(self.batch_size) {
+            let rows = batch.len();
+            let seq: Vec<u32> = batch.iter().flat_map(|&t| [cls, t, sep]).collect();
+            out.extend(self.mean_pooled(seq, vec![0; rows * 3], vec![1; rows * 3], (rows, 3))?);
+        }
+        Ok(out)
+    }
+
+    /// Forward pass and mean pooling over the attention mask.
+    fn mean_pooled(
+        &self,
+        ids: Vec<u32>,
+        type_ids: Vec<u32>,
+        mask: Vec<u32>,
+        shape: (usize, usize),
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let inference = |e: candle_core::Error| EmbedError::Inference(e.to_string());
+        let ids = Tensor::from_vec(ids, shape, &Device::Cpu).map_err(inference)?;
+        let type_ids = Tensor::from_vec(type_ids, shape, &Device::Cpu).map_err(inference)?;
+        let mask = Tensor::from_vec(mask, shape, &Device::Cpu).map_err(inference)?;
         let hidden = self
             .model
             .forward(&ids, &type_ids, Some(&mask))
             .map_err(inference)?;
-        // Mean pooling over real tokens only.
         let mask_f = mask
             .to_dtype(DType::F32)
             .and_then(|m| m.unsqueeze(2))
@@ -121,9 +149,12 @@ impl MiniLmEmbedder {
             .map_err(inference)?;
         let counts = mask_f.sum(1).map_err(inference)?;
         let pooled = summed.broadcast_div(&counts).map_err(inference)?;
-        let mut vectors: Vec<Vec<f32>> = pooled.to_vec2().map_err(inference)?;
-        vectors.iter_mut().for_each(|v| l2_normalize(v));
-        Ok(vectors)
+        pooled.to_vec2().map_err(inference)
+    }
+
+    /// Vocabulary size (special tokens included).
+    pub fn vocab_size(&self) -> usize {
+        self.tokenizer.get_vocab_size(true)
     }
 }
 

@@ -1,11 +1,14 @@
 //! Embedders turn chunk and query texts into vectors.
 
+pub mod distill;
 mod hashing;
 mod minilm;
+mod static_model;
 mod throttled;
 
 pub use hashing::HashingEmbedder;
 pub use minilm::MiniLmEmbedder;
+pub use static_model::{StaticEmbedder, STATIC_MODEL_ID};
 pub use throttled::Throttled;
 
 /// Why embedding failed.

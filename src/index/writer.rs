@@ -51,15 +51,45 @@ impl WritePlan {
         self.documents.is_empty()
     }
 
-    /// Embeds the rows' search text (title and chunk text).
+    /// Embeds the search text (title and chunk text) of the rows that have no vector yet.
     pub fn embed(&mut self, embedder: &dyn Embedder) -> Result<(), EmbedError> {
-        let texts: Vec<String> = self.rows.iter().map(ChunkRow::search_text).collect();
+        let missing: Vec<usize> = (0..self.rows.len())
+            .filter(|i| self.rows[*i].vector.is_none())
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let texts: Vec<String> = missing
+            .iter()
+            .map(|i| self.rows[*i].search_text())
+            .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = embedder.embed(&refs)?;
-        for (row, v) in self.rows.iter_mut().zip(vectors) {
-            row.vector = Some(v);
+        for (i, v) in missing.into_iter().zip(vectors) {
+            self.rows[i].vector = Some(v);
         }
         Ok(())
+    }
+
+    /// Takes vectors from rows embedded earlier (same chunk id and search text), so that a
+    /// plan re-made against a newer version embeds nothing twice. Returns the rows still
+    /// without a vector.
+    pub fn reuse_vectors(&mut self, embedded: Vec<ChunkRow>) -> usize {
+        let mut by_key: HashMap<(String, String), Vec<f32>> = embedded
+            .into_iter()
+            .filter_map(|r| {
+                let key = (r.chunk_id.clone(), r.search_text());
+                r.vector.map(|v| (key, v))
+            })
+            .collect();
+        let mut missing = 0;
+        for row in &mut self.rows {
+            if row.vector.is_none() {
+                row.vector = by_key.remove(&(row.chunk_id.clone(), row.search_text()));
+                missing += usize::from(row.vector.is_none());
+            }
+        }
+        missing
     }
 }
 
@@ -221,4 +251,60 @@ pub fn diff(before: &[ChunkRow], after: Vec<ChunkRow>) -> (Vec<String>, Vec<Chun
         }
     }
     (removed, added)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embedding::HashingEmbedder;
+    use crate::model::{Chunk, ChunkId, Offsets};
+
+    fn row(id: &str, title: &str, text: &str) -> ChunkRow {
+        let doc = Document {
+            id: "d".into(),
+            title: Some(title.into()),
+            text: Some(text.into()),
+            ..Default::default()
+        };
+        let chunk = Chunk {
+            chunk_id: ChunkId(id.into()),
+            document_id: "d".into(),
+            chunk_index: 0,
+            text: text.into(),
+            section_path: vec![],
+            page_number: None,
+            offsets: Offsets { start: 0, end: 1 },
+        };
+        ChunkRow::new("kb", &doc, "h", chunk)
+    }
+
+    #[test]
+    fn a_replanned_batch_reuses_vectors_by_chunk_id_and_text_and_embeds_only_the_rest() {
+        let mut earlier = vec![row("a", "T", "alpha"), row("b", "T", "beta")];
+        for (r, v) in earlier.iter_mut().zip([vec![1.0, 0.0], vec![0.0, 1.0]]) {
+            r.vector = Some(v);
+        }
+        let mut plan = WritePlan {
+            // "b" now has another title: its search text changed, its old vector is stale.
+            rows: vec![
+                row("a", "T", "alpha"),
+                row("b", "U", "beta"),
+                row("c", "T", "gamma"),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(plan.reuse_vectors(earlier), 2);
+        assert_eq!(plan.rows[0].vector, Some(vec![1.0, 0.0]));
+        assert_eq!(plan.rows[1].vector, None);
+        let embedder = HashingEmbedder::new(8);
+        plan.embed(&embedder).unwrap();
+        assert_eq!(
+            plan.rows[0].vector,
+            Some(vec![1.0, 0.0]),
+            "kept, not re-embedded"
+        );
+        let fresh = embedder.embed(&["U\nbeta", "T\ngamma"]).unwrap();
+        assert_eq!(plan.rows[1].vector.as_ref(), Some(&fresh[0]));
+        assert_eq!(plan.rows[2].vector.as_ref(), Some(&fresh[1]));
+    }
 }

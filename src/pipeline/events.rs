@@ -22,6 +22,25 @@ pub struct DocumentEvent {
     pub op: DocumentOp,
 }
 
+impl DocumentEvent {
+    /// The message key: `INDEX/DOCUMENT_ID` (one document's events share a partition).
+    pub fn key(&self) -> String {
+        crate::transport::kafka::document_key(self.index.as_str(), self.op.document_id())
+    }
+
+    /// The wire form [`parse_event`] reads.
+    pub fn to_json(&self) -> Value {
+        match &self.op {
+            DocumentOp::Upsert(d) => serde_json::json!({"schema_version": SCHEMA_VERSION,
+                "op": "upsert", "index": self.index.as_str(), "document": d}),
+            DocumentOp::Delete { document_id } => {
+                serde_json::json!({"schema_version": SCHEMA_VERSION,
+                "op": "delete", "index": self.index.as_str(), "document_id": document_id})
+            }
+        }
+    }
+}
+
 /// Why a message cannot be applied; it goes to the dead-letter topic with this reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PoisonReason {

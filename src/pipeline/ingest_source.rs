@@ -1,10 +1,9 @@
 //! IngestSource: consumes the documents topic without auto-commit, starting every assigned
 //! partition at the checkpoint stored in the indexes, sends poison messages to the DLQ and
-//! hands batches to the IndexWriter. The channel to the writer is bounded, so a slow writer
-//! stops consumption: the backlog waits in Kafka, not in memory.
+//! hands batches to the Chunker. When the Chunker's mailbox is full the assigned partitions
+//! are paused: the backlog waits in Kafka, not in memory.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, StreamConsumer};
@@ -12,20 +11,19 @@ use rdkafka::message::OwnedMessage;
 use rdkafka::topic_partition_list::TopicPartitionList;
 use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{ClientContext, Message, Offset};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
+use super::actor::{ActorError, Mailbox};
+use super::assignment::Assignment;
 use super::events::parse_event;
 use super::{partition_key, Batch, SourcedEvent};
 use crate::model::DocumentLimits;
 use crate::transport::dead_letters::{DeadLetters, Origin};
 
-/// Next offsets to read per `"topic:partition"`, shared with the IndexWriter, which advances
-/// them after each commit. Partitions without an entry start at the beginning.
-pub type Positions = Arc<Mutex<HashMap<String, i64>>>;
-
-/// Seeks newly assigned partitions to the stored checkpoint instead of the group offsets.
+/// Seeks newly assigned partitions to the stored checkpoint instead of the group offsets, and
+/// fences revoked ones (see [`Assignment`]).
 pub struct CheckpointContext {
-    pub positions: Positions,
+    pub assignment: Arc<Assignment>,
 }
 
 impl ClientContext for CheckpointContext {}
@@ -37,15 +35,19 @@ impl ConsumerContext for CheckpointContext {
         err: RDKafkaRespErr,
         tpl: &mut TopicPartitionList,
     ) {
+        let keys: Vec<String> = tpl
+            .elements()
+            .iter()
+            .map(|e| partition_key(e.topic(), e.partition()))
+            .collect();
         match err {
             RDKafkaRespErr::RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS => {
-                let positions = self.positions.lock().expect("positions lock").clone();
                 let mut seeded = TopicPartitionList::new();
-                for elem in tpl.elements() {
-                    let key = partition_key(elem.topic(), elem.partition());
-                    let offset = positions
-                        .get(&key)
-                        .map_or(Offset::Beginning, |o| Offset::Offset(*o));
+                for (elem, key) in tpl.elements().iter().zip(&keys) {
+                    let offset = self
+                        .assignment
+                        .assign(key)
+                        .map_or(Offset::Beginning, Offset::Offset);
                     tracing::info!(partition = %key, ?offset, "assigned; resuming at checkpoint");
                     let _ = seeded.add_partition_offset(elem.topic(), elem.partition(), offset);
                 }
@@ -54,7 +56,17 @@ impl ConsumerContext for CheckpointContext {
                 }
             }
             _ => {
-                tracing::info!("partitions revoked");
+                tracing::info!(partitions = ?keys, "revoked; waiting for a commit in progress");
+                // The wait blocks this thread; on a multi-threaded runtime, tell tokio so it
+                // moves other tasks (the writer finishing its commit) elsewhere.
+                let on_worker = tokio::runtime::Handle::try_current().is_ok_and(|h| {
+                    h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+                });
+                if on_worker {
+                    tokio::task::block_in_place(|| self.assignment.revoke(&keys));
+                } else {
+                    self.assignment.revoke(&keys);
+                }
                 if let Err(e) = consumer.unassign() {
                     tracing::error!(error = %e, "unassigning partitions failed");
                 }
@@ -70,124 +82,142 @@ pub struct IngestSourceSettings {
     pub limits: DocumentLimits,
 }
 
-/// Runs until `shutdown` turns true; the batch in progress is handed over before returning.
-pub async fn run(
-    consumer: Arc<StreamConsumer<CheckpointContext>>,
-    settings: IngestSourceSettings,
-    dead_letters: DeadLetters,
-    to_writer: mpsc::Sender<Batch>,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    let mut batch = Batch::default();
-    let mut deadline: Option<tokio::time::Instant> = None;
-    loop {
-        let flush_at =
-            deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
-        let full = tokio::select! {
-            _ = shutdown.changed() => break,
-            _ = tokio::time::sleep_until(flush_at), if deadline.is_some() => true,
-            received = consumer.recv() => {
-                match received {
-                    Ok(m) => accept(&mut batch, &m.detach(), &settings, &dead_letters).await,
-                    Err(e) => tracing::warn!(error = %e, "kafka receive error"),
+pub struct IngestSource {
+    pub consumer: Arc<StreamConsumer<CheckpointContext>>,
+    pub settings: IngestSourceSettings,
+    pub dead_letters: DeadLetters,
+    pub assignment: Arc<Assignment>,
+    pub next: Mailbox<Batch>,
+}
+
+impl IngestSource {
+    pub const NAME: &'static str = "ingest-source";
+
+    /// Runs until `shutdown` turns true, then hands over the batch in progress.
+    pub async fn run(self, mut shutdown: watch::Receiver<bool>) -> Result<(), ActorError> {
+        let mut batch = Batch::default();
+        let mut deadline: Option<tokio::time::Instant> = None;
+        loop {
+            let flush_at =
+                deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
+            let full = tokio::select! {
+                _ = shutdown.changed() => break,
+                _ = tokio::time::sleep_until(flush_at), if deadline.is_some() => true,
+                received = self.consumer.recv() => {
+                    match received {
+                        Ok(m) => self.accept(&mut batch, &m.detach()).await,
+                        Err(e) => tracing::warn!(error = %e, "kafka receive error"),
+                    }
+                    if batch.is_empty() {
+                        deadline = None;
+                    } else {
+                        deadline.get_or_insert_with(|| tokio::time::Instant::now() + self.settings.batch_max);
+                    }
+                    batch.events.len() >= self.settings.batch_max_documents
                 }
-                deadline.get_or_insert_with(|| tokio::time::Instant::now() + settings.batch_max);
-                batch.events.len() >= settings.batch_max_documents
-            }
-        };
-        if full {
-            let Some(carried) = hand_over(&consumer, &to_writer, std::mem::take(&mut batch)).await
-            else {
-                return;
             };
-            deadline = None;
-            for m in &carried {
-                accept(&mut batch, m, &settings, &dead_letters).await;
-                deadline.get_or_insert_with(|| tokio::time::Instant::now() + settings.batch_max);
-            }
-        }
-    }
-    if !batch.is_empty() {
-        let _ = to_writer.send(batch).await;
-    }
-}
-
-/// Adds a valid event to the batch, or sends a poison message to the DLQ; either way the
-/// partition's next offset advances past it.
-async fn accept(
-    batch: &mut Batch,
-    msg: &OwnedMessage,
-    settings: &IngestSourceSettings,
-    dead_letters: &DeadLetters,
-) {
-    let origin = Origin {
-        topic: msg.topic().to_string(),
-        partition: msg.partition(),
-        offset: msg.offset(),
-    };
-    batch.next_offsets.insert(
-        partition_key(&origin.topic, origin.partition),
-        origin.offset + 1,
-    );
-    match parse_event(msg.payload(), settings.max_message_bytes, &settings.limits) {
-        Ok(event) => batch.events.push(SourcedEvent {
-            event,
-            topic: origin.topic,
-            partition: origin.partition,
-            offset: origin.offset,
-        }),
-        Err(reason) => {
-            dead_letters
-                .send(
-                    &origin,
-                    msg.key(),
-                    msg.payload(),
-                    reason.code(),
-                    &reason.to_string(),
-                )
-                .await;
-        }
-    }
-}
-
-/// Hands a batch to the writer. While the writer is busy, the assigned partitions are paused
-/// (the backlog stays in Kafka, memory stays flat) and the consumer keeps being polled so that
-/// rebalances go on; paused partitions deliver nothing, except messages fetched just before
-/// the pause, which are returned to be put in the next batch. `None`: the writer has gone.
-async fn hand_over(
-    consumer: &StreamConsumer<CheckpointContext>,
-    to_writer: &mpsc::Sender<Batch>,
-    batch: Batch,
-) -> Option<Vec<OwnedMessage>> {
-    let mut carried = Vec::new();
-    let permit = match to_writer.try_reserve() {
-        Ok(p) => p,
-        Err(mpsc::error::TrySendError::Closed(_)) => return None,
-        Err(mpsc::error::TrySendError::Full(_)) => {
-            let paused = consumer.assignment().ok();
-            if let Some(tpl) = &paused {
-                if let Err(e) = consumer.pause(tpl) {
-                    tracing::warn!(error = %e, "pausing partitions failed");
+            if full && !batch.is_empty() {
+                let carried = self.hand_over(std::mem::take(&mut batch)).await?;
+                deadline = None;
+                for m in &carried {
+                    self.accept(&mut batch, m).await;
                 }
+                if !batch.is_empty() {
+                    deadline = Some(tokio::time::Instant::now() + self.settings.batch_max);
+                }
+            } else if full {
+                deadline = None;
             }
-            let permit = loop {
-                tokio::select! {
-                    permit = to_writer.reserve() => break permit.ok()?,
-                    polled = consumer.recv() => {
-                        if let Ok(m) = polled {
-                            carried.push(m.detach());
-                        }
+        }
+        batch.purge(&self.assignment.take_revoked());
+        if !batch.is_empty() {
+            self.next
+                .send(batch)
+                .await
+                .map_err(|_| ActorError::Downstream { actor: Self::NAME })?;
+        }
+        Ok(())
+    }
+
+    /// Adds a valid event to the batch, or sends a poison message to the DLQ; either way the
+    /// partition's next offset advances past it. A message of a partition no longer assigned
+    /// is left to its new owner.
+    async fn accept(&self, batch: &mut Batch, msg: &OwnedMessage) {
+        batch.purge(&self.assignment.take_revoked());
+        let origin = Origin {
+            topic: msg.topic().to_string(),
+            partition: msg.partition(),
+            offset: msg.offset(),
+        };
+        let key = partition_key(&origin.topic, origin.partition);
+        let Some(epoch) = self.assignment.epoch(&key) else {
+            return;
+        };
+        batch.epochs.entry(key.clone()).or_insert(epoch);
+        batch.next_offsets.insert(key, origin.offset + 1);
+        match parse_event(
+            msg.payload(),
+            self.settings.max_message_bytes,
+            &self.settings.limits,
+        ) {
+            Ok(event) => batch.events.push(SourcedEvent {
+                event,
+                topic: origin.topic,
+                partition: origin.partition,
+                offset: origin.offset,
+            }),
+            Err(reason) => {
+                self.dead_letters
+                    .send(
+                        &origin,
+                        msg.key(),
+                        msg.payload(),
+                        reason.code(),
+                        &reason.to_string(),
+                    )
+                    .await;
+            }
+        }
+    }
+
+    /// Hands a batch on. While the next mailbox is full, the assigned partitions are paused
+    /// (the backlog stays in Kafka, memory stays flat) and the consumer keeps being polled so
+    /// that rebalances go on; paused partitions deliver nothing, except messages fetched just
+    /// before the pause, which are returned to start the next batch.
+    async fn hand_over(&self, mut batch: Batch) -> Result<Vec<OwnedMessage>, ActorError> {
+        let gone = || ActorError::Downstream { actor: Self::NAME };
+        let mut carried = Vec::new();
+        batch.purge(&self.assignment.take_revoked());
+        let Some(batch) = self.next.try_send(batch).map_err(|_| gone())? else {
+            return Ok(carried);
+        };
+        let paused = self.consumer.assignment().ok();
+        if let Some(tpl) = &paused {
+            if let Err(e) = self.consumer.pause(tpl) {
+                tracing::warn!(error = %e, "pausing partitions failed");
+            }
+        }
+        let permit = loop {
+            tokio::select! {
+                permit = self.next.reserve() => break permit.map_err(|_| gone())?,
+                polled = self.consumer.recv() => {
+                    if let Ok(m) = polled {
+                        carried.push(m.detach());
                     }
                 }
-            };
-            if let Some(tpl) = &paused {
-                if let Err(e) = consumer.resume(tpl) {
-                    tracing::warn!(error = %e, "resuming partitions failed");
-                }
             }
-            permit
+        };
+        let revoked = self.assignment.take_revoked();
+        let mut batch = batch;
+        batch.purge(&revoked);
+        carried.retain(|m| !revoked.contains(&partition_key(m.topic(), m.partition())));
+        permit.send(batch);
+        // Resume what is assigned now (a rebalance during the pause may have changed it).
+        if let Ok(tpl) = self.consumer.assignment() {
+            if let Err(e) = self.consumer.resume(&tpl) {
+                tracing::warn!(error = %e, "resuming partitions failed");
+            }
         }
-    };
-    permit.send(batch);
-    Some(carried)
+        Ok(carried)
+    }
 }

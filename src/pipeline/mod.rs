@@ -1,15 +1,35 @@
-//! The streaming pipeline: Kafka → IngestSource → IndexWriter (chunk, embed, commit), and the
-//! QueryHandler answering requests from the bus. Stages are tasks that own their state and
-//! pass typed messages over bounded channels; the retrieval logic stays in the library.
+//! The streaming pipeline and the messages its actors pass:
+//!
+//! ```text
+//! Kafka documents ─► IngestSource ─Batch─► Chunker ─PlannedBatch─► EmbedderClient ─PlannedBatch─► IndexWriter
+//!                    (no auto-commit,      (skip committed,        (vectors for          (fence, re-plan on the
+//!                     DLQ, pause)           plan, chunk)            new chunks)           newest version, commit
+//!                                                                                          with the checkpoint)
+//! Kafka queries ───► QueryHandler ─► reply topic
+//! ```
+//!
+//! Every arrow is a bounded mailbox, so a slow stage stops the source, which pauses its Kafka
+//! partitions: the backlog waits in Kafka. The ingest actors are supervised as one unit
+//! ([`ingest_pipeline`]); retrieval logic stays in the library.
 
+pub mod actor;
+pub mod assignment;
+pub mod checkpoints;
+pub mod chunker;
+pub mod embedder_client;
 pub mod events;
 pub mod index_writer;
+pub mod ingest_pipeline;
 pub mod ingest_source;
 pub mod query_handler;
+pub mod supervisor;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use events::DocumentEvent;
+
+use crate::index::ChunkRow;
+use crate::model::IndexName;
 
 /// A valid event and where it was read.
 #[derive(Debug, Clone)]
@@ -25,16 +45,43 @@ pub fn partition_key(topic: &str, partition: i32) -> String {
     format!("{topic}:{partition}")
 }
 
-/// What IngestSource hands to IndexWriter: events in offset order, and for every partition the
-/// batch touched (poison messages included) the next offset to read once it is committed.
+/// IngestSource → Chunker: events in offset order; for every partition the batch touched
+/// (poison messages included) the next offset to read once it is committed, and the epoch of
+/// the assignment it was read under.
 #[derive(Debug, Clone, Default)]
 pub struct Batch {
     pub events: Vec<SourcedEvent>,
     pub next_offsets: BTreeMap<String, i64>,
+    pub epochs: BTreeMap<String, u64>,
 }
 
 impl Batch {
     pub fn is_empty(&self) -> bool {
         self.next_offsets.is_empty()
     }
+
+    /// Forgets the events of partitions this daemon no longer owns.
+    pub fn purge(&mut self, revoked: &BTreeSet<String>) {
+        self.events
+            .retain(|e| !revoked.contains(&partition_key(&e.topic, e.partition)));
+        self.next_offsets.retain(|k, _| !revoked.contains(k));
+        self.epochs.retain(|k, _| !revoked.contains(k));
+    }
+}
+
+/// The work for one index: its events not yet committed, and the chunk rows of the documents
+/// they change (vectors filled in by the EmbedderClient).
+#[derive(Debug, Clone)]
+pub struct IndexWork {
+    pub index: IndexName,
+    pub events: Vec<SourcedEvent>,
+    pub rows: Vec<ChunkRow>,
+}
+
+/// Chunker → EmbedderClient → IndexWriter.
+#[derive(Debug, Clone, Default)]
+pub struct PlannedBatch {
+    pub work: Vec<IndexWork>,
+    pub next_offsets: BTreeMap<String, i64>,
+    pub epochs: BTreeMap<String, u64>,
 }

@@ -16,21 +16,25 @@ use std::time::Duration;
 use actix_web::dev::ServerHandle;
 use actix_web::http::StatusCode;
 use actix_web::{web, App, HttpResponse, HttpServer};
+use futures::StreamExt;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use serde_json::{json, Value};
 
 use crate::contracts::c000_retrieval_calls::error_code;
 use crate::engine::{Engine, EngineError};
+use crate::index::DocumentOp;
 use crate::model::{Document, IndexName};
-use crate::pipeline::events::SCHEMA_VERSION;
+use crate::pipeline::events::DocumentEvent;
 use crate::pipeline::query_handler::answer;
-use crate::transport::kafka::document_key;
+use crate::pipeline::supervisor::RestartReport;
 
 pub struct HttpState {
     pub engine: Arc<Engine>,
     pub producer: FutureProducer,
     pub documents_topic: String,
     pub ready: Arc<AtomicBool>,
+    pub pipeline: Arc<RestartReport>,
+    pub max_body_bytes: usize,
 }
 
 fn error(status: StatusCode, code: &str, message: &str, field: Option<&str>) -> HttpResponse {
@@ -68,7 +72,36 @@ fn parse_index(name: &str) -> Result<IndexName, Box<HttpResponse>> {
     })
 }
 
-async fn retrieve(state: web::Data<HttpState>, body: web::Bytes) -> HttpResponse {
+/// Reads a request body up to the configured limit; over it, a JSON 413 naming the limit.
+async fn read_body(mut payload: web::Payload, limit: usize) -> Result<web::BytesMut, HttpResponse> {
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| {
+            error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &format!("cannot read the body: {e}"),
+                Some("body"),
+            )
+        })?;
+        if body.len() + chunk.len() > limit {
+            return Err(error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                &format!("the body is over the limit of {limit} bytes (http.max_body_bytes)"),
+                Some("body"),
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+async fn retrieve(state: web::Data<HttpState>, payload: web::Payload) -> HttpResponse {
+    let body = match read_body(payload, state.max_body_bytes).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
     let reply = answer(&state.engine, &body).await;
     let status = reply["error"]["code"]
         .as_str()
@@ -79,11 +112,15 @@ async fn retrieve(state: web::Data<HttpState>, body: web::Bytes) -> HttpResponse
 async fn ingest(
     state: web::Data<HttpState>,
     path: web::Path<String>,
-    body: web::Bytes,
+    payload: web::Payload,
 ) -> HttpResponse {
     let index = match parse_index(&path) {
         Ok(i) => i,
         Err(response) => return *response,
+    };
+    let body = match read_body(payload, state.max_body_bytes).await {
+        Ok(b) => b,
+        Err(response) => return response,
     };
     let value: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
@@ -113,7 +150,7 @@ async fn ingest(
         );
     }
     let limits = state.engine.config().limits.document();
-    let mut events: Vec<(String, Value)> = Vec::new();
+    let mut events: Vec<DocumentEvent> = Vec::new();
     for (i, d) in obj
         .get("documents")
         .and_then(Value::as_array)
@@ -140,10 +177,10 @@ async fn ingest(
                 Some(&format!("documents[{i}].{}", e.field)),
             );
         }
-        events.push((
-            document_key(index.as_str(), &doc.id),
-            json!({"schema_version": SCHEMA_VERSION, "op": "upsert", "index": index.as_str(), "document": doc}),
-        ));
+        events.push(DocumentEvent {
+            index: index.clone(),
+            op: DocumentOp::Upsert(doc),
+        });
     }
     for (i, id) in obj
         .get("deletes")
@@ -160,10 +197,12 @@ async fn ingest(
                 Some(&format!("deletes[{i}]")),
             );
         };
-        events.push((
-            document_key(index.as_str(), id),
-            json!({"schema_version": SCHEMA_VERSION, "op": "delete", "index": index.as_str(), "document_id": id}),
-        ));
+        events.push(DocumentEvent {
+            index: index.clone(),
+            op: DocumentOp::Delete {
+                document_id: id.to_string(),
+            },
+        });
     }
     if events.is_empty() {
         return error(
@@ -174,8 +213,8 @@ async fn ingest(
         );
     }
     let mut offsets = Vec::new();
-    for (key, event) in &events {
-        let payload = event.to_string();
+    for event in &events {
+        let (key, payload) = (event.key(), event.to_json().to_string());
         let record = FutureRecord::to(&state.documents_topic)
             .key(key.as_str())
             .payload(&payload);
@@ -210,8 +249,15 @@ async fn stats(state: web::Data<HttpState>, path: web::Path<String>) -> HttpResp
     }
 }
 
-async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().json(json!({"status": "ok"}))
+/// Alive; reports the ingest pipeline's supervised restarts.
+async fn healthz(state: web::Data<HttpState>) -> HttpResponse {
+    HttpResponse::Ok().json(json!({
+        "status": "ok",
+        "pipeline": {
+            "restarts": state.pipeline.restarts(),
+            "last_failure": state.pipeline.last_failure(),
+        }
+    }))
 }
 
 async fn readyz(state: web::Data<HttpState>) -> HttpResponse {
@@ -233,16 +279,11 @@ async fn not_found() -> HttpResponse {
 
 /// Binds and starts the server on the current tokio runtime; returns the bound address and
 /// a handle for graceful shutdown.
-pub fn start(
-    state: HttpState,
-    bind: &str,
-    max_body_bytes: usize,
-) -> std::io::Result<(SocketAddr, ServerHandle)> {
+pub fn start(state: HttpState, bind: &str) -> std::io::Result<(SocketAddr, ServerHandle)> {
     let state = web::Data::new(state);
     let server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())
-            .app_data(web::PayloadConfig::new(max_body_bytes))
             .route("/v1/retrieve", web::post().to(retrieve))
             .route("/v1/indexes/{index}/documents", web::post().to(ingest))
             .route("/v1/indexes/{index}/stats", web::get().to(stats))

@@ -22,6 +22,10 @@ impl Drop for Daemon {
 }
 
 fn start_daemon() -> Daemon {
+    start_daemon_with(&[])
+}
+
+fn start_daemon_with(env: &[(&str, &str)]) -> Daemon {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_ragstream"))
         .arg("serve")
@@ -31,6 +35,7 @@ fn start_daemon() -> Daemon {
         .env("RAGSTREAM_KAFKA_MAX_MESSAGE_BYTES", "4096")
         .env("RAGSTREAM_KAFKA_PARTITIONS", "2")
         .env_remove("RAGSTREAM_FAILPOINT")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -278,4 +283,47 @@ fn sigterm_drains_and_exits_zero() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn a_panicking_stage_is_restarted_by_the_supervisor_and_nothing_is_lost() {
+    let d = start_daemon_with(&[
+        ("RAGSTREAM_FAILPOINT", "index-writer-panic-once"),
+        ("RAGSTREAM_HTTP_MAX_BODY_BYTES", "65536"),
+    ]);
+    let docs: Vec<String> = (0..40)
+        .map(|i| {
+            upsert(
+                &format!("d{i}"),
+                &format!("document number {i} about supervision"),
+            )
+        })
+        .collect();
+    kcat_produce(&d.bootstrap, "ragstream.documents", &[], &docs);
+    let stats_url = format!("{}/v1/indexes/kb/stats", d.http);
+    wait_for("all documents indexed after the restart", || {
+        curl(&[&stats_url]).1["documents"] == 40
+    });
+    let (status, health) = curl(&[&format!("{}/healthz", d.http)]);
+    assert_eq!(status, 200);
+    assert_eq!(health["pipeline"]["restarts"], 1, "{health}");
+    let failure = health["pipeline"]["last_failure"].as_str().unwrap();
+    assert!(failure.contains("index-writer panicked"), "{failure}");
+    let (_, stats) = curl(&[&stats_url]);
+    assert_eq!(stats["chunks"], 40, "each document once: {stats}");
+
+    // Bodies over http.max_body_bytes get a JSON 413 that names the limit.
+    let big = json!({"index": "kb", "query": "x".repeat(70_000)}).to_string();
+    let (status, body) = curl(&[
+        "-X",
+        "POST",
+        "-H",
+        "content-type: application/json",
+        "--data-binary",
+        &big,
+        &format!("{}/v1/retrieve", d.http),
+    ]);
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(body["error"]["code"], "body_too_large");
+    assert_eq!(body["error"]["field"], "body");
 }

@@ -77,3 +77,58 @@ fn a_corrupt_model_file_is_rejected_naming_the_path() {
         "{err}"
     );
 }
+
+fn static_dir() -> std::path::PathBuf {
+    ragstream::config::Config::load_from(None, Vec::new())
+        .unwrap()
+        .model
+        .static_dir
+}
+
+#[test]
+fn distillation_is_deterministic() {
+    // Two runs over the first 600 vocabulary rows give the same bytes (the full vocabulary is
+    // distilled once by scripts/setup; its sha256 is recorded in distill.json).
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let ra = ragstream::embedding::distill::distill(&model_dir(), a.path(), Some(600)).unwrap();
+    let rb = ragstream::embedding::distill::distill(&model_dir(), b.path(), Some(600)).unwrap();
+    assert_eq!((ra.vocabulary, ra.dimensions), (600, 384));
+    assert_eq!(ra.sha256, rb.sha256);
+    assert_eq!(
+        std::fs::read(a.path().join("model.safetensors")).unwrap(),
+        std::fs::read(b.path().join("model.safetensors")).unwrap()
+    );
+}
+
+#[test]
+fn the_static_model_ranks_related_text_first_and_is_deterministic() {
+    use ragstream::embedding::StaticEmbedder;
+    let m = StaticEmbedder::load(&static_dir(), 256).expect("run scripts/setup to distil it");
+    assert_eq!(m.dimensions(), 384);
+    assert_eq!(m.id(), "all-minilm-l6-v2-static");
+    let texts = [
+        "How do I lubricate the pump bearings?",
+        "Grease the bearings of the pump every 500 hours of operation.",
+        "The Apollo 11 mission landed the first humans on the Moon in 1969.",
+    ];
+    let v = m.embed(&texts).unwrap();
+    assert_eq!(v, m.embed(&texts).unwrap(), "same input, same bits");
+    for x in &v {
+        assert!((dot(x, x) - 1.0).abs() < 1e-4);
+    }
+    assert!(
+        dot(&v[0], &v[1]) > dot(&v[0], &v[2]) + 0.1,
+        "pump question closer to the pump answer: {} vs {}",
+        dot(&v[0], &v[1]),
+        dot(&v[0], &v[2])
+    );
+    let missing = StaticEmbedder::load(std::path::Path::new("/nonexistent/static"), 256);
+    let err = missing
+        .err()
+        .expect("a missing model is an error")
+        .to_string();
+    assert!(
+        err.contains("/nonexistent/static") && err.contains("distill"),
+        "{err}"
+    );
+}

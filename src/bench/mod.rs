@@ -1,0 +1,4 @@
+//! Benchmarks run from the command line (`ragstream bench …`); results go to BENCHMARKS.md
+//! with the command that produced them.
+
+pub mod pipeline;

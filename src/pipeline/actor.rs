@@ -1,0 +1,220 @@
+//! A minimal actor runtime on tokio: an actor owns its state, receives typed messages from a
+//! bounded mailbox one at a time, and passes typed messages on through the mailboxes of the
+//! next stage. A full mailbox makes the sender wait, which is how backpressure travels up the
+//! pipeline to the Kafka consumer.
+//!
+//! Why not actix: actix's bounded `send` waits for the receiver to *finish* the message (no
+//! enqueue-and-go), `do_send` ignores the capacity, actors are tied to an arbiter thread, and
+//! its `Supervisor` neither catches panics nor backs off. Quickwit wrote its own small actor
+//! layer on tokio for the same reasons; this is the same idea at this project's size.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// Why an actor stopped before its mailbox was drained.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum ActorError {
+    #[error("{actor} failed: {reason}")]
+    Failed { actor: &'static str, reason: String },
+    #[error("{actor} panicked: {reason}")]
+    Panicked { actor: &'static str, reason: String },
+    /// The next stage has stopped; this one cannot pass its work on.
+    #[error("{actor}: the next stage has stopped")]
+    Downstream { actor: &'static str },
+}
+
+impl ActorError {
+    pub fn failed(actor: &'static str, reason: impl ToString) -> Self {
+        ActorError::Failed {
+            actor,
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// The sending side of an actor's bounded mailbox.
+pub struct Mailbox<M> {
+    tx: mpsc::Sender<M>,
+}
+
+impl<M> Clone for Mailbox<M> {
+    fn clone(&self) -> Self {
+        Mailbox {
+            tx: self.tx.clone(),
+        }
+    }
+}
+
+/// The receiving side, owned by the actor's task.
+pub struct Inbox<M> {
+    rx: mpsc::Receiver<M>,
+}
+
+/// A mailbox holding at most `capacity` messages.
+pub fn mailbox<M>(capacity: usize) -> (Mailbox<M>, Inbox<M>) {
+    let (tx, rx) = mpsc::channel(capacity.max(1));
+    (Mailbox { tx }, Inbox { rx })
+}
+
+/// The receiver has stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed;
+
+impl<M> Mailbox<M> {
+    /// Waits for room, then enqueues (it does not wait for the message to be handled).
+    pub async fn send(&self, msg: M) -> Result<(), Closed> {
+        self.tx.send(msg).await.map_err(|_| Closed)
+    }
+
+    /// Waits for room and holds it: sending on the permit cannot fail or wait. Dropping the
+    /// future while waiting loses nothing (there is no message in it yet).
+    pub async fn reserve(&self) -> Result<mpsc::Permit<'_, M>, Closed> {
+        self.tx.reserve().await.map_err(|_| Closed)
+    }
+
+    /// Enqueues without waiting: `Ok(None)` sent, `Ok(Some(msg))` the mailbox is full.
+    pub fn try_send(&self, msg: M) -> Result<Option<M>, Closed> {
+        match self.tx.try_send(msg) {
+            Ok(()) => Ok(None),
+            Err(mpsc::error::TrySendError::Full(m)) => Ok(Some(m)),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(Closed),
+        }
+    }
+}
+
+impl<M> Inbox<M> {
+    pub async fn recv(&mut self) -> Option<M> {
+        self.rx.recv().await
+    }
+}
+
+/// A stage of the pipeline.
+pub trait Actor: Send + 'static {
+    type Message: Send + 'static;
+    const NAME: &'static str;
+
+    /// Handles one message. An error stops the actor (and, through the supervisor, restarts
+    /// the pipeline it belongs to).
+    fn handle(&mut self, msg: Self::Message)
+        -> impl Future<Output = Result<(), ActorError>> + Send;
+}
+
+/// Runs `actor` on its own task; see [`run`].
+pub fn spawn<A: Actor>(actor: A, inbox: Inbox<A::Message>) -> JoinHandle<Result<(), ActorError>> {
+    tokio::spawn(run(actor, inbox))
+}
+
+/// Handles messages until the mailbox is closed and drained, the actor fails, or it panics (a
+/// panic is caught and reported as [`ActorError::Panicked`]).
+pub async fn run<A: Actor>(mut actor: A, mut inbox: Inbox<A::Message>) -> Result<(), ActorError> {
+    while let Some(msg) = inbox.recv().await {
+        match AssertUnwindSafe(actor.handle(msg)).catch_unwind().await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(panic) => {
+                return Err(ActorError::Panicked {
+                    actor: A::NAME,
+                    reason: panic_message(&panic),
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Doubles numbers and passes them on; fails on 13, panics on 666.
+    struct Doubler {
+        next: Mailbox<u64>,
+    }
+
+    impl Actor for Doubler {
+        type Message = u64;
+        const NAME: &'static str = "doubler";
+
+        async fn handle(&mut self, n: u64) -> Result<(), ActorError> {
+            match n {
+                13 => Err(ActorError::failed(Self::NAME, "unlucky")),
+                666 => panic!("beast"),
+                _ => self
+                    .next
+                    .send(n * 2)
+                    .await
+                    .map_err(|_| ActorError::Downstream { actor: Self::NAME }),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn handles_in_order_and_stops_when_drained() {
+        let (tx, inbox) = mailbox(2);
+        let (next, mut out) = mailbox(10);
+        let task = spawn(Doubler { next }, inbox);
+        for n in [1, 2, 3] {
+            tx.send(n).await.unwrap();
+        }
+        drop(tx);
+        assert_eq!(task.await.unwrap(), Ok(()));
+        let mut got = Vec::new();
+        while let Some(n) = out.recv().await {
+            got.push(n);
+        }
+        assert_eq!(got, vec![2, 4, 6]);
+    }
+
+    #[tokio::test]
+    async fn an_error_or_a_panic_stops_the_actor_with_its_reason() {
+        for (input, want) in [
+            (13, ActorError::failed("doubler", "unlucky")),
+            (
+                666,
+                ActorError::Panicked {
+                    actor: "doubler",
+                    reason: "beast".into(),
+                },
+            ),
+        ] {
+            let (tx, inbox) = mailbox(2);
+            let (next, _out) = mailbox(10);
+            let task = spawn(Doubler { next }, inbox);
+            tx.send(input).await.unwrap();
+            assert_eq!(task.await.unwrap(), Err(want));
+            assert_eq!(
+                tx.send(1).await,
+                Err(Closed),
+                "a stopped actor's mailbox closes"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_full_mailbox_makes_the_sender_wait() {
+        let (tx, mut inbox) = mailbox::<u64>(1);
+        assert_eq!(tx.try_send(1), Ok(None));
+        assert_eq!(tx.try_send(2), Ok(Some(2)), "second message does not fit");
+        let blocked = tokio::spawn({
+            let tx = tx.clone();
+            async move { tx.send(2).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!blocked.is_finished());
+        assert_eq!(inbox.recv().await, Some(1));
+        assert_eq!(blocked.await.unwrap(), Ok(()));
+        assert_eq!(inbox.recv().await, Some(2));
+    }
+}

@@ -1,0 +1,205 @@
+//! Which partitions this daemon owns, where each resumes, and the fence that keeps a revoked
+//! partition's in-flight batch from being committed by its old owner.
+//!
+//! Every assignment of a partition gets a new epoch. A batch records, per partition, the epoch
+//! its events were read under. Before committing, the writer enters the commit gate and keeps
+//! only partitions whose epoch is still current; a revocation bumps the epoch and then waits
+//! for a commit already inside the gate to finish. Either the writer sees the new epoch and
+//! drops the partition's events (the new owner re-reads them from the stored checkpoint), or
+//! the revocation waits until the commit, checkpoint included, is durable.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long a revocation waits for a commit in progress before giving up the partition anyway.
+const REVOKE_WAIT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Default)]
+struct State {
+    /// Next offset to read per `"topic:partition"`: the committed checkpoint.
+    positions: HashMap<String, i64>,
+    /// Current epoch per assigned partition; absent = not assigned.
+    epochs: HashMap<String, u64>,
+    next_epoch: u64,
+    /// Revoked since the source last looked: it drops their events from its open batch.
+    revoked: BTreeSet<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct Assignment {
+    state: Mutex<State>,
+    committing: AtomicBool,
+}
+
+impl Assignment {
+    /// Starts from the checkpoints stored in the indexes.
+    pub fn new(positions: HashMap<String, i64>) -> Self {
+        Assignment {
+            state: Mutex::new(State {
+                positions,
+                ..State::default()
+            }),
+            committing: AtomicBool::new(false),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().expect("assignment lock")
+    }
+
+    /// Records an assignment; returns where the partition resumes (`None`: from the start).
+    pub fn assign(&self, key: &str) -> Option<i64> {
+        let mut s = self.state();
+        s.next_epoch += 1;
+        let epoch = s.next_epoch;
+        // A partition revoked and assigned again stays in `revoked`: the source still has to
+        // drop what it read under the old epoch.
+        s.epochs.insert(key.to_string(), epoch);
+        s.positions.get(key).copied()
+    }
+
+    /// Records a revocation, then waits (bounded) for a commit in progress to finish.
+    pub fn revoke(&self, keys: &[String]) {
+        {
+            let mut s = self.state();
+            for k in keys {
+                s.epochs.remove(k);
+                s.revoked.insert(k.clone());
+            }
+        }
+        let started = Instant::now();
+        while self.committing.load(Ordering::SeqCst) {
+            if started.elapsed() > REVOKE_WAIT {
+                tracing::error!("a commit is still running after {REVOKE_WAIT:?}; giving up the partitions anyway");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// The epoch a partition is read under now; `None` if it is not assigned.
+    pub fn epoch(&self, key: &str) -> Option<u64> {
+        self.state().epochs.get(key).copied()
+    }
+
+    /// Partitions revoked since the last call.
+    pub fn take_revoked(&self) -> BTreeSet<String> {
+        std::mem::take(&mut self.state().revoked)
+    }
+
+    /// Enters the commit gate and returns the partitions of `epochs` still owned under the
+    /// same epoch. Hold the returned gate until the commit is durable.
+    pub fn begin_commit(
+        &self,
+        epochs: &BTreeMap<String, u64>,
+    ) -> (CommitGate<'_>, BTreeSet<String>) {
+        self.committing.store(true, Ordering::SeqCst);
+        let gate = CommitGate { assignment: self };
+        let s = self.state();
+        let live = epochs
+            .iter()
+            .filter(|(k, e)| s.epochs.get(*k) == Some(e))
+            .map(|(k, _)| k.clone())
+            .collect();
+        (gate, live)
+    }
+
+    /// Advances the resume positions after a durable commit.
+    pub fn advance(&self, offsets: impl IntoIterator<Item = (String, i64)>) {
+        self.state().positions.extend(offsets);
+    }
+
+    /// Replaces the resume positions (after a pipeline restart re-read them from the indexes).
+    pub fn reset(&self, positions: HashMap<String, i64>) {
+        let mut s = self.state();
+        s.positions = positions;
+        s.epochs.clear();
+        s.revoked.clear();
+    }
+}
+
+/// Held while a commit is in progress; revocations wait for it.
+pub struct CommitGate<'a> {
+    assignment: &'a Assignment,
+}
+
+impl Drop for CommitGate<'_> {
+    fn drop(&mut self) {
+        self.assignment.committing.store(false, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn key(p: i32) -> String {
+        format!("docs:{p}")
+    }
+
+    #[test]
+    fn assignment_resumes_at_the_checkpoint_and_gets_a_fresh_epoch() {
+        let a = Assignment::new([(key(0), 42)].into());
+        assert_eq!(a.assign(&key(0)), Some(42));
+        assert_eq!(a.assign(&key(1)), None, "no checkpoint: from the start");
+        let first = a.epoch(&key(0)).unwrap();
+        a.revoke(&[key(0)]);
+        assert_eq!(a.epoch(&key(0)), None);
+        a.assign(&key(0));
+        assert_ne!(
+            a.epoch(&key(0)),
+            Some(first),
+            "re-assignment is a new epoch"
+        );
+        a.advance([(key(0), 50)]);
+        a.revoke(&[key(0)]);
+        assert_eq!(a.assign(&key(0)), Some(50), "resumes after the last commit");
+    }
+
+    #[test]
+    fn a_batch_read_under_a_revoked_epoch_is_fenced_off() {
+        let a = Assignment::new(HashMap::new());
+        a.assign(&key(0));
+        a.assign(&key(1));
+        let batch: BTreeMap<String, u64> = [
+            (key(0), a.epoch(&key(0)).unwrap()),
+            (key(1), a.epoch(&key(1)).unwrap()),
+        ]
+        .into();
+        a.revoke(&[key(0)]);
+        assert_eq!(a.take_revoked(), [key(0)].into());
+        assert!(a.take_revoked().is_empty(), "reported once");
+        a.assign(&key(0)); // back, but under a new epoch
+        let (_gate, live) = a.begin_commit(&batch);
+        assert_eq!(live, [key(1)].into(), "only partition 1 may be committed");
+    }
+
+    #[test]
+    fn revocation_waits_for_a_commit_inside_the_gate() {
+        let a = Arc::new(Assignment::new(HashMap::new()));
+        a.assign(&key(0));
+        let batch: BTreeMap<String, u64> = [(key(0), a.epoch(&key(0)).unwrap())].into();
+        let (gate, live) = a.begin_commit(&batch);
+        assert_eq!(live.len(), 1);
+        let revoker = {
+            let a = a.clone();
+            std::thread::spawn(move || {
+                let t = Instant::now();
+                a.revoke(&[key(0)]);
+                t.elapsed()
+            })
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!revoker.is_finished(), "revoke waits while the commit runs");
+        drop(gate);
+        assert!(revoker.join().unwrap() >= Duration::from_millis(100));
+        let (_gate, live) = a.begin_commit(&batch);
+        assert!(
+            live.is_empty(),
+            "after the revocation the old batch is fenced"
+        );
+    }
+}

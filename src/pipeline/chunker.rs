@@ -1,0 +1,103 @@
+//! Chunker: splits a batch by index, drops events the index has already committed, and plans
+//! each index's change against its newest version, so that only new or changed documents are
+//! chunked and passed on to be embedded. Events an index can never take (it was built with
+//! another embedder) go to the DLQ here.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::actor::{Actor, ActorError, Mailbox};
+use super::checkpoints::{not_yet_committed, Checkpoints};
+use super::{Batch, IndexWork, PlannedBatch, SourcedEvent};
+use crate::engine::{Engine, EngineError};
+use crate::model::IndexName;
+use crate::transport::dead_letters::{DeadLetters, Origin};
+
+pub struct Chunker {
+    pub engine: Arc<Engine>,
+    pub checkpoints: Arc<Checkpoints>,
+    pub dead_letters: DeadLetters,
+    pub next: Mailbox<PlannedBatch>,
+}
+
+impl Actor for Chunker {
+    type Message = Batch;
+    const NAME: &'static str = "chunker";
+
+    async fn handle(&mut self, batch: Batch) -> Result<(), ActorError> {
+        let mut per_index: BTreeMap<IndexName, Vec<SourcedEvent>> = BTreeMap::new();
+        for e in batch.events {
+            per_index.entry(e.event.index.clone()).or_default().push(e);
+        }
+        let mut work = Vec::new();
+        for (index, events) in per_index {
+            if let Some(w) = self.plan(index, events).await? {
+                work.push(w);
+            }
+        }
+        self.next
+            .send(PlannedBatch {
+                work,
+                next_offsets: batch.next_offsets,
+                epochs: batch.epochs,
+            })
+            .await
+            .map_err(|_| ActorError::Downstream { actor: Self::NAME })
+    }
+}
+
+impl Chunker {
+    async fn plan(
+        &self,
+        index: IndexName,
+        events: Vec<SourcedEvent>,
+    ) -> Result<Option<IndexWork>, ActorError> {
+        let failed = |e: EngineError| ActorError::failed(Self::NAME, format!("{index}: {e}"));
+        let checkpoint = self
+            .checkpoints
+            .get(&self.engine, &index)
+            .await
+            .map_err(failed)?;
+        let events: Vec<SourcedEvent> = not_yet_committed(&events, &checkpoint)
+            .into_iter()
+            .cloned()
+            .collect();
+        if events.is_empty() {
+            return Ok(None);
+        }
+        let handle = self.engine.create_index(&index).await.map_err(failed)?;
+        let embedder = self.engine.embedder();
+        if let Err(e) = handle.check_embedder(embedder.id(), embedder.dimensions()) {
+            // Permanent: this index can never take these events. They go to the DLQ with the
+            // reason, and the pipeline continues.
+            for ev in &events {
+                let origin = Origin {
+                    topic: ev.topic.clone(),
+                    partition: ev.partition,
+                    offset: ev.offset,
+                };
+                let (key, payload) = (ev.event.key(), ev.event.to_json().to_string());
+                self.dead_letters
+                    .send(
+                        &origin,
+                        Some(key.as_bytes()),
+                        Some(payload.as_bytes()),
+                        "embedder_mismatch",
+                        &e.to_string(),
+                    )
+                    .await;
+            }
+            return Ok(None);
+        }
+        let ops = events.iter().map(|e| e.event.op.clone()).collect();
+        let plan = handle
+            .plan(ops, self.engine.chunker())
+            .await
+            .map_err(|e| failed(e.into()))?;
+        Ok(Some(IndexWork {
+            index,
+            events,
+            rows: plan.rows,
+        }))
+    }
+}

@@ -1,0 +1,151 @@
+//! Assembles the ingest actors — IngestSource → Chunker → EmbedderClient → IndexWriter — as
+//! one supervised unit. Each incarnation starts from the checkpoints stored in the indexes
+//! with a fresh consumer; if any actor fails or panics, the others are stopped and the
+//! supervisor starts a new incarnation after a backoff.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rdkafka::consumer::{Consumer, StreamConsumer};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::actor::{self, mailbox, ActorError};
+use super::assignment::Assignment;
+use super::checkpoints::Checkpoints;
+use super::chunker::Chunker;
+use super::embedder_client::EmbedderClient;
+use super::index_writer::IndexWriter;
+use super::ingest_source::{CheckpointContext, IngestSource, IngestSourceSettings};
+use super::supervisor::{supervise, Backoff, RestartReport};
+use crate::config::KafkaConfig;
+use crate::engine::{Engine, EngineError};
+use crate::transport::dead_letters::DeadLetters;
+use crate::transport::kafka::client_config;
+
+/// Batches waiting between two stages. With one in each mailbox and one in each stage, at
+/// most about seven batches are in memory, whatever the backlog in Kafka.
+const MAILBOX_CAPACITY: usize = 1;
+
+pub struct IngestPipeline {
+    pub engine: Arc<Engine>,
+    pub dead_letters: DeadLetters,
+    pub kafka: KafkaConfig,
+    pub bootstrap: String,
+    pub report: Arc<RestartReport>,
+}
+
+/// Where each partition must resume so that no index misses an event: for every partition,
+/// the smallest next offset over the indexes' stored checkpoints.
+pub async fn resume_positions(engine: &Engine) -> Result<HashMap<String, i64>, EngineError> {
+    let mut out: HashMap<String, i64> = HashMap::new();
+    for name in crate::index::list_indexes(&engine.config().storage.data_dir) {
+        let checkpoint = engine.index(&name).await?.kafka_checkpoint().await?;
+        for (partition, offset) in checkpoint {
+            out.entry(partition)
+                .and_modify(|o| *o = (*o).min(offset))
+                .or_insert(offset);
+        }
+    }
+    Ok(out)
+}
+
+impl IngestPipeline {
+    /// Runs incarnations under supervision until `shutdown` turns true and the last one has
+    /// drained.
+    pub async fn run(self, shutdown: watch::Receiver<bool>) {
+        let this = Arc::new(self);
+        let report = this.report.clone();
+        supervise(
+            "ingest",
+            || {
+                let (this, shutdown) = (this.clone(), shutdown.clone());
+                async move { this.incarnation(shutdown).await }
+            },
+            Backoff::default(),
+            report,
+            shutdown.clone(),
+        )
+        .await;
+    }
+
+    async fn incarnation(&self, shutdown: watch::Receiver<bool>) -> Result<(), ActorError> {
+        const NAME: &str = "ingest-pipeline";
+        let positions = resume_positions(&self.engine)
+            .await
+            .map_err(|e| ActorError::failed(NAME, format!("reading checkpoints: {e}")))?;
+        let assignment = Arc::new(Assignment::new(positions));
+        let consumer = self
+            .consumer(assignment.clone())
+            .map_err(|e| ActorError::failed(NAME, format!("kafka consumer: {e}")))?;
+        let checkpoints = Arc::new(Checkpoints::default());
+
+        let (to_chunker, chunker_inbox) = mailbox(MAILBOX_CAPACITY);
+        let (to_embedder, embedder_inbox) = mailbox(MAILBOX_CAPACITY);
+        let (to_writer, writer_inbox) = mailbox(MAILBOX_CAPACITY);
+        let mut actors = JoinSet::new();
+        let source = IngestSource {
+            consumer: consumer.clone(),
+            settings: IngestSourceSettings {
+                batch_max_documents: self.kafka.batch_max_documents,
+                batch_max: Duration::from_millis(self.kafka.batch_max_ms),
+                max_message_bytes: self.kafka.max_message_bytes,
+                limits: self.engine.config().limits.document(),
+            },
+            dead_letters: self.dead_letters.clone(),
+            assignment: assignment.clone(),
+            next: to_chunker,
+        };
+        actors.spawn(source.run(shutdown));
+        let chunker = Chunker {
+            engine: self.engine.clone(),
+            checkpoints: checkpoints.clone(),
+            dead_letters: self.dead_letters.clone(),
+            next: to_embedder,
+        };
+        actors.spawn(actor::run(chunker, chunker_inbox));
+        let embedder = EmbedderClient {
+            embedder: self.engine.embedder().clone(),
+            next: to_writer,
+        };
+        actors.spawn(actor::run(embedder, embedder_inbox));
+        let writer = IndexWriter {
+            engine: self.engine.clone(),
+            checkpoints,
+            assignment,
+            monitor: Some(consumer),
+        };
+        actors.spawn(actor::run(writer, writer_inbox));
+
+        // The first actor to fail stops the incarnation; dropping the set aborts the rest, the
+        // source (and its consumer's group membership) included.
+        while let Some(ended) = actors.join_next().await {
+            match ended {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(e) => return Err(ActorError::failed(NAME, format!("actor task: {e}"))),
+            }
+        }
+        Ok(())
+    }
+
+    fn consumer(
+        &self,
+        assignment: Arc<Assignment>,
+    ) -> Result<Arc<StreamConsumer<CheckpointContext>>, rdkafka::error::KafkaError> {
+        let consumer: StreamConsumer<CheckpointContext> =
+            client_config(&self.kafka, &self.bootstrap)
+                .set("group.id", &self.kafka.group_id)
+                .set("enable.auto.commit", "false")
+                .set("enable.auto.offset.store", "false")
+                // Bound librdkafka's prefetch: the backlog belongs in Kafka, not in this process.
+                .set("queued.max.messages.kbytes", "16384")
+                .set("auto.offset.reset", "earliest")
+                .set("session.timeout.ms", "6000")
+                .set("heartbeat.interval.ms", "500")
+                .create_with_context(CheckpointContext { assignment })?;
+        consumer.subscribe(&[self.kafka.documents_topic.as_str()])?;
+        Ok(Arc::new(consumer))
+    }
+}
