@@ -7,4 +7,5 @@ mod crash;
 mod daemon;
 mod embedder;
 mod engine;
+mod pipeline;
 mod versions;
