@@ -115,6 +115,10 @@ impl Daemon {
         // Queries over the bus.
         let query_consumer: StreamConsumer = client_config(&kafka, &bootstrap)
             .set("group.id", format!("{}-queries", kafka.group_id))
+            // A fetch waits at most this long for data. Real brokers answer as soon as a
+            // message arrives; the embedded mock cluster waits the full time, which would add
+            // up to 500 ms (the default) to every bus query.
+            .set("fetch.wait.max.ms", "10")
             .set("enable.auto.commit", "true")
             .set("auto.offset.reset", "earliest")
             .set("session.timeout.ms", "6000")

@@ -256,11 +256,15 @@ async fn measure(
     let replies = config.kafka.replies_topic.clone();
     let consumer: StreamConsumer = client_config(&config.kafka, &daemon.bootstrap)
         .set("group.id", "ragstream-bench")
+        .set("fetch.wait.max.ms", "10")
         .set("enable.auto.commit", "false")
         .create()?;
+    let metadata = consumer.fetch_metadata(Some(&replies), Duration::from_secs(10))?;
     let mut tpl = TopicPartitionList::new();
-    for p in 0..config.kafka.partitions {
-        tpl.add_partition_offset(&replies, p, Offset::End)?;
+    for topic in metadata.topics() {
+        for p in topic.partitions() {
+            tpl.add_partition_offset(&replies, p.id(), Offset::End)?;
+        }
     }
     consumer.assign(&tpl)?;
     let mut bus_ms = Vec::new();

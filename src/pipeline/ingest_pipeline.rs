@@ -142,6 +142,9 @@ impl IngestPipeline {
                 // Bound librdkafka's prefetch: the backlog belongs in Kafka, not in this process.
                 .set("queued.max.messages.kbytes", "16384")
                 .set("auto.offset.reset", "earliest")
+                // See the query consumer in daemon.rs: bounds the embedded broker's fetch wait,
+                // which is part of freshness.
+                .set("fetch.wait.max.ms", "50")
                 .set("session.timeout.ms", "6000")
                 .set("heartbeat.interval.ms", "500")
                 .create_with_context(CheckpointContext { assignment })?;
