@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::chunking::ChunkerConfig;
 use crate::model::DocumentLimits;
 
+/// Embedders that need no `[embedders.<name>]` section.
+pub const BUILT_IN_EMBEDDERS: &[&str] = &["all-minilm-l6-v2", "static", "hashing"];
+
 /// Environment variables with the `RAGSTREAM_` prefix that are not config keys.
 const NON_KEY_VARIABLES: &[&str] = &["RAGSTREAM_CONFIG", "RAGSTREAM_LOG", "RAGSTREAM_FAILPOINT"];
 
@@ -22,6 +25,8 @@ pub struct Config {
     pub limits: LimitsConfig,
     pub kafka: KafkaConfig,
     pub http: HttpConfig,
+    /// Named HTTP embedding providers (`[embedders.<name>]`); `model.embedder` may name one.
+    pub embedders: std::collections::BTreeMap<String, crate::embedding::http::ProviderConfig>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,6 +113,9 @@ pub struct ModelConfig {
     /// Extra latency added to every embedding call (0 = none): simulates a slow provider for
     /// backpressure tests and benchmarks.
     pub simulated_latency_ms: u64,
+    /// Keep chunk vectors in `<data_dir>/embedding-cache.redb`, keyed by embedder and text, so
+    /// that re-ingesting unchanged or moved text never embeds it again.
+    pub cache: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -152,6 +160,7 @@ impl Default for ModelConfig {
             batch_size: 32,
             max_sequence_tokens: 256,
             simulated_latency_ms: 0,
+            cache: true,
         }
     }
 }
@@ -284,10 +293,23 @@ impl Config {
                 "must be below chunking.max_tokens",
             );
         }
-        if !["all-minilm-l6-v2", "static", "hashing"].contains(&self.model.embedder.as_str()) {
+        for (name, provider) in &self.embedders {
+            if BUILT_IN_EMBEDDERS.contains(&name.as_str()) {
+                return bad(
+                    &format!("embedders.{name}"),
+                    "is the name of a built-in embedder",
+                );
+            }
+            if let Err((key, reason)) = provider.check() {
+                return bad(&format!("embedders.{name}.{key}"), &reason);
+            }
+        }
+        if !BUILT_IN_EMBEDDERS.contains(&self.model.embedder.as_str())
+            && !self.embedders.contains_key(&self.model.embedder)
+        {
             return bad(
                 "model.embedder",
-                "must be all-minilm-l6-v2, static or hashing",
+                "must be all-minilm-l6-v2, static, hashing or the name of an [embedders.<name>] section",
             );
         }
         if self.model.batch_size == 0 {
@@ -462,6 +484,26 @@ mod tests {
         let f = write("[chunking]\nmax_tokens = 10\noverlap_tokens = 10\n");
         let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
         assert_eq!(e.key, "chunking.overlap_tokens");
+    }
+
+    #[test]
+    fn embedders_name_a_built_in_or_a_provider_section() {
+        let f = write(
+            "[model]\nembedder = \"remote\"\n[embedders.remote]\nprovider = \"tei\"\nurl = \"http://127.0.0.1:9\"\ndimensions = 8\n",
+        );
+        let c = Config::load_from(Some(f.path()), vec![]).unwrap();
+        assert_eq!(c.embedders["remote"].max_batch, 64, "defaults fill in");
+        let f = write("[model]\nembedder = \"nowhere\"\n");
+        let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+        assert_eq!(e.key, "model.embedder");
+        let f = write(
+            "[embedders.x]\nprovider = \"openai\"\nurl = \"ftp://h\"\nmodel = \"m\"\ndimensions = 8\n",
+        );
+        let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+        assert_eq!(e.key, "embedders.x.url");
+        let f = write("[embedders.x]\nprovider = \"cohere\"\nurl = \"http://h\"\ndimensions = 8\n");
+        let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+        assert_eq!(e.key, "embedders.x.provider");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::chunking::Chunker;
 use crate::config::Config;
-use crate::embedding::{EmbedError, Embedder};
+use crate::embedding::{CachedEmbedder, EmbedError, Embedder, EmbeddingCache};
 use crate::index::{DocumentOp, Index, IndexStats, StoreError, WriteOutcome};
 use crate::model::{IndexName, ValidationError};
 use crate::retrieval::{SearchRequest, SearchResult};
@@ -57,19 +57,47 @@ impl From<StoreError> for EngineError {
     }
 }
 
+fn cached(embedder: Arc<dyn Embedder>, cache: &Option<Arc<EmbeddingCache>>) -> Arc<dyn Embedder> {
+    match cache {
+        Some(c) => Arc::new(CachedEmbedder::new(embedder, c.clone())),
+        None => embedder,
+    }
+}
+
 pub struct Engine {
     config: Config,
+    /// Embeds queries.
     embedder: Arc<dyn Embedder>,
+    /// Embeds chunks: the same model behind the persistent cache (`model.cache`). Queries
+    /// bypass the cache so that it holds corpus text only and does not grow with traffic.
+    ingest_embedder: Arc<dyn Embedder>,
+    cache: Option<Arc<EmbeddingCache>>,
     chunker: Chunker,
     indexes: tokio::sync::Mutex<HashMap<IndexName, Arc<Index>>>,
 }
 
 impl Engine {
     pub fn new(config: Config, embedder: Arc<dyn Embedder>) -> Self {
+        let cache = if config.model.cache {
+            let path = config.storage.data_dir.join("embedding-cache.redb");
+            match EmbeddingCache::open(&path) {
+                Ok(cache) => Some(Arc::new(cache)),
+                // Another process (a running daemon) holds the cache: embed without it.
+                Err(e) => {
+                    tracing::warn!(error = %e, "embedding cache unavailable; embedding without it");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let ingest_embedder = cached(embedder.clone(), &cache);
         Engine {
             chunker: Chunker::new(config.chunking.chunker()),
             config,
             embedder,
+            ingest_embedder,
+            cache,
             indexes: tokio::sync::Mutex::new(HashMap::new()),
         }
     }
@@ -80,6 +108,20 @@ impl Engine {
 
     pub fn embedder(&self) -> &Arc<dyn Embedder> {
         &self.embedder
+    }
+
+    /// The embedder for chunks (behind the embedding cache when it is enabled).
+    pub fn ingest_embedder(&self) -> &Arc<dyn Embedder> {
+        &self.ingest_embedder
+    }
+
+    /// `{"embedder": <provider counters or null>, "cache": <hits, misses, hit_ratio> or null}`
+    /// for health endpoints and command output.
+    pub fn embedding_report(&self) -> serde_json::Value {
+        match self.cache {
+            Some(_) => self.ingest_embedder.report(),
+            None => serde_json::json!({"embedder": self.embedder.report(), "cache": null}),
+        }
     }
 
     pub fn chunker(&self) -> &Chunker {
@@ -149,7 +191,12 @@ impl Engine {
         }
         let index = self.create_index(name).await?;
         index
-            .write(ops, &self.chunker, self.embedder.as_ref(), properties)
+            .write(
+                ops,
+                &self.chunker,
+                self.ingest_embedder.as_ref(),
+                properties,
+            )
             .await
     }
 
@@ -166,7 +213,19 @@ impl Engine {
             .into());
         }
         let index = self.index(name).await?;
-        crate::retrieval::search(&index, self.embedder.as_ref(), request).await
+        crate::retrieval::search(&index, &self.embedder, request).await
+    }
+
+    /// Rebuilds every vector of index `name` with this engine's embedder into a new version;
+    /// the index then belongs to that embedder. Chunks go through the embedding cache.
+    pub async fn reembed(&self, name: &IndexName) -> Result<u64, EngineError> {
+        let index = self.index(name).await?;
+        index
+            .reembed(
+                self.ingest_embedder.clone(),
+                self.config.model.batch_size.max(64),
+            )
+            .await
     }
 
     pub async fn stats(&self, name: &IndexName) -> Result<IndexStats, EngineError> {

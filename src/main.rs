@@ -12,7 +12,7 @@ use ragstream::config::Config;
 use ragstream::contracts::c000_retrieval_calls::{
     parse_request, render_error, render_response, RequestLimits,
 };
-use ragstream::embedding::{Embedder, HashingEmbedder, MiniLmEmbedder, StaticEmbedder, Throttled};
+use ragstream::embedding::{Embedder, HashingEmbedder};
 use ragstream::engine::{Engine, EngineError};
 use ragstream::model::IndexName;
 use ragstream::retrieval::SearchMethod;
@@ -101,6 +101,19 @@ enum ModelCommand {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Each embedder alone: chunks/s at 64 and 256 tokens per chunk; the transformer's FLOPs
+    /// per chunk and its fraction of a plain f32 GEMM timed in the same run.
+    Embed {
+        /// Chunk texts are cut from this BEIR corpus.jsonl.
+        #[arg(long, default_value = "../shared/data/scifact/corpus.jsonl")]
+        corpus: PathBuf,
+        #[arg(long, default_value_t = 64)]
+        transformer_chunks: usize,
+        #[arg(long, default_value_t = 20_000)]
+        static_chunks: usize,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Start a scratch daemon (embedded broker) and measure ingest throughput, freshness
     /// (produce → searchable) and query latency over HTTP and over the bus.
     Pipeline {
@@ -129,6 +142,15 @@ enum BenchCommand {
 enum IndexCommand {
     /// Version, document and chunk counts of an index.
     Stats { name: String },
+    /// Rebuild every vector of an index with another embedder, as one new version; the index
+    /// then belongs to that embedder (older versions keep theirs). Needs exclusive write
+    /// access: stop a daemon that ingests into this index first.
+    Reembed {
+        name: String,
+        /// all-minilm-l6-v2, static, hashing, or the name of an [embedders.<name>] section.
+        #[arg(long)]
+        embedder: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -223,29 +245,7 @@ fn main() -> ExitCode {
 }
 
 fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, Failure> {
-    let latency = std::time::Duration::from_millis(config.model.simulated_latency_ms);
-    let throttle = |e: Arc<dyn Embedder>| -> Arc<dyn Embedder> {
-        if latency.is_zero() {
-            e
-        } else {
-            Arc::new(Throttled::new(e, latency))
-        }
-    };
-    match config.model.embedder.as_str() {
-        "hashing" => Ok(throttle(Arc::new(HashingEmbedder::new(384)))),
-        "static" => {
-            StaticEmbedder::load(&config.model.static_dir, config.model.max_sequence_tokens)
-                .map(|m| throttle(Arc::new(m)))
-                .map_err(failure)
-        }
-        _ => MiniLmEmbedder::load(
-            &config.model.dir,
-            config.model.batch_size,
-            config.model.max_sequence_tokens,
-        )
-        .map(|m| throttle(Arc::new(m)))
-        .map_err(failure),
-    }
+    ragstream::embedding::select::configured(config).map_err(failure)
 }
 
 fn index_name(name: &str) -> Result<IndexName, Failure> {
@@ -296,6 +296,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     "unchanged": outcome.unchanged,
                     "chunks_written": outcome.chunks_written,
                     "index_version": engine.index(&name).await?.latest_version(),
+                    "embedding": engine.embedding_report(),
                     "seconds": (secs * 1000.0).round() / 1000.0,
                 })
             );
@@ -388,6 +389,28 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let stats = engine.stats(&name).await?;
             println!("{}", serde_json::to_string_pretty(&stats).expect("json"));
         }
+        Command::Index {
+            command: IndexCommand::Reembed { name, embedder },
+        } => {
+            let name = index_name(&name)?;
+            let target = ragstream::embedding::select::load(&config, &embedder)
+                .map_err(|e| usage(format!("--embedder {embedder}: {e}")))?;
+            let engine = Engine::new(config.clone(), target.clone());
+            let before = engine.index(&name).await?.info();
+            let started = Instant::now();
+            let version = engine.reembed(&name).await?;
+            println!(
+                "{}",
+                json!({
+                    "index": name.as_str(),
+                    "from": {"embedder": before.embedder, "dimensions": before.dimensions},
+                    "to": {"embedder": target.id(), "dimensions": target.dimensions()},
+                    "index_version": version,
+                    "embedding": engine.embedding_report(),
+                    "seconds": (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+                })
+            );
+        }
         Command::Model {
             command: ModelCommand::Distill { from, to },
         } => {
@@ -400,6 +423,64 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             .map_err(failure)?
             .map_err(failure)?;
             println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        }
+        Command::Bench {
+            command:
+                BenchCommand::Embed {
+                    corpus,
+                    transformer_chunks,
+                    static_chunks,
+                    json: out,
+                },
+        } => {
+            if transformer_chunks == 0 || static_chunks == 0 {
+                return Err(usage(
+                    "--transformer-chunks and --static-chunks must be at least 1",
+                ));
+            }
+            let texts: Vec<String> = ragstream::eval::beir::read_corpus(&corpus)
+                .map_err(failure)?
+                .into_iter()
+                .filter_map(|d| d.text)
+                .collect();
+            if texts.is_empty() {
+                return Err(usage(format!("{}: no document texts", corpus.display())));
+            }
+            let (model_dir, static_dir) =
+                (config.model.dir.clone(), config.model.static_dir.clone());
+            let report = tokio::task::spawn_blocking(move || {
+                ragstream::bench::embed::run(
+                    &model_dir,
+                    &static_dir,
+                    &texts,
+                    transformer_chunks,
+                    static_chunks,
+                )
+            })
+            .await
+            .map_err(failure)?
+            .map_err(failure)?;
+            println!(
+                "f32 GEMM 8192x384 · 384x1536 (candle): {:.1} GFLOP/s",
+                report.gemm_gflops
+            );
+            for r in &report.rows {
+                print!(
+                    "{:<26} {:>4} tokens/chunk  {:>6} chunks in {:>7.2} s  {:>10.1} chunks/s",
+                    r.embedder, r.tokens_per_chunk, r.chunks, r.seconds, r.chunks_per_second
+                );
+                match (r.gflop_per_chunk, r.gflops, r.fraction_of_gemm) {
+                    (Some(g), Some(rate), Some(f)) => println!(
+                        "  {g:.2} GFLOP/chunk  {rate:.1} GFLOP/s  {:.0}% of GEMM",
+                        f * 100.0
+                    ),
+                    _ => println!(),
+                }
+            }
+            if let Some(path) = out {
+                std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json"))
+                    .map_err(|e| failure(format!("{}: {e}", path.display())))?;
+            }
         }
         Command::Bench {
             command:

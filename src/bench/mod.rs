@@ -1,4 +1,5 @@
 //! Benchmarks run from the command line (`ragstream bench …`); results go to BENCHMARKS.md
 //! with the command that produced them.
 
+pub mod embed;
 pub mod pipeline;

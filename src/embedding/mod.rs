@@ -1,11 +1,15 @@
 //! Embedders turn chunk and query texts into vectors.
 
+mod cache;
 pub mod distill;
 mod hashing;
+pub mod http;
 mod minilm;
+pub mod select;
 mod static_model;
 mod throttled;
 
+pub use cache::{CacheStats, CachedEmbedder, EmbeddingCache};
 pub use hashing::HashingEmbedder;
 pub use minilm::MiniLmEmbedder;
 pub use static_model::{StaticEmbedder, STATIC_MODEL_ID};
@@ -20,6 +24,23 @@ pub enum EmbedError {
     Tokenizer(String),
     #[error("model inference failed: {0}")]
     Inference(String),
+    /// A provider is down, overloaded or too slow, and stayed so through every retry (or its
+    /// circuit breaker is open). Transient: the same texts may well embed later.
+    #[error("embedding provider {provider} is unavailable: {reason}")]
+    Unavailable { provider: String, reason: String },
+    /// A provider refused the request (a 4xx other than 429) or answered something unusable
+    /// (not JSON, wrong count, wrong dimensions). Permanent: retrying the same texts will not
+    /// help.
+    #[error("embedding provider {provider} rejected the request: {reason}")]
+    Rejected { provider: String, reason: String },
+}
+
+impl EmbedError {
+    /// Whether the same call may succeed later (the pipeline then waits instead of
+    /// dead-lettering).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, EmbedError::Unavailable { .. })
+    }
 }
 
 /// Turns texts into L2-normalised vectors of a fixed dimension. Implementations are
@@ -28,8 +49,15 @@ pub trait Embedder: Send + Sync {
     /// Stable identifier recorded in each index (for example `all-minilm-l6-v2`).
     fn id(&self) -> &str;
     fn dimensions(&self) -> usize;
-    /// One vector per input text, in input order.
+    /// One vector per input text, in input order. May block (model inference, HTTP): call
+    /// it from a blocking context.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// Counters for health and stats endpoints (requests, retries, cache hits, …); `null`
+    /// where there is nothing to report.
+    fn report(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 }
 
 /// Scales a vector to unit length (a zero vector stays zero).
@@ -52,5 +80,9 @@ impl<T: Embedder + ?Sized> Embedder for std::sync::Arc<T> {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         (**self).embed(texts)
+    }
+
+    fn report(&self) -> serde_json::Value {
+        (**self).report()
     }
 }

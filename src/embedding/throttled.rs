@@ -29,6 +29,10 @@ impl<E: Embedder> Embedder for Throttled<E> {
         std::thread::sleep(self.latency);
         self.inner.embed(texts)
     }
+
+    fn report(&self) -> serde_json::Value {
+        self.inner.report()
+    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,8 @@ use crate::retrieval::filters::sql_string;
 const VERSION_CACHE: usize = 8;
 
 pub struct LanceStore {
-    dimensions: usize,
+    /// Vector dimensions of new rows (changes only with a reembed).
+    dimensions: std::sync::atomic::AtomicUsize,
     latest: Mutex<Dataset>,
     versions: Mutex<Vec<(u64, Dataset)>>,
 }
@@ -50,7 +51,7 @@ impl LanceStore {
             Err(e) => return Err(e.into()),
         };
         Ok(LanceStore {
-            dimensions,
+            dimensions: dimensions.into(),
             latest: Mutex::new(dataset),
             versions: Mutex::new(Vec::new()),
         })
@@ -289,7 +290,8 @@ impl LanceStore {
                     dup.chunk_id
                 )));
             }
-            let batch = rows_to_batch(rows, self.dimensions).map_err(StoreError::Corrupt)?;
+            let dimensions = self.dimensions.load(std::sync::atomic::Ordering::SeqCst);
+            let batch = rows_to_batch(rows, dimensions).map_err(StoreError::Corrupt)?;
             let delete_if =
                 WhenNotMatchedBySource::delete_if(&ds, &in_list("document_id", documents))?;
             MergeInsertBuilder::try_new(ds.clone(), vec!["chunk_id".to_string()])?
@@ -305,6 +307,45 @@ impl LanceStore {
         let committed = CommitBuilder::new(ds.clone()).execute(transaction).await?;
         let version = committed.version_id();
         *self.latest.lock().expect("lance latest lock") = committed;
+        Ok(version)
+    }
+
+    pub fn set_dimensions(&self, dimensions: usize) {
+        self.dimensions
+            .store(dimensions, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Replaces every row with `rows` (vectors of `dimensions`, which may differ from the
+    /// previous versions') in one new version; older versions stay readable.
+    pub async fn overwrite(
+        &self,
+        rows: &[ChunkRow],
+        dimensions: usize,
+        properties: HashMap<String, String>,
+    ) -> Result<u64, StoreError> {
+        let schema = chunk_schema(dimensions);
+        let batches = if rows.is_empty() {
+            Vec::new()
+        } else {
+            vec![Ok(
+                rows_to_batch(rows, dimensions).map_err(StoreError::Corrupt)?
+            )]
+        };
+        let params = WriteParams {
+            mode: WriteMode::Overwrite,
+            ..Default::default()
+        }
+        .with_transaction_properties(properties);
+        let uri = self.latest().uri().to_string();
+        let written = Dataset::write(
+            RecordBatchIterator::new(batches, schema),
+            uri.as_str(),
+            Some(params),
+        )
+        .await?;
+        let version = written.version_id();
+        self.set_dimensions(dimensions);
+        *self.latest.lock().expect("lance latest lock") = written;
         Ok(version)
     }
 

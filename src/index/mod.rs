@@ -61,14 +61,41 @@ impl From<tantivy::query::QueryParserError> for StoreError {
     }
 }
 
-/// What an index records about itself when it is created.
+/// What an index records about itself: its embedder now, and the embedders of earlier
+/// versions (`ragstream index reembed` switches models in a new version).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndexInfo {
     pub name: String,
     pub embedder: String,
     pub dimensions: usize,
     pub created_at: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub previous_embedders: Vec<EmbedderEra>,
 }
+
+/// Versions below `until_version` were embedded with `embedder`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbedderEra {
+    pub embedder: String,
+    pub dimensions: usize,
+    pub until_version: u64,
+}
+
+impl IndexInfo {
+    /// The embedder and dimensions of the vectors at `version`.
+    pub fn embedder_at(&self, version: u64) -> (&str, usize) {
+        self.previous_embedders
+            .iter()
+            .find(|era| version < era.until_version)
+            .map_or((self.embedder.as_str(), self.dimensions), |era| {
+                (era.embedder.as_str(), era.dimensions)
+            })
+    }
+}
+
+/// Commit property of a `reembed` commit: `"<embedder>/<dimensions>"`, so that a crash between
+/// the Lance commit and the `index.json` update is finished on the next open.
+pub const EMBEDDER_PROPERTY: &str = "ragstream.embedder";
 
 /// A consistent view of both stores at one version.
 pub struct Snapshot {
@@ -96,11 +123,40 @@ pub struct IndexStats {
 /// it); any number of queries read pinned snapshots concurrently.
 pub struct Index {
     name: IndexName,
-    info: IndexInfo,
+    info: std::sync::RwLock<IndexInfo>,
     lance: LanceStore,
     keyword: KeywordStore,
     retain_versions: u64,
     write_lock: tokio::sync::Mutex<()>,
+    dir: PathBuf,
+}
+
+/// Writes `index.json` atomically (temporary file, then rename).
+fn write_info(dir: &Path, info: &IndexInfo) -> Result<(), StoreError> {
+    let tmp = dir.join("index.json.tmp");
+    std::fs::write(
+        &tmp,
+        serde_json::to_vec_pretty(info).expect("info serialises"),
+    )?;
+    std::fs::rename(&tmp, dir.join("index.json"))?;
+    Ok(())
+}
+
+fn parse_embedder_property(value: &str) -> Result<(String, usize), StoreError> {
+    value
+        .rsplit_once('/')
+        .and_then(|(e, d)| Some((e.to_string(), d.parse().ok()?)))
+        .ok_or_else(|| StoreError::Corrupt(format!("{EMBEDDER_PROPERTY} is {value:?}")))
+}
+
+/// Records that versions from `from_version` on use `embedder`.
+fn switch_embedder(info: &mut IndexInfo, embedder: String, dimensions: usize, from_version: u64) {
+    let previous = EmbedderEra {
+        embedder: std::mem::replace(&mut info.embedder, embedder),
+        dimensions: std::mem::replace(&mut info.dimensions, dimensions),
+        until_version: from_version,
+    };
+    info.previous_embedders.push(previous);
 }
 
 /// Names of the indexes under the data directory.
@@ -166,14 +222,10 @@ impl Index {
             created_at: time::OffsetDateTime::now_utc()
                 .format(&time::format_description::well_known::Rfc3339)
                 .unwrap_or_default(),
+            previous_embedders: Vec::new(),
         };
-        // Write the record last-step atomically so that a half-created index is never opened.
-        let tmp = dir.join("index.json.tmp");
-        std::fs::write(
-            &tmp,
-            serde_json::to_vec_pretty(&info).expect("info serialises"),
-        )?;
-        std::fs::rename(&tmp, dir.join("index.json"))?;
+        // Written last, atomically, so that a half-created index is never opened.
+        write_info(&dir, &info)?;
         Self::open_stores(dir, name.clone(), info, retain_versions).await
     }
 
@@ -184,28 +236,58 @@ impl Index {
         retain_versions: u64,
     ) -> Result<Self, StoreError> {
         let lance_uri = dir.join("chunks.lance");
+        let mut info = info;
         let lance =
             LanceStore::open_or_create(&lance_uri.to_string_lossy(), info.dimensions).await?;
+        // A reembed that crashed after its Lance commit: finish recording the switch.
+        let latest = lance.latest_version();
+        if let Some(recorded) = lance
+            .commit_properties(latest)
+            .await?
+            .get(EMBEDDER_PROPERTY)
+        {
+            let (embedder, dimensions) = parse_embedder_property(recorded)?;
+            if (embedder.as_str(), dimensions) != (info.embedder.as_str(), info.dimensions) {
+                tracing::warn!(index = %name, %embedder, "finishing an interrupted reembed");
+                switch_embedder(&mut info, embedder, dimensions, latest);
+                write_info(&dir, &info)?;
+                lance.set_dimensions(dimensions);
+            }
+        }
         let keyword = KeywordStore::open(&dir.join("keyword"))?;
         let index = Index {
             name,
-            info,
+            info: std::sync::RwLock::new(info),
             lance,
             keyword,
             retain_versions,
             write_lock: tokio::sync::Mutex::new(()),
+            dir,
         };
         index.repair().await?;
         Ok(index)
     }
 
-    /// Writing or querying with another embedder than the one recorded is an error.
+    /// Writing with another embedder than the one recorded is an error.
     pub fn check_embedder(&self, embedder: &str, dimensions: usize) -> Result<(), StoreError> {
-        if self.info.embedder != embedder || self.info.dimensions != dimensions {
+        self.check_embedder_at(self.latest_version(), embedder, dimensions)
+    }
+
+    /// Querying `version` with another embedder than the one its vectors came from is an
+    /// error (after a reembed, pinned older versions need the older model).
+    pub fn check_embedder_at(
+        &self,
+        version: u64,
+        embedder: &str,
+        dimensions: usize,
+    ) -> Result<(), StoreError> {
+        let info = self.info();
+        let (recorded, recorded_dimensions) = info.embedder_at(version);
+        if recorded != embedder || recorded_dimensions != dimensions {
             return Err(StoreError::EmbedderMismatch {
                 index: self.name.to_string(),
-                recorded: self.info.embedder.clone(),
-                recorded_dimensions: self.info.dimensions,
+                recorded: recorded.to_string(),
+                recorded_dimensions,
                 given: embedder.to_string(),
                 given_dimensions: dimensions,
             });
@@ -217,8 +299,8 @@ impl Index {
         &self.name
     }
 
-    pub fn info(&self) -> &IndexInfo {
-        &self.info
+    pub fn info(&self) -> IndexInfo {
+        self.info.read().expect("index info lock").clone()
     }
 
     pub fn lance(&self) -> &LanceStore {
@@ -307,17 +389,69 @@ impl Index {
         let versions = self.lance.versions().await?;
         let ids = self.lance.all_chunk_ids(&snapshot.dataset).await?;
         let documents = self.lance.document_count(&snapshot.dataset).await?;
+        let info = self.info();
         Ok(IndexStats {
             index: self.name.to_string(),
-            embedder: self.info.embedder.clone(),
-            dimensions: self.info.dimensions,
+            embedder: info.embedder.clone(),
+            dimensions: info.dimensions,
             index_version: snapshot.version,
             oldest_version: versions.first().copied().unwrap_or(snapshot.version),
             retained_versions: versions.len(),
             documents,
             chunks: ids.len(),
             keyword_chunks: snapshot.searcher.num_docs(),
-            created_at: self.info.created_at.clone(),
+            created_at: info.created_at.clone(),
         })
+    }
+
+    /// Re-embeds every chunk of the newest version with `embedder` and writes them as one new
+    /// version (the rows are otherwise unchanged, so the keyword store only tags the version).
+    /// The index then belongs to `embedder`; older versions keep their vectors and their
+    /// model. The Kafka checkpoint is carried forward. Returns the new version.
+    pub async fn reembed(
+        &self,
+        embedder: std::sync::Arc<dyn crate::embedding::Embedder>,
+        batch: usize,
+    ) -> Result<u64, crate::engine::EngineError> {
+        let _guard = self.write_lock.lock().await;
+        let mut rows = self
+            .lance
+            .rows_where(&self.lance.latest(), None, false)
+            .await?;
+        // Embedding runs on the blocking pool, a batch at a time.
+        for part in rows.chunks_mut(batch.max(1)) {
+            let texts: Vec<String> = part.iter().map(ChunkRow::search_text).collect();
+            let e = embedder.clone();
+            let vectors = tokio::task::spawn_blocking(move || {
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                e.embed(&refs)
+            })
+            .await
+            .map_err(|e| crate::engine::EngineError::Internal(e.to_string()))??;
+            for (row, v) in part.iter_mut().zip(vectors) {
+                row.vector = Some(v);
+            }
+        }
+        let (id, dimensions) = (embedder.id().to_string(), embedder.dimensions());
+        let mut properties = std::collections::HashMap::from([(
+            EMBEDDER_PROPERTY.to_string(),
+            format!("{id}/{dimensions}"),
+        )]);
+        let checkpoint = self.kafka_checkpoint().await?;
+        if !checkpoint.is_empty() {
+            properties.insert(
+                KAFKA_CHECKPOINT.to_string(),
+                serde_json::to_string(&checkpoint).expect("a checkpoint serialises"),
+            );
+        }
+        let version = self.lance.overwrite(&rows, dimensions, properties).await?;
+        self.keyword.apply(version, &[], &[])?;
+        {
+            let mut info = self.info.write().expect("index info lock");
+            switch_embedder(&mut info, id, dimensions, version);
+            write_info(&self.dir, &info)?;
+        }
+        self.apply_retention().await?;
+        Ok(version)
     }
 }

@@ -1,22 +1,36 @@
 //! EmbedderClient: fills in the vectors of a planned batch's new chunks. The embedder is the
-//! slowest stage; while it works its mailbox fills and the source pauses Kafka. Embedding is
-//! CPU-bound, so it runs on the blocking pool and never holds up the async workers that
-//! answer queries. Failures are retried with backoff; when retries run out the actor fails
-//! and the supervisor restarts the pipeline from the stored checkpoint.
+//! slowest stage and the most fragile outside dependency; while it works (or waits for a
+//! provider to come back) its mailbox stays full and the source pauses Kafka, so a backlog
+//! waits in Kafka, not in memory.
+//!
+//! - Transient failures (provider down, rate-limited, timing out) are retried with capped
+//!   exponential backoff for as long as they last: nothing is lost or dead-lettered for an
+//!   outage.
+//! - A permanent failure (the provider rejects the request or answers with the wrong shape)
+//!   is narrowed down to the documents that cause it, by embedding one document at a time;
+//!   those documents' events go to the dead-letter topic with the reason, the rest of the
+//!   batch goes on.
+//!
+//! Embedding is CPU-bound or blocking I/O, so it runs on the blocking pool and never holds up
+//! the async workers that answer queries.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::actor::{Actor, ActorError, Mailbox};
-use super::PlannedBatch;
-use crate::embedding::Embedder;
+use super::{IndexWork, PlannedBatch};
+use crate::embedding::{EmbedError, Embedder};
 use crate::index::{ChunkRow, WritePlan};
+use crate::transport::dead_letters::{DeadLetters, Origin};
 
-/// Attempts per batch before the actor gives up.
-const ATTEMPTS: u32 = 4;
+/// Longest wait between two attempts while a provider is unavailable.
+const MAX_WAIT: Duration = Duration::from_secs(10);
 
 pub struct EmbedderClient {
     pub embedder: Arc<dyn Embedder>,
+    /// Where documents the embedder permanently rejects go (none in unit tests: they fail).
+    pub dead_letters: Option<DeadLetters>,
     pub next: Mailbox<PlannedBatch>,
 }
 
@@ -26,8 +40,7 @@ impl Actor for EmbedderClient {
 
     async fn handle(&mut self, mut batch: PlannedBatch) -> Result<(), ActorError> {
         for work in &mut batch.work {
-            let rows = std::mem::take(&mut work.rows);
-            work.rows = self.embed(rows).await?;
+            self.embed_work(work).await?;
         }
         self.next
             .send(batch)
@@ -37,13 +50,89 @@ impl Actor for EmbedderClient {
 }
 
 impl EmbedderClient {
-    async fn embed(&self, rows: Vec<ChunkRow>) -> Result<Vec<ChunkRow>, ActorError> {
+    async fn embed_work(&self, work: &mut IndexWork) -> Result<(), ActorError> {
+        let rows = std::mem::take(&mut work.rows);
+        let rejected = match self.embed(rows.clone()).await? {
+            Ok(rows) => {
+                work.rows = rows;
+                return Ok(());
+            }
+            Err(e) => e,
+        };
+        tracing::error!(index = %work.index, error = %rejected,
+            "embedding rejected; finding the documents that cause it");
+        let mut by_document: BTreeMap<String, Vec<ChunkRow>> = BTreeMap::new();
+        for row in rows {
+            by_document
+                .entry(row.document_id.clone())
+                .or_default()
+                .push(row);
+        }
+        let mut failed: BTreeMap<String, String> = BTreeMap::new();
+        for (document, rows) in by_document {
+            match self.embed(rows).await? {
+                Ok(rows) => work.rows.extend(rows),
+                Err(e) => {
+                    failed.insert(document, e.to_string());
+                }
+            }
+        }
+        self.dead_letter(work, &failed).await
+    }
+
+    /// Sends the events of documents the embedder rejected to the DLQ and drops them from the
+    /// work: their offsets are still committed (they are handled, as poison messages are).
+    async fn dead_letter(
+        &self,
+        work: &mut IndexWork,
+        failed: &BTreeMap<String, String>,
+    ) -> Result<(), ActorError> {
+        if failed.is_empty() {
+            return Ok(());
+        }
+        let Some(dead_letters) = &self.dead_letters else {
+            return Err(ActorError::failed(
+                Self::NAME,
+                format!("embedding rejected for {failed:?} and no dead-letter topic"),
+            ));
+        };
+        let (rejected, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut work.events)
+            .into_iter()
+            .partition(|e| failed.contains_key(e.event.op.document_id()));
+        work.events = kept;
+        let dropped: BTreeSet<&str> = failed.keys().map(String::as_str).collect();
+        work.rows
+            .retain(|r| !dropped.contains(r.document_id.as_str()));
+        for ev in rejected {
+            let origin = Origin {
+                topic: ev.topic.clone(),
+                partition: ev.partition,
+                offset: ev.offset,
+            };
+            let (key, payload) = (ev.event.key(), ev.event.to_json().to_string());
+            dead_letters
+                .send(
+                    &origin,
+                    Some(key.as_bytes()),
+                    Some(payload.as_bytes()),
+                    "embedding_rejected",
+                    &failed[ev.event.op.document_id()],
+                )
+                .await;
+        }
+        Ok(())
+    }
+
+    /// Embeds `rows`, waiting out transient failures; `Ok(Err(_))` is a permanent failure.
+    async fn embed(
+        &self,
+        rows: Vec<ChunkRow>,
+    ) -> Result<Result<Vec<ChunkRow>, EmbedError>, ActorError> {
         let mut plan = WritePlan {
             rows,
             ..WritePlan::default()
         };
-        let mut delay = Duration::from_millis(200);
-        let mut attempt = 1;
+        let mut attempt: u32 = 0;
         loop {
             let embedder = self.embedder.clone();
             let (returned, result) = tokio::task::spawn_blocking(move || {
@@ -54,13 +143,16 @@ impl EmbedderClient {
             .map_err(|e| ActorError::failed(Self::NAME, e))?;
             plan = returned;
             match result {
-                Ok(()) => return Ok(plan.rows),
-                Err(e) if attempt == ATTEMPTS => return Err(ActorError::failed(Self::NAME, e)),
+                Ok(()) => return Ok(Ok(plan.rows)),
+                Err(e) if !e.is_transient() => return Ok(Err(e)),
                 Err(e) => {
-                    tracing::warn!(error = %e, attempt, retry_in = ?delay, "embedding failed; retrying");
-                    tokio::time::sleep(delay).await;
-                    delay *= 2;
                     attempt += 1;
+                    let wait = Duration::from_millis(500)
+                        .saturating_mul(1 << attempt.min(6))
+                        .min(MAX_WAIT);
+                    tracing::warn!(error = %e, attempt, retry_in = ?wait,
+                        "embedder unavailable; holding the batch (Kafka consumption is paused)");
+                    tokio::time::sleep(wait).await;
                 }
             }
         }

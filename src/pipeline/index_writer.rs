@@ -126,7 +126,7 @@ impl IndexWriter {
     ) -> Result<WriteOutcome, EngineError> {
         let mut plan = index.plan(ops, self.engine.chunker()).await?;
         if plan.reuse_vectors(work.rows.clone()) > 0 {
-            let embedder = self.engine.embedder().clone();
+            let embedder = self.engine.ingest_embedder().clone();
             plan =
                 tokio::task::spawn_blocking(move || plan.embed(embedder.as_ref()).map(|()| plan))
                     .await

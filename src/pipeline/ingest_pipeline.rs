@@ -106,7 +106,8 @@ impl IngestPipeline {
         };
         actors.spawn(actor::run(chunker, chunker_inbox));
         let embedder = EmbedderClient {
-            embedder: self.engine.embedder().clone(),
+            embedder: self.engine.ingest_embedder().clone(),
+            dead_letters: Some(self.dead_letters.clone()),
             next: to_writer,
         };
         actors.spawn(actor::run(embedder, embedder_inbox));

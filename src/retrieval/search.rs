@@ -1,6 +1,7 @@
 //! Semantic, keyword and hybrid search over one snapshot of an index.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -84,7 +85,7 @@ pub struct SearchResult {
 /// then `document_id`, `chunk_index` and `chunk_id` ascending.
 pub async fn search(
     index: &Index,
-    embedder: &dyn Embedder,
+    embedder: &Arc<dyn Embedder>,
     request: &SearchRequest,
 ) -> Result<SearchResult, EngineError> {
     let query = request.preprocessing.apply(&request.query);
@@ -96,8 +97,8 @@ pub async fn search(
     let k = request.top_k;
     let mut hits = match request.method {
         SearchMethod::Semantic => {
-            index.check_embedder(embedder.id(), embedder.dimensions())?;
-            let q = embed_query(embedder, &query)?;
+            index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
+            let q = embed_query(embedder, &query).await?;
             semantic_branch(index, &snapshot, &q, k, filter_sql.as_deref())
                 .await?
                 .into_iter()
@@ -130,7 +131,7 @@ pub async fn search(
                 .collect()
         }
         SearchMethod::Hybrid => {
-            index.check_embedder(embedder.id(), embedder.dimensions())?;
+            index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
             hybrid(
                 index,
                 embedder,
@@ -153,14 +154,14 @@ pub async fn search(
 
 async fn hybrid(
     index: &Index,
-    embedder: &dyn Embedder,
+    embedder: &Arc<dyn Embedder>,
     snapshot: &Snapshot,
     query: &str,
     request: &SearchRequest,
     filter_sql: Option<&str>,
 ) -> Result<Vec<SearchHit>, EngineError> {
     let fetch = overfetch(request.top_k);
-    let q = embed_query(embedder, query)?;
+    let q = embed_query(embedder, query).await?;
     let semantic = semantic_branch(index, snapshot, &q, fetch, filter_sql).await?;
     let keyword = index
         .keyword()
@@ -201,9 +202,13 @@ async fn hybrid(
         .collect())
 }
 
-fn embed_query(embedder: &dyn Embedder, query: &str) -> Result<Vec<f32>, EngineError> {
-    embedder
-        .embed(&[query])?
+/// Embeds the query on the blocking pool: a model pass or a provider round trip must not
+/// hold up the async worker (an HTTP or bus worker) that received the query.
+async fn embed_query(embedder: &Arc<dyn Embedder>, query: &str) -> Result<Vec<f32>, EngineError> {
+    let (embedder, query) = (embedder.clone(), query.to_string());
+    tokio::task::spawn_blocking(move || embedder.embed(&[query.as_str()]))
+        .await
+        .map_err(|e| EngineError::Internal(format!("query embedding task failed: {e}")))??
         .pop()
         .ok_or_else(|| EngineError::Internal("embedder returned no vector".into()))
 }

@@ -256,7 +256,8 @@ async fn healthz(state: web::Data<HttpState>) -> HttpResponse {
         "pipeline": {
             "restarts": state.pipeline.restarts(),
             "last_failure": state.pipeline.last_failure(),
-        }
+        },
+        "embedding": state.engine.embedding_report(),
     }))
 }
 

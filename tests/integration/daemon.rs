@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-struct Daemon {
+pub struct Daemon {
     child: Child,
-    bootstrap: String,
-    http: String,
+    pub bootstrap: String,
+    pub http: String,
     _dir: tempfile::TempDir,
 }
 
@@ -25,7 +25,7 @@ fn start_daemon() -> Daemon {
     start_daemon_with(&[])
 }
 
-fn start_daemon_with(env: &[(&str, &str)]) -> Daemon {
+pub fn start_daemon_with(env: &[(&str, &str)]) -> Daemon {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_ragstream"))
         .arg("serve")
@@ -64,7 +64,7 @@ fn start_daemon_with(env: &[(&str, &str)]) -> Daemon {
     }
 }
 
-fn kcat_produce(bootstrap: &str, topic: &str, args: &[&str], lines: &[String]) {
+pub fn kcat_produce(bootstrap: &str, topic: &str, args: &[&str], lines: &[String]) {
     let mut child = Command::new("kcat")
         .args(["-P", "-b", bootstrap, "-t", topic])
         .args(args)
@@ -80,7 +80,7 @@ fn kcat_produce(bootstrap: &str, topic: &str, args: &[&str], lines: &[String]) {
 }
 
 /// Reads `count` messages from the beginning of `topic`, formatted `headers\tpayload`.
-fn kcat_consume(bootstrap: &str, topic: &str, count: usize) -> Vec<String> {
+pub fn kcat_consume(bootstrap: &str, topic: &str, count: usize) -> Vec<String> {
     let out = Command::new("timeout")
         .args([
             "30",
@@ -102,7 +102,29 @@ fn kcat_consume(bootstrap: &str, topic: &str, count: usize) -> Vec<String> {
         .collect()
 }
 
-fn curl(args: &[&str]) -> (u16, Value) {
+/// Messages on `topic` right now (reads to the end and stops).
+pub fn kcat_count(bootstrap: &str, topic: &str) -> usize {
+    let out = Command::new("timeout")
+        .args([
+            "30",
+            "kcat",
+            "-C",
+            "-b",
+            bootstrap,
+            "-t",
+            topic,
+            "-o",
+            "beginning",
+            "-e",
+            "-q",
+        ])
+        .args(["-f", "x\n"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+pub fn curl(args: &[&str]) -> (u16, Value) {
     let out = Command::new("curl")
         .args(["-s", "-w", "\n%{http_code}"])
         .args(args)
@@ -116,7 +138,7 @@ fn curl(args: &[&str]) -> (u16, Value) {
     )
 }
 
-fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+pub fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
         assert!(
@@ -127,7 +149,7 @@ fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
     }
 }
 
-fn upsert(id: &str, text: &str) -> String {
+pub fn upsert(id: &str, text: &str) -> String {
     json!({"schema_version": 1, "op": "upsert", "index": "kb",
         "document": {"id": id, "title": id, "text": text}})
     .to_string()

@@ -7,5 +7,8 @@ mod crash;
 mod daemon;
 mod embedder;
 mod engine;
+mod fake_provider;
 mod pipeline;
+mod providers;
+mod reembed;
 mod versions;

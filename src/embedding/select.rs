@@ -1,0 +1,46 @@
+//! Builds the embedder a configuration names: a built-in model or an `[embedders.<name>]`
+//! HTTP provider, slowed down on request (`model.simulated_latency_ms`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::http::HttpEmbedder;
+use super::{EmbedError, Embedder, HashingEmbedder, MiniLmEmbedder, StaticEmbedder, Throttled};
+use crate::config::Config;
+
+/// The embedder called `name` in `config`.
+pub fn load(config: &Config, name: &str) -> Result<Arc<dyn Embedder>, EmbedError> {
+    let model = &config.model;
+    let embedder: Arc<dyn Embedder> = match name {
+        "hashing" => Arc::new(HashingEmbedder::new(384)),
+        "static" => Arc::new(StaticEmbedder::load(
+            &model.static_dir,
+            model.max_sequence_tokens,
+        )?),
+        "all-minilm-l6-v2" => Arc::new(MiniLmEmbedder::load(
+            &model.dir,
+            model.batch_size,
+            model.max_sequence_tokens,
+        )?),
+        other => match config.embedders.get(other) {
+            Some(provider) => Arc::new(HttpEmbedder::new(other, provider.clone())?),
+            None => {
+                return Err(EmbedError::Model {
+                    path: format!("embedders.{other}"),
+                    reason: "no built-in embedder and no [embedders] section has this name".into(),
+                })
+            }
+        },
+    };
+    let latency = Duration::from_millis(model.simulated_latency_ms);
+    Ok(if latency.is_zero() {
+        embedder
+    } else {
+        Arc::new(Throttled::new(embedder, latency))
+    })
+}
+
+/// The embedder `model.embedder` names.
+pub fn configured(config: &Config) -> Result<Arc<dyn Embedder>, EmbedError> {
+    load(config, &config.model.embedder)
+}

@@ -1,0 +1,148 @@
+//! `Engine::reembed` (`ragstream index reembed`): every vector rebuilt with another embedder
+//! in one new version; pinned older versions keep their model; the Kafka checkpoint survives;
+//! an interrupted switch is finished on the next open.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ragstream::embedding::{Embedder, HashingEmbedder};
+use ragstream::engine::EngineError;
+use ragstream::index::{StoreError, KAFKA_CHECKPOINT};
+use ragstream::retrieval::{SearchMethod, SearchRequest};
+use ragstream::Engine;
+
+use crate::common::{config, corpus, name, upserts};
+
+fn engine(dir: &std::path::Path, dimensions: usize) -> Engine {
+    Engine::new(
+        config(dir),
+        Arc::new(HashingEmbedder::new(dimensions)) as Arc<dyn Embedder>,
+    )
+}
+
+fn at(q: &str, version: u64) -> SearchRequest {
+    let mut r = SearchRequest::new(q, SearchMethod::Semantic, 3);
+    r.index_version = Some(version);
+    r
+}
+
+#[tokio::test]
+async fn reembed_writes_a_new_version_and_pinned_versions_keep_their_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let kb = name("kb");
+    let old_version = {
+        let e384 = engine(dir.path(), 384);
+        let checkpoint =
+            HashMap::from([(KAFKA_CHECKPOINT.to_string(), r#"{"docs:0":17}"#.to_string())]);
+        e384.write_with_properties(&kb, upserts(corpus()), checkpoint)
+            .await
+            .unwrap()
+            .index_version
+            .unwrap()
+    };
+
+    let e64 = engine(dir.path(), 64);
+    let mismatch = |r: Result<_, EngineError>| {
+        matches!(
+            r,
+            Err(EngineError::Store(StoreError::EmbedderMismatch { .. }))
+        )
+    };
+    assert!(mismatch(
+        e64.search(&kb, &SearchRequest::new("moon", SearchMethod::Semantic, 3))
+            .await
+    ));
+    let new_version = e64.reembed(&kb).await.unwrap();
+    assert!(new_version > old_version);
+    let stats = e64.stats(&kb).await.unwrap();
+    assert_eq!(
+        (stats.dimensions, stats.documents, stats.chunks),
+        (64, 5, 5)
+    );
+    assert_eq!(stats.keyword_chunks, 5);
+
+    // The new model answers the new version, with the vectors it computed.
+    let hits = e64
+        .search(&kb, &at("Moon astronauts Apollo", new_version))
+        .await
+        .unwrap();
+    assert_eq!(hits.hits[0].row.document_id, "apollo");
+    // ...but not the old version, whose vectors came from the 384-d model.
+    let err = e64.search(&kb, &at("moon", old_version)).await;
+    assert!(mismatch(err));
+    drop(e64);
+
+    let e384 = engine(dir.path(), 384);
+    let old = e384
+        .search(&kb, &at("Moon astronauts Apollo", old_version))
+        .await
+        .unwrap();
+    assert_eq!(old.hits[0].row.document_id, "apollo");
+    assert!(mismatch(e384.search(&kb, &at("moon", new_version)).await));
+    // Writing with the old model is refused now.
+    let refused = e384.write(&kb, upserts(corpus())).await;
+    assert!(
+        matches!(
+            refused,
+            Err(EngineError::Store(StoreError::EmbedderMismatch { .. }))
+        ),
+        "{refused:?}"
+    );
+
+    // The checkpoint the daemon resumes from was carried into the reembed commit.
+    let index = e384.index(&kb).await.unwrap();
+    assert_eq!(index.kafka_checkpoint().await.unwrap()["docs:0"], 17);
+}
+
+#[tokio::test]
+async fn an_interrupted_reembed_is_finished_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let kb = name("kb");
+    let info_path = dir.path().join("indexes/kb/index.json");
+    {
+        engine(dir.path(), 384)
+            .write(&kb, upserts(corpus()))
+            .await
+            .unwrap();
+    }
+    let before = std::fs::read(&info_path).unwrap();
+    {
+        engine(dir.path(), 32).reembed(&kb).await.unwrap();
+    }
+    // A crash between the Lance commit and the index.json update leaves the old record.
+    std::fs::write(&info_path, before).unwrap();
+    let e32 = engine(dir.path(), 32);
+    let stats = e32.stats(&kb).await.unwrap();
+    assert_eq!(stats.dimensions, 32, "the recorded switch was finished");
+    let hits = e32
+        .search(
+            &kb,
+            &SearchRequest::new("bread yeast", SearchMethod::Semantic, 1),
+        )
+        .await
+        .unwrap();
+    assert_eq!(hits.hits[0].row.document_id, "bread");
+}
+
+#[tokio::test]
+async fn re_ingesting_moved_text_is_served_from_the_embedding_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let e = engine(dir.path(), 384);
+        e.write(&name("first"), upserts(corpus())).await.unwrap();
+        assert_eq!(e.embedding_report()["cache"]["misses"], 5);
+        assert_eq!(e.embedding_report()["cache"]["hits"], 0);
+    }
+    // A new process: the same texts under another index hit the cache on disk.
+    let e = engine(dir.path(), 384);
+    e.write(&name("second"), upserts(corpus())).await.unwrap();
+    let report = e.embedding_report();
+    assert_eq!(report["cache"]["hits"], 5, "{report}");
+    assert_eq!(report["cache"]["misses"], 0, "{report}");
+    assert_eq!(report["cache"]["hit_ratio"], 1.0);
+    // Another model does not share the entries.
+    drop(e);
+    let e = engine(dir.path(), 128);
+    e.write(&name("third"), upserts(corpus())).await.unwrap();
+    assert_eq!(e.embedding_report()["cache"]["hits"], 0);
+}
