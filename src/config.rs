@@ -42,8 +42,9 @@ pub struct KafkaConfig {
     pub group_id: String,
     /// Partitions of the topics the embedded broker creates.
     pub partitions: i32,
-    /// A batch commits when it holds this many documents...
+    /// A batch commits when it holds this many documents, or this many chunks...
     pub batch_max_documents: usize,
+    pub batch_max_chunks: usize,
     /// ...or when its first message is this old.
     pub batch_max_ms: u64,
     pub max_message_bytes: usize,
@@ -72,6 +73,7 @@ impl Default for KafkaConfig {
             group_id: "ragstream".into(),
             partitions: 4,
             batch_max_documents: 256,
+            batch_max_chunks: 1024,
             batch_max_ms: 200,
             shutdown_grace_ms: 20_000,
             max_message_bytes: 2 << 20,
@@ -329,6 +331,9 @@ impl Config {
         }
         if self.kafka.batch_max_documents == 0 {
             return bad("kafka.batch_max_documents", "must be at least 1");
+        }
+        if self.kafka.batch_max_chunks == 0 {
+            return bad("kafka.batch_max_chunks", "must be at least 1");
         }
         if self.http.bind.parse::<std::net::SocketAddr>().is_err() {
             return bad("http.bind", "must be host:port, for example 127.0.0.1:8080");

@@ -89,6 +89,8 @@ impl IngestPipeline {
             consumer: consumer.clone(),
             settings: IngestSourceSettings {
                 batch_max_documents: self.kafka.batch_max_documents,
+                batch_max_chunks: self.kafka.batch_max_chunks,
+                chunker: self.engine.chunker().clone(),
                 batch_max: Duration::from_millis(self.kafka.batch_max_ms),
                 max_message_bytes: self.kafka.max_message_bytes,
                 limits: self.engine.config().limits.document(),

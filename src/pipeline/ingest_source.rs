@@ -77,6 +77,10 @@ impl ConsumerContext for CheckpointContext {
 
 pub struct IngestSourceSettings {
     pub batch_max_documents: usize,
+    /// A batch also closes when its documents make this many chunks (counted with the same
+    /// chunker the pipeline uses, before unchanged documents are skipped: an upper bound).
+    pub batch_max_chunks: usize,
+    pub chunker: crate::chunking::Chunker,
     pub batch_max: Duration,
     pub max_message_bytes: usize,
     pub limits: DocumentLimits,
@@ -114,6 +118,7 @@ impl IngestSource {
                         deadline.get_or_insert_with(|| tokio::time::Instant::now() + self.settings.batch_max);
                     }
                     batch.events.len() >= self.settings.batch_max_documents
+                        || batch.chunks >= self.settings.batch_max_chunks
                 }
             };
             if full && !batch.is_empty() {
@@ -160,12 +165,17 @@ impl IngestSource {
             self.settings.max_message_bytes,
             &self.settings.limits,
         ) {
-            Ok(event) => batch.events.push(SourcedEvent {
-                event,
-                topic: origin.topic,
-                partition: origin.partition,
-                offset: origin.offset,
-            }),
+            Ok(event) => {
+                if let crate::index::DocumentOp::Upsert(doc) = &event.op {
+                    batch.chunks += self.settings.chunker.chunk(doc).len();
+                }
+                batch.events.push(SourcedEvent {
+                    event,
+                    topic: origin.topic,
+                    partition: origin.partition,
+                    offset: origin.offset,
+                })
+            }
             Err(reason) => {
                 self.dead_letters
                     .send(

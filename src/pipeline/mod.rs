@@ -51,6 +51,9 @@ pub fn partition_key(topic: &str, partition: i32) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct Batch {
     pub events: Vec<SourcedEvent>,
+    /// Chunks the upserts in `events` make (an upper bound: unchanged documents are skipped
+    /// later); a batch closes at `kafka.batch_max_chunks`.
+    pub chunks: usize,
     pub next_offsets: BTreeMap<String, i64>,
     pub epochs: BTreeMap<String, u64>,
 }

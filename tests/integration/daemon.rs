@@ -275,6 +275,28 @@ fn kcat_documents_and_queries_round_trip_with_dead_letters() {
 }
 
 #[test]
+fn a_batch_closes_at_its_chunk_limit_before_its_time_limit() {
+    // One chunk per batch, and a time limit the test would notice.
+    let d = start_daemon_with(&[
+        ("RAGSTREAM_KAFKA_BATCH_MAX_CHUNKS", "1"),
+        ("RAGSTREAM_KAFKA_BATCH_MAX_MS", "600000"),
+        ("RAGSTREAM_KAFKA_PARTITIONS", "1"),
+    ]);
+    let docs: Vec<String> = ["one", "two", "three"]
+        .iter()
+        .map(|id| upsert(id, &format!("the {id} document")))
+        .collect();
+    kcat_produce(&d.bootstrap, "ragstream.documents", &[], &docs);
+    let stats_url = format!("{}/v1/indexes/kb/stats", d.http);
+    wait_for("three documents without waiting for the time limit", || {
+        curl(&[&stats_url]).1["documents"] == 3
+    });
+    let (_, stats) = curl(&[&stats_url]);
+    // Version 1 is the empty dataset; each one-chunk batch is its own version.
+    assert_eq!(stats["index_version"], 4, "{stats}");
+}
+
+#[test]
 fn sigterm_drains_and_exits_zero() {
     let mut d = start_daemon();
     kcat_produce(

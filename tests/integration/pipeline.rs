@@ -77,6 +77,7 @@ async fn the_chunker_skips_committed_and_unchanged_documents_and_plans_only_the_
         ],
         next_offsets: [("docs:0".to_string(), 12)].into(),
         epochs: [("docs:0".to_string(), 1)].into(),
+        chunks: 3,
     };
     tx.send(batch).await.unwrap();
     let planned = emitted.recv().await.unwrap();

@@ -53,11 +53,11 @@ const TEXTS: [&str; 10] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_api_gets_its_request_shape_in_batches_and_vectors_come_back_in_order() {
-    std::env::set_var("RAGSTREAM_TEST_PROVIDER_KEY", "sekret");
+    std::env::set_var("FAKE_PROVIDER_API_KEY", "sekret");
     for api in [ProviderApi::Openai, ProviderApi::Tei, ProviderApi::Ollama] {
         let p = FakeProvider::start(api, DIMS);
         let mut c = config(&p, api);
-        c.api_key_env = Some("RAGSTREAM_TEST_PROVIDER_KEY".into());
+        c.api_key_env = Some("FAKE_PROVIDER_API_KEY".into());
         let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
         let got = embed(&e, &TEXTS).await.unwrap();
         assert_close(&got, &expected(DIMS, &TEXTS));
@@ -199,10 +199,10 @@ async fn wrong_dimensions_bad_requests_and_garbage_are_permanent_and_not_retried
 #[test]
 fn a_missing_credential_variable_is_a_start_up_error() {
     let mut c = ProviderConfig::new(ProviderApi::Openai, "http://127.0.0.1:9", "m", 8);
-    c.api_key_env = Some("RAGSTREAM_TEST_UNSET_KEY".into());
+    c.api_key_env = Some("FAKE_PROVIDER_UNSET_KEY".into());
     let err = HttpEmbedder::new("remote", c).err().unwrap();
     assert!(
-        err.to_string().contains("RAGSTREAM_TEST_UNSET_KEY"),
+        err.to_string().contains("FAKE_PROVIDER_UNSET_KEY"),
         "{err}"
     );
 }
