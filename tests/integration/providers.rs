@@ -201,10 +201,7 @@ fn a_missing_credential_variable_is_a_start_up_error() {
     let mut c = ProviderConfig::new(ProviderApi::Openai, "http://127.0.0.1:9", "m", 8);
     c.api_key_env = Some("FAKE_PROVIDER_UNSET_KEY".into());
     let err = HttpEmbedder::new("remote", c).err().unwrap();
-    assert!(
-        err.to_string().contains("FAKE_PROVIDER_UNSET_KEY"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("FAKE_PROVIDER_UNSET_KEY"), "{err}");
 }
 
 /// A config file for a daemon whose embedder is the fake provider.

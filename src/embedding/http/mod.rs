@@ -175,6 +175,9 @@ struct Counters {
     rate_limited: AtomicU64,
 }
 
+/// The vectors of one request, or why it failed.
+type BatchResult = Result<Vec<Vec<f32>>, EmbedError>;
+
 pub struct HttpEmbedder {
     id: String,
     config: ProviderConfig,
@@ -384,7 +387,7 @@ impl Embedder for HttpEmbedder {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let batches: Vec<&[&str]> = texts.chunks(self.config.max_batch).collect();
-        let results: Vec<Mutex<Option<Result<Vec<Vec<f32>>, EmbedError>>>> =
+        let results: Vec<Mutex<Option<BatchResult>>> =
             batches.iter().map(|_| Mutex::new(None)).collect();
         let next = AtomicUsize::new(0);
         let failed = std::sync::atomic::AtomicBool::new(false);
