@@ -167,3 +167,64 @@ fn a_missing_model_directory_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn index_reembed_switches_the_model_and_queries_follow_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("docs.jsonl");
+    std::fs::write(
+        &file,
+        r#"{"id":"pump","title":"Pump care","text":"Lubricate the pump bearings every month."}"#,
+    )
+    .unwrap();
+    let ok = |out: std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    ok(ragstream(&data)
+        .args(["ingest", "--index", "kb"])
+        .arg(&file)
+        .output()
+        .unwrap());
+
+    // An unknown embedder is a usage error naming the flag.
+    let out = ragstream(&data)
+        .args(["index", "reembed", "kb", "--embedder", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--embedder nope"));
+
+    let report = ok(ragstream(&data)
+        .args(["index", "reembed", "kb", "--embedder", "static"])
+        .output()
+        .unwrap());
+    assert_eq!(report["from"]["embedder"], "hashing");
+    assert_eq!(report["to"]["embedder"], "all-minilm-l6-v2-static");
+    assert_eq!(report["index_version"], 3);
+
+    let query = |embedder: &str| {
+        ragstream(&data)
+            .env("RAGSTREAM_MODEL_EMBEDDER", embedder)
+            .args(["query", "--index", "kb", "pump bearings", "--json"])
+            .output()
+            .unwrap()
+    };
+    let answer = ok(query("static"));
+    assert_eq!(
+        answer["retrieval_calls"][0]["results"][0]["metadata"]["document_id"],
+        "pump"
+    );
+    let refused = query("hashing");
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stdout).contains("embedder_mismatch"),
+        "{}",
+        String::from_utf8_lossy(&refused.stdout)
+    );
+}
