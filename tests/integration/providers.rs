@@ -47,6 +47,8 @@ fn assert_close(got: &[Vec<f32>], want: &[Vec<f32>]) {
     }
 }
 
+const APIS: [ProviderApi; 3] = [ProviderApi::Openai, ProviderApi::Tei, ProviderApi::Ollama];
+
 const TEXTS: [&str; 10] = [
     "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
 ];
@@ -54,7 +56,7 @@ const TEXTS: [&str; 10] = [
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_api_gets_its_request_shape_in_batches_and_vectors_come_back_in_order() {
     std::env::set_var("FAKE_PROVIDER_API_KEY", "sekret");
-    for api in [ProviderApi::Openai, ProviderApi::Tei, ProviderApi::Ollama] {
+    for api in APIS {
         let p = FakeProvider::start(api, DIMS);
         let mut c = config(&p, api);
         c.api_key_env = Some("FAKE_PROVIDER_API_KEY".into());
@@ -98,101 +100,111 @@ async fn each_api_gets_its_request_shape_in_batches_and_vectors_come_back_in_ord
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_is_retried_after_the_providers_retry_after() {
-    let p = FakeProvider::start(ProviderApi::Openai, DIMS);
-    p.script([Reply::Status(429, Some("1"))]);
-    let mut c = config(&p, ProviderApi::Openai);
-    c.max_batch = 16;
-    c.retry_max_ms = 5_000;
-    let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
-    let got = embed(&e, &["one", "two"]).await.unwrap();
-    assert_close(&got, &expected(DIMS, &["one", "two"]));
-    let seen = p.seen();
-    assert_eq!(seen.len(), 2);
-    let waited = seen[1].at - seen[0].at;
-    assert!(
-        waited >= Duration::from_millis(950),
-        "Retry-After: 1 honoured (waited {waited:?}, the backoff alone is at most 20 ms)"
-    );
-    assert_eq!(e.report()["rate_limited"], 1);
-    assert_eq!(e.report()["retries"], 1);
+    for api in APIS {
+        let p = FakeProvider::start(api, DIMS);
+        p.script([Reply::Status(429, Some("1"))]);
+        let mut c = config(&p, api);
+        c.max_batch = 16;
+        c.retry_max_ms = 5_000;
+        let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
+        let got = embed(&e, &["one", "two"]).await.unwrap();
+        assert_close(&got, &expected(DIMS, &["one", "two"]));
+        let seen = p.seen();
+        assert_eq!(seen.len(), 2);
+        let waited = seen[1].at - seen[0].at;
+        assert!(
+            waited >= Duration::from_millis(950),
+            "Retry-After: 1 honoured (waited {waited:?}, the backoff alone is at most 20 ms)"
+        );
+        assert_eq!(e.report()["rate_limited"], 1);
+        assert_eq!(e.report()["retries"], 1);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_errors_are_retried_until_the_provider_answers() {
-    let p = FakeProvider::start(ProviderApi::Tei, DIMS);
-    p.script([
-        Reply::Status(500, None),
-        Reply::Status(502, None),
-        Reply::Status(503, None),
-    ]);
-    let mut c = config(&p, ProviderApi::Tei);
-    c.max_batch = 16;
-    let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
-    let got = embed(&e, &["x y"]).await.unwrap();
-    assert_close(&got, &expected(DIMS, &["x y"]));
-    assert_eq!(p.seen().len(), 4);
-    assert_eq!(e.report()["transient_failures"], 3);
+    for api in APIS {
+        let p = FakeProvider::start(api, DIMS);
+        p.script([
+            Reply::Status(500, None),
+            Reply::Status(502, None),
+            Reply::Status(503, None),
+        ]);
+        let mut c = config(&p, api);
+        c.max_batch = 16;
+        let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
+        let got = embed(&e, &["x y"]).await.unwrap();
+        assert_close(&got, &expected(DIMS, &["x y"]));
+        assert_eq!(p.seen().len(), 4);
+        assert_eq!(e.report()["transient_failures"], 3);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_that_times_out_is_retried() {
-    let p = FakeProvider::start(ProviderApi::Ollama, DIMS);
-    p.script([Reply::Slow(Duration::from_secs(3))]);
-    let mut c = config(&p, ProviderApi::Ollama);
-    c.max_batch = 16;
-    c.timeout_ms = 300;
-    let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
-    let started = Instant::now();
-    let got = embed(&e, &["slow text"]).await.unwrap();
-    assert_close(&got, &expected(DIMS, &["slow text"]));
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "did not wait for the slow answer"
-    );
-    assert_eq!(p.seen().len(), 2);
+    for api in APIS {
+        let p = FakeProvider::start(api, DIMS);
+        p.script([Reply::Slow(Duration::from_secs(3))]);
+        let mut c = config(&p, api);
+        c.max_batch = 16;
+        c.timeout_ms = 300;
+        let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
+        let started = Instant::now();
+        let got = embed(&e, &["slow text"]).await.unwrap();
+        assert_close(&got, &expected(DIMS, &["slow text"]));
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "did not wait for the slow answer"
+        );
+        assert_eq!(p.seen().len(), 2);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outage_beyond_the_retries_is_a_transient_error_and_opens_the_breaker() {
-    let p = FakeProvider::start(ProviderApi::Openai, DIMS);
-    p.down_for(Duration::from_secs(60));
-    let mut c = config(&p, ProviderApi::Openai);
-    c.max_batch = 16;
-    c.breaker_failures = 2;
-    c.breaker_cooldown_ms = 60_000;
-    let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
-    let err = embed(&e, &["a"]).await.unwrap_err();
-    assert!(err.is_transient(), "{err}");
-    assert!(matches!(e.breaker_state(), BreakerState::Open { .. }));
-    assert_eq!(
-        p.seen().len(),
-        2,
-        "the open breaker stopped further requests"
-    );
-    // While open, calls fail fast without touching the provider.
-    let err = embed(&e, &["b"]).await.unwrap_err();
-    assert!(err.to_string().contains("circuit breaker open"), "{err}");
-    assert_eq!(p.seen().len(), 2);
+    for api in APIS {
+        let p = FakeProvider::start(api, DIMS);
+        p.down_for(Duration::from_secs(60));
+        let mut c = config(&p, api);
+        c.max_batch = 16;
+        c.breaker_failures = 2;
+        c.breaker_cooldown_ms = 60_000;
+        let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
+        let err = embed(&e, &["a"]).await.unwrap_err();
+        assert!(err.is_transient(), "{err}");
+        assert!(matches!(e.breaker_state(), BreakerState::Open { .. }));
+        assert_eq!(
+            p.seen().len(),
+            2,
+            "the open breaker stopped further requests"
+        );
+        // While open, calls fail fast without touching the provider.
+        let err = embed(&e, &["b"]).await.unwrap_err();
+        assert!(err.to_string().contains("circuit breaker open"), "{err}");
+        assert_eq!(p.seen().len(), 2);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wrong_dimensions_bad_requests_and_garbage_are_permanent_and_not_retried() {
-    for (reply, needle) in [
-        (Reply::Dimensions(DIMS + 1), "17-dimensional"),
-        (Reply::Status(400, None), "HTTP 400"),
-        (Reply::Status(401, None), "HTTP 401"),
-        (Reply::NotJson, "not JSON"),
-    ] {
-        let p = FakeProvider::start(ProviderApi::Openai, DIMS);
-        p.script([reply]);
-        let mut c = config(&p, ProviderApi::Openai);
-        c.max_batch = 16;
-        let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
-        let err = embed(&e, &["a", "b"]).await.unwrap_err();
-        assert!(!err.is_transient(), "{err}");
-        assert!(err.to_string().contains(needle), "{err}");
-        assert_eq!(p.seen().len(), 1, "{needle}: not retried");
-        assert_eq!(e.report()["permanent_failures"], 1);
+    for api in APIS {
+        for (reply, needle) in [
+            (Reply::Dimensions(DIMS + 1), "17-dimensional"),
+            (Reply::Status(400, None), "HTTP 400"),
+            (Reply::Status(401, None), "HTTP 401"),
+            (Reply::NotJson, "not JSON"),
+        ] {
+            let p = FakeProvider::start(api, DIMS);
+            p.script([reply]);
+            let mut c = config(&p, api);
+            c.max_batch = 16;
+            let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
+            let err = embed(&e, &["a", "b"]).await.unwrap_err();
+            assert!(!err.is_transient(), "{err}");
+            assert!(err.to_string().contains(needle), "{err}");
+            assert_eq!(p.seen().len(), 1, "{needle}: not retried");
+            assert_eq!(e.report()["permanent_failures"], 1);
+        }
     }
 }
 
