@@ -25,6 +25,8 @@ pub struct Config {
     pub limits: LimitsConfig,
     pub kafka: KafkaConfig,
     pub http: HttpConfig,
+    /// Defaults of the contract adapters whose requests name no index (001, 003).
+    pub contracts: ContractsConfig,
     /// Named HTTP embedding providers (`[embedders.<name>]`); `model.embedder` may name one.
     pub embedders: std::collections::BTreeMap<String, crate::embedding::http::ProviderConfig>,
 }
@@ -52,6 +54,29 @@ pub struct KafkaConfig {
     pub shutdown_grace_ms: u64,
     /// Extra librdkafka settings passed through verbatim (security.protocol, sasl.*, ssl.*).
     pub client: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContractsConfig {
+    /// The index `POST /v1/rag/query` (001) and `POST /v1/ai/rag/query/` (003) search.
+    pub default_index: String,
+    /// Contract 003's `ToolContext.visibility_override_allowed`: whether callers may see
+    /// `all`/`deleted`. A request's own flag is honoured only when this allows it.
+    pub visibility_override_allowed: bool,
+    /// Contract 003: a tenant-scoped router answers an empty result with `matches: []`
+    /// instead of `NotFoundError`.
+    pub tenant_scoped: bool,
+}
+
+impl Default for ContractsConfig {
+    fn default() -> Self {
+        ContractsConfig {
+            default_index: "default".into(),
+            visibility_override_allowed: false,
+            tenant_scoped: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -337,6 +362,9 @@ impl Config {
         }
         if self.http.bind.parse::<std::net::SocketAddr>().is_err() {
             return bad("http.bind", "must be host:port, for example 127.0.0.1:8080");
+        }
+        if crate::model::IndexName::parse(&self.contracts.default_index).is_err() {
+            return bad("contracts.default_index", "is not a valid index name");
         }
         if self.index.ingest_batch_documents == 0 {
             return bad("index.ingest_batch_documents", "must be at least 1");

@@ -104,13 +104,12 @@ pub fn parse_request(
     Ok((
         index,
         SearchRequest {
-            query,
-            top_k,
             filters,
             method,
             preprocessing,
             hybrid_alpha,
             index_version,
+            ..SearchRequest::new(query, method, top_k)
         },
     ))
 }
@@ -262,6 +261,32 @@ pub fn error_code(e: &EngineError) -> (&'static str, Option<String>) {
             ("embedder_mismatch", None)
         }
         EngineError::Store(_) | EngineError::Internal(_) => ("internal", None),
+    }
+}
+
+/// Answers a parsed request body: the response, or the structured error.
+pub async fn answer(engine: &crate::engine::Engine, body: &Value) -> super::Reply {
+    let limits = RequestLimits {
+        max_top_k: engine.config().limits.max_top_k,
+        max_query_bytes: engine.config().limits.max_query_bytes,
+    };
+    let started = std::time::Instant::now();
+    let (name, request) = match parse_request(body, limits) {
+        Ok(parsed) => parsed,
+        Err(e) => return super::error_reply(&e.into()),
+    };
+    match engine.search(&name, &request).await {
+        Ok(result) => super::Reply::ok(
+            render_response(
+                &name,
+                &request,
+                &result,
+                &uuid::Uuid::new_v4().to_string(),
+                started.elapsed().as_secs_f64() * 1000.0,
+            ),
+            result.index_version,
+        ),
+        Err(e) => super::error_reply(&e),
     }
 }
 

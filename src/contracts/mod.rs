@@ -1,4 +1,114 @@
 //! One adapter per contract in `../shared/contracts/`. Adapters map a wire shape to engine
 //! requests and engine results back; no retrieval logic lives here.
+//!
+//! Every transport (HTTP, the bus) calls [`answer`] with the contract the request speaks, so a
+//! request gets the same answer whichever way it arrives.
 
 pub mod c000_retrieval_calls;
+pub mod c001_rag_searcher;
+pub mod c003_ai_core;
+
+use serde_json::Value;
+
+use crate::engine::{Engine, EngineError};
+use crate::model::{IndexName, ValidationError};
+
+/// The contract a request speaks: the HTTP route, or the bus header `contract`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contract {
+    /// `{"retrieval": {...}}` → `{"retrieval_calls": [...]}`.
+    C000,
+    /// RagSearcher triplets: `{query, top_k}` → `{results, kg, rewrite_terms}`.
+    C001,
+    /// AI Core `RetrieveInput` → `RetrieveOutput`.
+    C003,
+}
+
+impl Contract {
+    /// The bus header value (`000`, `001`, `003`); absent means 000.
+    pub fn from_header(value: Option<&str>) -> Option<Contract> {
+        match value.map(str::trim) {
+            None | Some("") | Some("000") => Some(Contract::C000),
+            Some("001") => Some(Contract::C001),
+            Some("003") => Some(Contract::C003),
+            Some(_) => None,
+        }
+    }
+}
+
+/// A contract's answer: the body, the HTTP status it maps to (the bus carries the body alone),
+/// and the version it was answered from (sent as a header where the body has no place for it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+    pub index_version: Option<u64>,
+}
+
+impl Reply {
+    fn ok(body: Value, index_version: u64) -> Reply {
+        Reply {
+            status: 200,
+            body,
+            index_version: Some(index_version),
+        }
+    }
+}
+
+/// Answers `body` as `contract`. `index` is the index a route names (none for 000, whose body
+/// names it; the configured default for 001 and 003).
+pub async fn answer(
+    engine: &Engine,
+    contract: Contract,
+    index: Option<IndexName>,
+    body: &[u8],
+) -> Reply {
+    let value = match serde_json::from_slice::<Value>(body) {
+        Ok(v) => v,
+        Err(e) => {
+            let e = EngineError::from(ValidationError::new("body", format!("is not JSON: {e}")));
+            return match contract {
+                Contract::C003 => {
+                    c003_ai_core::error_reply(&c003_ai_core::RetrieveError::Input(e.to_string()))
+                }
+                _ => error_reply(&e),
+            };
+        }
+    };
+    let default_index = || {
+        IndexName::parse(&engine.config().contracts.default_index)
+            .expect("validated with the configuration")
+    };
+    match contract {
+        Contract::C000 => c000_retrieval_calls::answer(engine, &value).await,
+        Contract::C001 => {
+            c001_rag_searcher::answer(engine, &index.unwrap_or_else(default_index), &value).await
+        }
+        Contract::C003 => {
+            c003_ai_core::answer(engine, &index.unwrap_or_else(default_index), &value).await
+        }
+    }
+}
+
+/// The structured error of contracts 000 and 001: `{"error": {"code", "message", "field"?}}`.
+pub fn error_reply(e: &EngineError) -> Reply {
+    let body = c000_retrieval_calls::render_error(e);
+    let status = status_of(body["error"]["code"].as_str().unwrap_or("internal"));
+    Reply {
+        status,
+        body,
+        index_version: None,
+    }
+}
+
+/// The HTTP status of an error code.
+pub fn status_of(code: &str) -> u16 {
+    match code {
+        "invalid_request" | "InputError" => 400,
+        "index_not_found" | "NotFoundError" => 404,
+        "version_unavailable" => 410,
+        "embedder_mismatch" => 409,
+        "embedder_unavailable" => 503,
+        _ => 500,
+    }
+}

@@ -1,58 +1,29 @@
-//! QueryHandler: answers contract 000 requests from the queries topic. Headers `reply-to`
-//! (topic) and `correlation-id` are required; the reply (the response or a structured error)
-//! goes to the reply topic with the same `correlation-id`. Handlers of all daemons form one
+//! QueryHandler: answers retrieval requests from the queries topic. Headers `reply-to`
+//! (topic) and `correlation-id` are required; `contract` picks the contract the body speaks
+//! (`000` when absent, `001`, `003`) and `index` the index for contracts whose body names none.
+//! The reply (the response or a structured error) goes to the reply topic with the same
+//! `correlation-id`, and `status` (the HTTP status the answer maps to) and
+//! `index-version` headers. Handlers of all daemons form one
 //! consumer group, so they share the load; queries run concurrently and never wait for
 //! ingestion, which runs on its own thread.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rdkafka::consumer::StreamConsumer;
 use rdkafka::message::{Header, Headers, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::Message;
-use serde_json::Value;
+use serde_json::json;
 use tokio::sync::{watch, Semaphore};
 
-use crate::contracts::c000_retrieval_calls::{
-    parse_request, render_error, render_response, RequestLimits,
-};
-use crate::engine::{Engine, EngineError};
-use crate::model::ValidationError;
+use crate::contracts::{self, Contract, Reply};
+use crate::engine::Engine;
+use crate::model::IndexName;
 use crate::transport::dead_letters::{DeadLetters, Origin};
 
 /// Queries answered at the same time.
 const CONCURRENCY: usize = 8;
-
-/// Answers one request body: the contract 000 response, or the structured error.
-pub async fn answer(engine: &Engine, body: &[u8]) -> Value {
-    let limits = RequestLimits {
-        max_top_k: engine.config().limits.max_top_k,
-        max_query_bytes: engine.config().limits.max_query_bytes,
-    };
-    let started = Instant::now();
-    let parsed = serde_json::from_slice::<Value>(body)
-        .map_err(|e| ValidationError::new("body", format!("is not JSON: {e}")))
-        .and_then(|v| parse_request(&v, limits))
-        .map_err(EngineError::from);
-    let outcome = match parsed {
-        Ok((name, request)) => engine
-            .search(&name, &request)
-            .await
-            .map(|result| (name, request, result)),
-        Err(e) => Err(e),
-    };
-    match outcome {
-        Ok((name, request, result)) => render_response(
-            &name,
-            &request,
-            &result,
-            &uuid::Uuid::new_v4().to_string(),
-            started.elapsed().as_secs_f64() * 1000.0,
-        ),
-        Err(e) => render_error(&e),
-    }
-}
 
 fn header(msg: &impl Message, name: &str) -> Option<String> {
     let headers = msg.headers()?;
@@ -108,11 +79,20 @@ pub async fn run(
             .await
             .expect("semaphore open");
         let (engine, producer) = (engine.clone(), producer.clone());
+        let (contract, index) = (header(&msg, "contract"), header(&msg, "index"));
         tokio::spawn(async move {
             let _permit = permit;
-            let reply = answer(&engine, msg.payload().unwrap_or_default()).await;
-            let body = serde_json::to_vec(&reply).expect("json");
-            let headers = OwnedHeaders::new()
+            let reply = answer(
+                &engine,
+                contract.as_deref(),
+                index.as_deref(),
+                msg.payload(),
+            )
+            .await;
+            let body = serde_json::to_vec(&reply.body).expect("json");
+            let status = reply.status.to_string();
+            let version = reply.index_version.map(|v| v.to_string());
+            let mut headers = OwnedHeaders::new()
                 .insert(Header {
                     key: "correlation-id",
                     value: Some(correlation_id.as_str()),
@@ -120,7 +100,17 @@ pub async fn run(
                 .insert(Header {
                     key: "content-type",
                     value: Some("application/json"),
+                })
+                .insert(Header {
+                    key: "status",
+                    value: Some(status.as_str()),
                 });
+            if let Some(v) = &version {
+                headers = headers.insert(Header {
+                    key: "index-version",
+                    value: Some(v.as_str()),
+                });
+            }
             let record = FutureRecord::<str, [u8]>::to(&reply_to)
                 .key(correlation_id.as_str())
                 .payload(&body)
@@ -130,4 +120,34 @@ pub async fn run(
             }
         });
     }
+}
+
+/// Answers one bus request: the contract the `contract` header names, on the index the
+/// `index` header names (if any). A bad header is a structured error reply, like a bad body.
+pub async fn answer(
+    engine: &Engine,
+    contract: Option<&str>,
+    index: Option<&str>,
+    body: Option<&[u8]>,
+) -> Reply {
+    let bad = |code: &str, message: String, field: &str| Reply {
+        status: 400,
+        body: json!({"error": {"code": code, "message": message, "field": field}}),
+        index_version: None,
+    };
+    let Some(contract) = Contract::from_header(contract) else {
+        return bad(
+            "unknown_contract",
+            format!(
+                "contract {:?} is not one of 000, 001, 003",
+                contract.unwrap_or_default()
+            ),
+            "headers.contract",
+        );
+    };
+    let index = match index.map(IndexName::parse).transpose() {
+        Ok(i) => i,
+        Err(e) => return bad("invalid_request", e.to_string(), "headers.index"),
+    };
+    contracts::answer(engine, contract, index, body.unwrap_or_default()).await
 }

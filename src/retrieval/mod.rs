@@ -7,4 +7,7 @@ pub mod search;
 
 pub use filters::Filters;
 pub use preprocessing::QueryPreprocessing;
-pub use search::{search, RelevanceKind, SearchHit, SearchMethod, SearchRequest, SearchResult};
+pub use search::{
+    search, Candidates, FoundBy, RelevanceKind, SearchHit, SearchMethod, SearchRequest,
+    SearchResult,
+};

@@ -46,6 +46,24 @@ pub struct SearchRequest {
     pub hybrid_alpha: f64,
     /// Answer from this version instead of the latest.
     pub index_version: Option<u64>,
+    /// Candidate pools, for the contracts that set them (003's `vec_limit`, `lex_limit` and
+    /// `max_candidates`); see [`Candidates`].
+    pub candidates: Candidates,
+    /// Hits scoring below this are dropped (003's `min_sim`).
+    pub min_score: Option<f64>,
+    /// MMR diversification strength in [0, 1]; 0 keeps the plain ranking (003's
+    /// `diversify_strength`, applied as λ = 1 − strength).
+    pub diversify: f64,
+}
+
+/// How many candidates each stage considers. `None` keeps contract 000's rule: each hybrid
+/// branch over-fetches `min(max(top_k*3, 10), 50)`, and every fused candidate is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Candidates {
+    pub semantic: Option<usize>,
+    pub keyword: Option<usize>,
+    /// Fused candidates kept before `min_score` and diversification pick `top_k`.
+    pub max: Option<usize>,
 }
 
 impl SearchRequest {
@@ -58,6 +76,9 @@ impl SearchRequest {
             preprocessing: QueryPreprocessing::None,
             hybrid_alpha: 0.5,
             index_version: None,
+            candidates: Candidates::default(),
+            min_score: None,
+            diversify: 0.0,
         }
     }
 }
@@ -71,6 +92,15 @@ pub struct SearchHit {
     /// Normalised branch scores used in fusion (hybrid only).
     pub semantic_score: Option<f64>,
     pub keyword_score: Option<f64>,
+    /// Which branch's candidate list held this chunk.
+    pub found_by: FoundBy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoundBy {
+    Semantic,
+    Keyword,
+    Both,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -79,6 +109,9 @@ pub struct SearchResult {
     /// The query after preprocessing, as searched.
     pub query: String,
     pub hits: Vec<SearchHit>,
+    /// Candidates each branch returned before fusion (0 for a branch that did not run).
+    pub semantic_candidates: usize,
+    pub keyword_candidates: usize,
 }
 
 /// Searches `index` at the requested version. Ordering is deterministic: score descending,
@@ -94,13 +127,24 @@ pub async fn search(
     }
     let snapshot = index.snapshot(request.index_version).await?;
     let filter_sql = request.filters.to_sql();
-    let k = request.top_k;
+    // The pool each branch fetches: top_k, unless the request asks for a larger pool (the
+    // cut-offs below then pick top_k from it).
+    let pool = |limit: Option<usize>| limit.unwrap_or(request.top_k).max(request.top_k);
+    let mut counts = (0, 0);
     let mut hits = match request.method {
         SearchMethod::Semantic => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
             let q = embed_query(embedder, &query).await?;
-            semantic_branch(index, &snapshot, &q, k, filter_sql.as_deref())
-                .await?
+            let found = semantic_branch(
+                index,
+                &snapshot,
+                &q,
+                pool(request.candidates.semantic),
+                filter_sql.as_deref(),
+            )
+            .await?;
+            counts.0 = found.len();
+            found
                 .into_iter()
                 .map(|(row, sim)| SearchHit {
                     row,
@@ -108,13 +152,18 @@ pub async fn search(
                     kind: RelevanceKind::Similarity,
                     semantic_score: None,
                     keyword_score: None,
+                    found_by: FoundBy::Semantic,
                 })
                 .collect()
         }
         SearchMethod::Keyword => {
-            let ranked = index
-                .keyword()
-                .search(&snapshot.searcher, &query, &request.filters, k)?;
+            let ranked = index.keyword().search(
+                &snapshot.searcher,
+                &query,
+                &request.filters,
+                pool(request.candidates.keyword),
+            )?;
+            counts.1 = ranked.len();
             let ids: Vec<String> = ranked.iter().map(|(id, _)| id.clone()).collect();
             let mut rows = rows_by_id(index, &snapshot, &ids, false).await?;
             ranked
@@ -126,13 +175,14 @@ pub async fn search(
                         kind: RelevanceKind::KeywordScore,
                         semantic_score: None,
                         keyword_score: None,
+                        found_by: FoundBy::Keyword,
                     })
                 })
                 .collect()
         }
         SearchMethod::Hybrid => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
-            hybrid(
+            let (hits, semantic, keyword) = hybrid(
                 index,
                 embedder,
                 &snapshot,
@@ -140,16 +190,90 @@ pub async fn search(
                 request,
                 filter_sql.as_deref(),
             )
-            .await?
+            .await?;
+            counts = (semantic, keyword);
+            hits
         }
     };
     sort_hits(&mut hits);
-    hits.truncate(k);
+    if let Some(max) = request.candidates.max {
+        hits.truncate(max.max(request.top_k));
+    }
+    if let Some(min) = request.min_score {
+        hits.retain(|h| h.score >= min);
+    }
+    if request.diversify > 0.0 && hits.len() > request.top_k {
+        hits = diversify(index, &snapshot, hits, request.top_k, request.diversify).await?;
+    }
+    hits.truncate(request.top_k);
     Ok(SearchResult {
         index_version: snapshot.version,
         query,
         hits,
+        semantic_candidates: counts.0,
+        keyword_candidates: counts.1,
     })
+}
+
+/// Maximal marginal relevance: picks `k` hits one at a time, each maximising
+/// `λ·score − (1−λ)·max cosine to the hits already picked`, with λ = 1 − `strength`. The
+/// picked hits are returned by score (MMR decides which, the score decides the order).
+async fn diversify(
+    index: &Index,
+    snapshot: &Snapshot,
+    hits: Vec<SearchHit>,
+    k: usize,
+    strength: f64,
+) -> Result<Vec<SearchHit>, EngineError> {
+    let ids: Vec<String> = hits.iter().map(|h| h.row.chunk_id.clone()).collect();
+    let mut vectors: HashMap<String, Vec<f32>> = rows_by_id(index, snapshot, &ids, true)
+        .await?
+        .into_iter()
+        .map(|(id, mut row)| (id, row.vector.take().unwrap_or_default()))
+        .collect();
+    let lambda = 1.0 - strength.clamp(0.0, 1.0);
+    let picked = mmr(
+        &hits
+            .iter()
+            .map(|h| (h.score, vectors.remove(&h.row.chunk_id).unwrap_or_default()))
+            .collect::<Vec<_>>(),
+        k,
+        lambda,
+    );
+    let mut slots: Vec<Option<SearchHit>> = hits.into_iter().map(Some).collect();
+    let mut out: Vec<SearchHit> = picked.into_iter().filter_map(|i| slots[i].take()).collect();
+    sort_hits(&mut out);
+    Ok(out)
+}
+
+/// MMR over `(relevance, unit vector)` candidates; returns the picked indexes in pick order.
+pub fn mmr(candidates: &[(f64, Vec<f32>)], k: usize, lambda: f64) -> Vec<usize> {
+    let mut picked: Vec<usize> = Vec::with_capacity(k.min(candidates.len()));
+    let mut redundancy = vec![f64::NEG_INFINITY; candidates.len()];
+    while picked.len() < k.min(candidates.len()) {
+        let best = (0..candidates.len())
+            .filter(|i| !picked.contains(i))
+            .map(|i| {
+                let penalty = if picked.is_empty() {
+                    0.0
+                } else {
+                    redundancy[i]
+                };
+                (i, lambda * candidates[i].0 - (1.0 - lambda) * penalty)
+            })
+            // Highest value; ties go to the earlier (better-ranked) candidate.
+            .fold(None, |best: Option<(usize, f64)>, (i, v)| match best {
+                Some((_, bv)) if bv >= v => best,
+                _ => Some((i, v)),
+            });
+        let Some((chosen, _)) = best else { break };
+        picked.push(chosen);
+        for (i, (_, v)) in candidates.iter().enumerate() {
+            let sim = f64::from(dot(v, &candidates[chosen].1));
+            redundancy[i] = redundancy[i].max(sim);
+        }
+    }
+    picked
 }
 
 async fn hybrid(
@@ -159,15 +283,30 @@ async fn hybrid(
     query: &str,
     request: &SearchRequest,
     filter_sql: Option<&str>,
-) -> Result<Vec<SearchHit>, EngineError> {
+) -> Result<(Vec<SearchHit>, usize, usize), EngineError> {
     let fetch = overfetch(request.top_k);
     let q = embed_query(embedder, query).await?;
-    let semantic = semantic_branch(index, snapshot, &q, fetch, filter_sql).await?;
-    let keyword = index
-        .keyword()
-        .search(&snapshot.searcher, query, &request.filters, fetch)?;
+    let semantic = semantic_branch(
+        index,
+        snapshot,
+        &q,
+        request.candidates.semantic.unwrap_or(fetch),
+        filter_sql,
+    )
+    .await?;
+    let keyword = index.keyword().search(
+        &snapshot.searcher,
+        query,
+        &request.filters,
+        request.candidates.keyword.unwrap_or(fetch),
+    )?;
+    let counts = (semantic.len(), keyword.len());
     let mut rows: HashMap<String, ChunkRow> = HashMap::new();
     let mut similarity: HashMap<String, f64> = HashMap::new();
+    let from_semantic: std::collections::HashSet<String> =
+        semantic.iter().map(|(r, _)| r.chunk_id.clone()).collect();
+    let from_keyword: std::collections::HashSet<String> =
+        keyword.iter().map(|(id, _)| id.clone()).collect();
     for (row, sim) in semantic {
         similarity.insert(row.chunk_id.clone(), sim);
         rows.insert(row.chunk_id.clone(), row);
@@ -188,7 +327,7 @@ async fn hybrid(
         .filter(|(id, _)| rows.contains_key(id))
         .map(|(id, s)| (id, f64::from(s)))
         .collect();
-    Ok(fuse(&similarity, &keyword, request.hybrid_alpha)
+    let hits = fuse(&similarity, &keyword, request.hybrid_alpha)
         .into_iter()
         .filter_map(|f| {
             rows.remove(&f.key).map(|row| SearchHit {
@@ -197,9 +336,18 @@ async fn hybrid(
                 kind: RelevanceKind::HybridScore,
                 semantic_score: Some(f.semantic),
                 keyword_score: Some(f.keyword),
+                found_by: match (
+                    from_semantic.contains(&f.key),
+                    from_keyword.contains(&f.key),
+                ) {
+                    (true, true) => FoundBy::Both,
+                    (false, true) => FoundBy::Keyword,
+                    _ => FoundBy::Semantic,
+                },
             })
         })
-        .collect())
+        .collect();
+    Ok((hits, counts.0, counts.1))
 }
 
 /// Embeds the query on the blocking pool: a model pass or a provider round trip must not
@@ -267,4 +415,32 @@ pub fn sort_hits(hits: &mut [SearchHit]) {
             .then_with(|| a.row.chunk_index.cmp(&b.row.chunk_index))
             .then_with(|| a.row.chunk_id.cmp(&b.row.chunk_id))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mmr;
+
+    #[test]
+    fn mmr_without_diversity_is_the_ranking_and_with_it_skips_near_duplicates() {
+        let a = vec![1.0, 0.0];
+        let a2 = vec![0.999, 0.0447];
+        let b = vec![0.0, 1.0];
+        let candidates = vec![(0.9, a), (0.85, a2), (0.5, b)];
+        assert_eq!(
+            mmr(&candidates, 2, 1.0),
+            vec![0, 1],
+            "λ = 1: relevance only"
+        );
+        assert_eq!(
+            mmr(&candidates, 2, 0.5),
+            vec![0, 2],
+            "the near-duplicate of the first pick loses to a different chunk"
+        );
+        assert_eq!(
+            mmr(&candidates, 5, 0.5).len(),
+            3,
+            "never more than there are"
+        );
+    }
 }

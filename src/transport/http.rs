@@ -21,11 +21,11 @@ use rdkafka::producer::{FutureProducer, FutureRecord};
 use serde_json::{json, Value};
 
 use crate::contracts::c000_retrieval_calls::error_code;
+use crate::contracts::{self, Contract, Reply};
 use crate::engine::{Engine, EngineError};
 use crate::index::DocumentOp;
 use crate::model::{Document, IndexName};
 use crate::pipeline::events::DocumentEvent;
-use crate::pipeline::query_handler::answer;
 use crate::pipeline::supervisor::RestartReport;
 
 pub struct HttpState {
@@ -102,11 +102,53 @@ async fn retrieve(state: web::Data<HttpState>, payload: web::Payload) -> HttpRes
         Ok(b) => b,
         Err(response) => return response,
     };
-    let reply = answer(&state.engine, &body).await;
-    let status = reply["error"]["code"]
-        .as_str()
-        .map_or(StatusCode::OK, status_of);
-    HttpResponse::build(status).json(reply)
+    respond(contracts::answer(&state.engine, Contract::C000, None, &body).await)
+}
+
+/// A contract's reply as HTTP: its status, its body, and the version it was answered from in
+/// `x-ragstream-index-version` (contracts whose body has no place for it need the header).
+fn respond(reply: Reply) -> HttpResponse {
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = HttpResponse::build(status);
+    if let Some(v) = reply.index_version {
+        response.insert_header(("x-ragstream-index-version", v.to_string()));
+    }
+    response.json(reply.body)
+}
+
+/// Contract 001 on the configured default index, or on the index of the path.
+async fn rag_query(
+    state: web::Data<HttpState>,
+    path: Option<web::Path<String>>,
+    payload: web::Payload,
+) -> HttpResponse {
+    contract_route(state, Contract::C001, path, payload).await
+}
+
+/// Contract 003 (`RetrieveInput` → `RetrieveOutput`).
+async fn ai_rag_query(
+    state: web::Data<HttpState>,
+    path: Option<web::Path<String>>,
+    payload: web::Payload,
+) -> HttpResponse {
+    contract_route(state, Contract::C003, path, payload).await
+}
+
+async fn contract_route(
+    state: web::Data<HttpState>,
+    contract: Contract,
+    path: Option<web::Path<String>>,
+    payload: web::Payload,
+) -> HttpResponse {
+    let index = match path.map(|p| parse_index(&p)).transpose() {
+        Ok(i) => i,
+        Err(response) => return *response,
+    };
+    let body = match read_body(payload, state.max_body_bytes).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
+    respond(contracts::answer(&state.engine, contract, index, &body).await)
 }
 
 async fn ingest(
@@ -286,6 +328,14 @@ pub fn start(state: HttpState, bind: &str) -> std::io::Result<(SocketAddr, Serve
         App::new()
             .app_data(state.clone())
             .route("/v1/retrieve", web::post().to(retrieve))
+            .route("/v1/rag/query", web::post().to(rag_query))
+            .route("/v1/indexes/{index}/rag/query", web::post().to(rag_query))
+            .route("/v1/ai/rag/query/", web::post().to(ai_rag_query))
+            .route("/v1/ai/rag/query", web::post().to(ai_rag_query))
+            .route(
+                "/v1/indexes/{index}/ai/rag/query",
+                web::post().to(ai_rag_query),
+            )
             .route("/v1/indexes/{index}/documents", web::post().to(ingest))
             .route("/v1/indexes/{index}/stats", web::get().to(stats))
             .route("/healthz", web::get().to(healthz))

@@ -3,6 +3,7 @@
 mod backpressure;
 mod cli;
 mod common;
+mod contracts;
 mod crash;
 mod daemon;
 mod embedder;

@@ -1,0 +1,275 @@
+//! The contract adapters through the one entry point every transport calls
+//! (`contracts::answer`): response shapes, the contracts' own rules, and the same question
+//! answered alike through each contract where their parameters mean the same.
+
+use ragstream::contracts::{answer, Contract};
+use ragstream::pipeline::query_handler;
+use ragstream::Engine;
+use serde_json::{json, Value};
+
+use crate::common::{config, corpus, engine_with, name, upserts};
+
+async fn engine_with_corpus(
+    dir: &std::path::Path,
+    tenant_scoped: bool,
+    override_ok: bool,
+) -> Engine {
+    let mut c = config(dir);
+    c.contracts.default_index = "kb".into();
+    c.contracts.tenant_scoped = tenant_scoped;
+    c.contracts.visibility_override_allowed = override_ok;
+    let e = engine_with(c);
+    e.write(&name("kb"), upserts(corpus())).await.unwrap();
+    e
+}
+
+async fn ask(e: &Engine, contract: Contract, body: Value) -> (u16, Value) {
+    let r = answer(e, contract, None, body.to_string().as_bytes()).await;
+    (r.status, r.body)
+}
+
+fn doc_ids(items: &[Value], pointer: &str) -> Vec<String> {
+    items
+        .iter()
+        .map(|i| {
+            i.pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn c001_always_has_results_kg_and_rewrite_terms_and_validates_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_corpus(dir.path(), false, false).await;
+    let (status, body) = ask(
+        &e,
+        Contract::C001,
+        json!({"query": "moon astronauts", "top_k": 2}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["results", "kg", "rewrite_terms"]);
+    let results = body["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert!(results[0]["content"].as_str().unwrap().contains("Moon"));
+    assert_eq!(results[0]["metadata"]["collection"], "kb");
+    assert_eq!(results[0]["metadata"]["title"], "Apollo program");
+    assert!(
+        results[0].get("component_type").is_none(),
+        "fast mode: chunk hits only"
+    );
+    assert_eq!(body["kg"], json!([]));
+    assert_eq!(body["rewrite_terms"], json!([]));
+
+    let (_, default_k) = ask(&e, Contract::C001, json!({"query": "the"})).await;
+    assert!(default_k["results"].as_array().unwrap().len() <= 5);
+    let (status, err) = ask(&e, Contract::C001, json!({"query": "x", "top_k": 51})).await;
+    assert_eq!(
+        (status, err["error"]["field"].as_str()),
+        (400, Some("top_k"))
+    );
+
+    // An index nobody wrote to: the contract's empty state, not an error.
+    let r = answer(
+        &e,
+        Contract::C001,
+        Some(name("empty")),
+        br#"{"query": "x"}"#,
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.body,
+        json!({"results": [], "kg": [], "rewrite_terms": []})
+    );
+}
+
+#[tokio::test]
+async fn c003_answers_the_contract_example_with_every_meta_field_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_corpus(dir.path(), false, true).await;
+    let (status, body) = ask(
+        &e,
+        Contract::C003,
+        json!({
+            "query": "How do tides follow the Moon?",
+            "process": " Review ", "doc_class": "policy",
+            "visibility": "all", "visibility_override_allowed": true,
+            "hybrid": {"alpha": 0.55, "min_sim": 0.0, "top_k": 3, "vec_limit": 10,
+                       "lex_limit": 8, "diversify_strength": 0.4}
+        }),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let meta = body["meta"].as_object().unwrap();
+    let keys: Vec<&str> = meta.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "routing",
+            "took_ms",
+            "alpha",
+            "min_sim",
+            "top_k_effective",
+            "matches_returned",
+            "max_candidates_effective",
+            "vector_candidates",
+            "lexical_candidates",
+            "deleted_matches_blocked",
+            "visibility_effective",
+            "diversify_strength"
+        ]
+    );
+    assert_eq!(
+        meta["routing"]["process"], "review",
+        "normalised: trimmed, lower-cased"
+    );
+    assert_eq!(meta["routing"]["workflow_id"], Value::Null);
+    assert_eq!(meta["alpha"], 0.55);
+    assert_eq!(meta["top_k_effective"], 3);
+    assert_eq!(meta["max_candidates_effective"], 10);
+    assert_eq!(meta["visibility_effective"], "all");
+    assert_eq!(meta["diversify_strength"], 0.4);
+    let matches = body["matches"].as_array().unwrap();
+    assert_eq!(meta["matches_returned"], matches.len());
+    assert!(!matches.is_empty() && matches.len() <= 3);
+    assert_eq!(
+        meta["vector_candidates"], 5,
+        "the whole five-chunk corpus fits the pool"
+    );
+    let m = &matches[0];
+    for key in ["id", "text", "score", "source", "hash", "citation", "meta"] {
+        assert!(m.get(key).is_some(), "{key} missing from {m}");
+    }
+    assert_eq!(m["id"], "tides");
+    assert_eq!(m["meta"]["document_id"], "tides");
+    assert_eq!(m["hash"].as_str().unwrap().len(), 64);
+    let scores: Vec<f64> = matches
+        .iter()
+        .map(|m| m["score"].as_f64().unwrap())
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+}
+
+#[tokio::test]
+async fn c003_empty_results_min_sim_visibility_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_corpus(dir.path(), false, false).await;
+    // min_sim 1.0: nothing scores that high → NotFoundError (the router is not tenant-scoped).
+    let (status, body) = ask(
+        &e,
+        Contract::C003,
+        json!({"query": "moon", "hybrid": {"min_sim": 1.0}}),
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["error"]["code"], "NotFoundError");
+    assert_eq!(body["error"]["message"], "No matching documents");
+
+    // Asking for deleted without the override: active is enforced, not an error.
+    let (status, body) = ask(
+        &e,
+        Contract::C003,
+        json!({"query": "bread yeast", "visibility": "deleted", "hybrid": {}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["meta"]["visibility_effective"], "active");
+
+    let (status, body) = ask(
+        &e,
+        Contract::C003,
+        json!({"query": "x", "hybrid": {"foo": 1}}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["code"], "InputError");
+    assert_eq!(body["error"]["message"], "Unknown hybrid parameter(s): foo");
+
+    // Tenant-scoped: the same empty result is a normal answer.
+    let dir2 = tempfile::tempdir().unwrap();
+    let scoped = engine_with_corpus(dir2.path(), true, true).await;
+    let (status, body) = ask(
+        &scoped,
+        Contract::C003,
+        json!({"query": "moon", "visibility": "deleted", "hybrid": {}}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(body["matches"], json!([]));
+    assert_eq!(body["meta"]["visibility_effective"], "deleted");
+}
+
+#[tokio::test]
+async fn the_same_question_gives_the_same_chunks_through_000_001_and_003() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_corpus(dir.path(), false, false).await;
+    let q = "gravitational pull of the Moon on oceans";
+    let (_, c000) = ask(
+        &e,
+        Contract::C000,
+        json!({"retrieval": {"index": "kb", "query": q,
+        "search_method": "hybrid", "hybrid_alpha": 0.5, "top_k": 3}}),
+    )
+    .await;
+    let (_, c001) = ask(&e, Contract::C001, json!({"query": q, "top_k": 3})).await;
+    let from_000 = doc_ids(
+        c000["retrieval_calls"][0]["results"].as_array().unwrap(),
+        "/text",
+    );
+    let from_001 = doc_ids(c001["results"].as_array().unwrap(), "/content");
+    assert_eq!(
+        from_000, from_001,
+        "001 is hybrid α 0.5 over the same pools"
+    );
+
+    // 003 with the cut-offs off and 000's pools means the same as 000 at α 0.7.
+    let (_, c000) = ask(
+        &e,
+        Contract::C000,
+        json!({"retrieval": {"index": "kb", "query": q,
+        "search_method": "hybrid", "hybrid_alpha": 0.7, "top_k": 3}}),
+    )
+    .await;
+    let (_, c003) = ask(
+        &e,
+        Contract::C003,
+        json!({"query": q, "hybrid": {"alpha": 0.7,
+        "min_sim": 0.0, "diversify_strength": 0.0, "top_k": 3, "vec_limit": 10, "lex_limit": 10}}),
+    )
+    .await;
+    assert_eq!(
+        doc_ids(
+            c000["retrieval_calls"][0]["results"].as_array().unwrap(),
+            "/text"
+        ),
+        doc_ids(c003["matches"].as_array().unwrap(), "/text")
+    );
+}
+
+#[tokio::test]
+async fn the_bus_picks_the_contract_from_its_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_corpus(dir.path(), false, false).await;
+    let body = br#"{"query": "espresso coffee", "top_k": 1}"#;
+    let r = query_handler::answer(&e, Some("001"), None, Some(body)).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["results"][0]["metadata"]["title"], "Coffee brewing");
+    assert!(r.index_version.is_some());
+    let r = query_handler::answer(&e, Some("001"), Some("Bad Name"), Some(body)).await;
+    assert_eq!(
+        (r.status, r.body["error"]["field"].as_str()),
+        (400, Some("headers.index"))
+    );
+    let r = query_handler::answer(&e, Some("042"), None, Some(body)).await;
+    assert_eq!(r.body["error"]["code"], "unknown_contract");
+    let r = query_handler::answer(&e, None, None, Some(b"{not json")).await;
+    assert_eq!(
+        r.status, 400,
+        "000 by default, and a bad body is a structured error"
+    );
+}
