@@ -6,6 +6,7 @@
 
 pub mod c000_retrieval_calls;
 pub mod c001_rag_searcher;
+pub mod c002_retrieval_api;
 pub mod c003_ai_core;
 
 use serde_json::Value;
@@ -20,6 +21,8 @@ pub enum Contract {
     C000,
     /// RagSearcher triplets: `{query, top_k}` → `{results, kg, rewrite_terms}`.
     C001,
+    /// Retrieval API query on the index the route (or the bus header `index`) names.
+    C002,
     /// AI Core `RetrieveInput` → `RetrieveOutput`.
     C003,
 }
@@ -30,6 +33,7 @@ impl Contract {
         match value.map(str::trim) {
             None | Some("") | Some("000") => Some(Contract::C000),
             Some("001") => Some(Contract::C001),
+            Some("002") => Some(Contract::C002),
             Some("003") => Some(Contract::C003),
             Some(_) => None,
         }
@@ -55,8 +59,9 @@ impl Reply {
     }
 }
 
-/// Answers `body` as `contract`. `index` is the index a route names (none for 000, whose body
-/// names it; the configured default for 001 and 003).
+/// Answers `body` as `contract`. `index` is the index a route (or the bus header `index`)
+/// names: none for 000, whose body names it; required for 002; the configured default for 001
+/// and 003 when absent.
 pub async fn answer(
     engine: &Engine,
     contract: Contract,
@@ -84,6 +89,12 @@ pub async fn answer(
         Contract::C001 => {
             c001_rag_searcher::answer(engine, &index.unwrap_or_else(default_index), &value).await
         }
+        Contract::C002 => match index {
+            Some(index) => c002_retrieval_api::query(engine, &index, &value).await,
+            None => error_reply(
+                &ValidationError::new("index", "is required (route or bus header)").into(),
+            ),
+        },
         Contract::C003 => {
             c003_ai_core::answer(engine, &index.unwrap_or_else(default_index), &value).await
         }

@@ -256,6 +256,29 @@ impl KeywordStore {
             let filter = ConstScoreQuery::new(Box::new(BooleanQuery::new(alternatives)), 0.0);
             all.push((Occur::Must, Box::new(filter)));
         }
+        if let Some(prefix) = &filters.path_prefix {
+            // Either citation field may hold the path; the pattern is the escaped prefix.
+            let pattern = format!("{}.*", regex::escape(prefix));
+            let mut either: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+            for name in ["source_path", "uri"] {
+                let q =
+                    tantivy::query::RegexQuery::from_pattern(&pattern, self.fields.filters[name])?;
+                either.push((Occur::Should, Box::new(q)));
+            }
+            let filter = ConstScoreQuery::new(Box::new(BooleanQuery::new(either)), 0.0);
+            all.push((Occur::Must, Box::new(filter)));
+        }
+        if let Some(after) = &filters.updated_after {
+            let field = self.fields.filters["updated_at"];
+            let range = tantivy::query::RangeQuery::new(
+                std::ops::Bound::Excluded(Term::from_field_text(field, after)),
+                std::ops::Bound::Unbounded,
+            );
+            all.push((
+                Occur::Must,
+                Box::new(ConstScoreQuery::new(Box::new(range), 0.0)),
+            ));
+        }
         let query = BooleanQuery::new(all);
         let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by_score())?;
         top.into_iter()

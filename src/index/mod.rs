@@ -71,6 +71,15 @@ pub struct IndexInfo {
     pub created_at: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub previous_embedders: Vec<EmbedderEra>,
+    /// Query defaults of this index (contract 002); a request's own values beat them.
+    #[serde(default)]
+    pub defaults: IndexDefaults,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct IndexDefaults {
+    pub default_retrieval_profile: Option<crate::retrieval::profiles::Profile>,
+    pub default_semantic_weight: Option<f64>,
 }
 
 /// Versions below `until_version` were embedded with `embedder`.
@@ -223,6 +232,7 @@ impl Index {
                 .format(&time::format_description::well_known::Rfc3339)
                 .unwrap_or_default(),
             previous_embedders: Vec::new(),
+            defaults: IndexDefaults::default(),
         };
         // Written last, atomically, so that a half-created index is never opened.
         write_info(&dir, &info)?;
@@ -301,6 +311,16 @@ impl Index {
 
     pub fn info(&self) -> IndexInfo {
         self.info.read().expect("index info lock").clone()
+    }
+
+    /// Records new query defaults in `index.json`.
+    pub fn set_defaults(&self, defaults: IndexDefaults) -> Result<IndexInfo, StoreError> {
+        let mut info = self.info.write().expect("index info lock");
+        let mut next = info.clone();
+        next.defaults = defaults;
+        write_info(&self.dir, &next)?;
+        *info = next.clone();
+        Ok(next)
     }
 
     pub fn lance(&self) -> &LanceStore {

@@ -68,7 +68,11 @@ impl ChunkRow {
             managed_by_source: doc.managed_by_source,
             project_id: doc.project_id.clone(),
             tags: doc.tags.clone(),
-            updated_at: doc.updated_at.clone(),
+            // Stored canonical (UTC, milliseconds) so that `updated_after` filters compare text.
+            updated_at: doc
+                .updated_at
+                .as_deref()
+                .map(|t| crate::model::canonical_timestamp(t).unwrap_or_else(|| t.to_string())),
             metadata: doc.metadata.clone(),
             doc_hash: doc_hash.to_string(),
             vector: None,

@@ -276,3 +276,39 @@ mod tests {
         assert!(e.to_string().contains("colour"));
     }
 }
+
+/// An RFC 3339 timestamp in one canonical form: UTC, millisecond precision, `Z`
+/// (`2024-05-01T10:00:00.000Z`). Canonical strings sort chronologically, so both stores can
+/// range-filter them as text. `None` if `ts` is not RFC 3339.
+pub fn canonical_timestamp(ts: &str) -> Option<String> {
+    let t = time::OffsetDateTime::parse(ts.trim(), &time::format_description::well_known::Rfc3339)
+        .ok()?
+        .to_offset(time::UtcOffset::UTC);
+    Some(format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.millisecond()
+    ))
+}
+
+#[cfg(test)]
+mod canonical_tests {
+    use super::canonical_timestamp;
+
+    #[test]
+    fn timestamps_become_utc_milliseconds_that_sort_as_text() {
+        assert_eq!(
+            canonical_timestamp("2024-05-01T12:00:00+02:00").unwrap(),
+            "2024-05-01T10:00:00.000Z"
+        );
+        let a = canonical_timestamp("2024-05-01T10:00:00Z").unwrap();
+        let b = canonical_timestamp("2024-05-01T10:00:00.5Z").unwrap();
+        assert!(a < b, "{a} < {b}");
+        assert_eq!(canonical_timestamp("yesterday"), None);
+    }
+}

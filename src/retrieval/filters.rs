@@ -118,10 +118,15 @@ fn is_scalar(v: &Value) -> bool {
     matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_))
 }
 
-/// A parsed filter bag.
+/// A parsed filter bag, plus the two range filters of contract 002.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Filters {
     pub clauses: Vec<FilterClause>,
+    /// `source_path` or `uri` starts with this.
+    pub path_prefix: Option<String>,
+    /// `updated_at` is strictly after this canonical timestamp (see
+    /// [`crate::model::canonical_timestamp`]); documents without one do not match.
+    pub updated_after: Option<String>,
 }
 
 impl Filters {
@@ -155,19 +160,22 @@ impl Filters {
                 .ok_or_else(|| ValidationError::new(field.clone(), expected(&target)))?;
             clauses.push(FilterClause { target, values });
         }
-        Ok(Filters { clauses })
+        Ok(Filters {
+            clauses,
+            ..Filters::default()
+        })
     }
 
     pub fn is_empty(&self) -> bool {
-        self.clauses.is_empty()
+        self.clauses.is_empty() && self.path_prefix.is_none() && self.updated_after.is_none()
     }
 
     /// The filter as a Lance (DataFusion SQL) predicate, or `None` for no filter.
     pub fn to_sql(&self) -> Option<String> {
-        if self.clauses.is_empty() {
+        if self.is_empty() {
             return None;
         }
-        let parts: Vec<String> = self
+        let mut parts: Vec<String> = self
             .clauses
             .iter()
             .map(|clause| {
@@ -191,6 +199,15 @@ impl Filters {
                 format!("({})", alternatives.join(" OR "))
             })
             .collect();
+        if let Some(p) = &self.path_prefix {
+            let p = sql_string(p);
+            parts.push(format!(
+                "(starts_with(source_path, {p}) OR starts_with(uri, {p}))"
+            ));
+        }
+        if let Some(t) = &self.updated_after {
+            parts.push(format!("(updated_at > {})", sql_string(t)));
+        }
         Some(parts.join(" AND "))
     }
 }

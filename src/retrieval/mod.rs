@@ -3,6 +3,7 @@
 pub mod filters;
 pub mod fusion;
 pub mod preprocessing;
+pub mod profiles;
 pub mod search;
 
 pub use filters::Filters;

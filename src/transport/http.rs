@@ -125,6 +125,43 @@ async fn rag_query(
     contract_route(state, Contract::C001, path, payload).await
 }
 
+/// Contract 002 query.
+async fn index_query(
+    state: web::Data<HttpState>,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    contract_route(state, Contract::C002, Some(path), payload).await
+}
+
+/// Contract 002 index settings (query defaults).
+async fn index_settings(
+    state: web::Data<HttpState>,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    let index = match parse_index(&path) {
+        Ok(i) => i,
+        Err(response) => return *response,
+    };
+    let body = match read_body(payload, state.max_body_bytes).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &format!("body is not JSON: {e}"),
+                Some("body"),
+            )
+        }
+    };
+    respond(contracts::c002_retrieval_api::settings(&state.engine, &index, &value).await)
+}
+
 /// Contract 003 (`RetrieveInput` → `RetrieveOutput`).
 async fn ai_rag_query(
     state: web::Data<HttpState>,
@@ -330,6 +367,11 @@ pub fn start(state: HttpState, bind: &str) -> std::io::Result<(SocketAddr, Serve
             .route("/v1/retrieve", web::post().to(retrieve))
             .route("/v1/rag/query", web::post().to(rag_query))
             .route("/v1/indexes/{index}/rag/query", web::post().to(rag_query))
+            .route("/v1/indexes/{index}/query", web::post().to(index_query))
+            .route(
+                "/v1/indexes/{index}/settings",
+                web::put().to(index_settings),
+            )
             .route("/v1/ai/rag/query/", web::post().to(ai_rag_query))
             .route("/v1/ai/rag/query", web::post().to(ai_rag_query))
             .route(

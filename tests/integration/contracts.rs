@@ -273,3 +273,196 @@ async fn the_bus_picks_the_contract_from_its_header() {
         "000 by default, and a bad body is a structured error"
     );
 }
+
+fn located(
+    id: &str,
+    path: &str,
+    updated: &str,
+    project: &str,
+    tags: &[&str],
+    text: &str,
+) -> ragstream::model::Document {
+    let mut d = crate::common::doc(id, id, text);
+    d.source_path = Some(path.into());
+    d.updated_at = Some(updated.into());
+    d.project_id = Some(project.into());
+    d.tags = tags.iter().map(|t| t.to_string()).collect();
+    d
+}
+
+async fn engine_with_repo(dir: &std::path::Path) -> Engine {
+    let e = engine_with(config(dir));
+    let docs = vec![
+        located(
+            "writer",
+            "src/index/writer.rs",
+            "2024-05-01T12:00:00+02:00",
+            "core",
+            &["rust"],
+            "The writer plans a batch, embeds it and commits one Lance version.",
+        ),
+        located(
+            "reader",
+            "src/index/reader.rs",
+            "2024-06-01T00:00:00Z",
+            "core",
+            &["rust", "query"],
+            "The reader opens a pinned snapshot of the index for a query.",
+        ),
+        located(
+            "guide",
+            "docs/guide.md",
+            "2023-01-01T00:00:00Z",
+            "docs",
+            &["manual"],
+            "How to run the daemon and query the index from a client.",
+        ),
+        located(
+            "trap",
+            "src/x' OR 1=1 --/a.rs",
+            "2025-01-01T00:00:00Z",
+            "other",
+            &["rust"],
+            "A document whose path holds SQL and regex metacharacters: .* index query",
+        ),
+    ];
+    e.write(&name("repo"), upserts(docs)).await.unwrap();
+    e
+}
+
+async fn query_002(e: &Engine, body: Value) -> (u16, Value) {
+    let r = answer(
+        e,
+        Contract::C002,
+        Some(name("repo")),
+        body.to_string().as_bytes(),
+    )
+    .await;
+    (r.status, r.body)
+}
+
+#[tokio::test]
+async fn c002_profiles_resolve_by_precedence_and_debug_says_how() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_repo(dir.path()).await;
+    let (status, body) =
+        query_002(&e, json!({"query": "src/index/writer.rs", "debug": true})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["retrieval_profile_effective"], "exact");
+    assert_eq!(body["semantic_weight_effective"], 0.2);
+    assert!(body["auto_signals_detected"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("file_path")));
+    assert_eq!(body["reranker_applied"], false);
+    for key in [
+        "query_id",
+        "index_version",
+        "latency_ms",
+        "results",
+        "documents",
+        "lexical_candidates",
+        "semantic_candidates",
+        "filters_applied",
+    ] {
+        assert!(body.get(key).is_some(), "{key}");
+    }
+    let first = &body["results"][0];
+    assert_eq!(first["document_id"], "writer");
+    assert_eq!(first["source_uri"], "src/index/writer.rs");
+    let d = &first["score_detail"];
+    let fused = 0.2 * d["semantic"].as_f64().unwrap() + 0.8 * d["lexical"].as_f64().unwrap();
+    assert!((fused - d["final"].as_f64().unwrap()).abs() < 1e-9, "{d}");
+    assert_eq!(body["documents"][0]["document_id"], "writer");
+
+    // Without debug, no debug keys.
+    let (_, plain) = query_002(&e, json!({"query": "how do I run the daemon"})).await;
+    assert!(plain.get("retrieval_profile_effective").is_none());
+
+    // Index defaults apply when the request says nothing; the request beats them.
+    let r = ragstream::contracts::c002_retrieval_api::settings(
+        &e,
+        &name("repo"),
+        &json!({"default_retrieval_profile": "semantic"}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let (_, body) = query_002(&e, json!({"query": "src/index/writer.rs", "debug": true})).await;
+    assert_eq!(body["retrieval_profile_effective"], "semantic");
+    let (_, body) = query_002(
+        &e,
+        json!({"query": "src/index/writer.rs", "debug": true,
+        "retrieval_profile": "balanced", "semantic_weight": 0.35}),
+    )
+    .await;
+    assert_eq!(body["semantic_weight_effective"], 0.35);
+    let r = ragstream::contracts::c002_retrieval_api::settings(
+        &e,
+        &name("repo"),
+        &json!({"default_semantic_weight": 3}),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+}
+
+#[tokio::test]
+async fn c002_filters_are_pushed_into_both_branches_and_hostile_values_stay_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_repo(dir.path()).await;
+    let ids = |body: &Value| -> Vec<String> {
+        let mut v = doc_ids(body["results"].as_array().unwrap(), "/document_id");
+        v.dedup();
+        v
+    };
+    let (_, body) = query_002(
+        &e,
+        json!({"query": "index query", "top_k": 10,
+        "filters": {"path_prefix": "src/index/"}}),
+    )
+    .await;
+    let mut got = ids(&body);
+    got.sort();
+    assert_eq!(got, ["reader", "writer"]);
+    let (_, body) = query_002(
+        &e,
+        json!({"query": "index query", "top_k": 10,
+        "filters": {"updated_after": "2024-05-01T11:00:00+02:00"}}),
+    )
+    .await;
+    let mut got = ids(&body);
+    got.sort();
+    assert_eq!(
+        got,
+        ["reader", "trap", "writer"],
+        "10:00Z is after 09:00Z; the guide is older"
+    );
+    let (_, body) = query_002(
+        &e,
+        json!({"query": "index query", "top_k": 10,
+        "filters": {"project_id": "core", "tags": ["query"]}}),
+    )
+    .await;
+    assert_eq!(ids(&body), ["reader"]);
+    // Keyword-only (weight 0) and semantic-only (weight 1) runs honour the same filters.
+    for w in [0.0, 1.0] {
+        let (_, body) = query_002(
+            &e,
+            json!({"query": "index query", "top_k": 10, "semantic_weight": w,
+            "filters": {"path_prefix": "docs/"}}),
+        )
+        .await;
+        assert_eq!(ids(&body), ["guide"], "weight {w}");
+    }
+    for hostile in ["src/x' OR 1=1 --", ".*", "src/x' OR 1=1 --/a.rs"] {
+        let (status, body) = query_002(
+            &e,
+            json!({"query": "index query", "top_k": 10,
+            "filters": {"path_prefix": hostile}}),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        let got = ids(&body);
+        assert!(got.iter().all(|id| id == "trap"), "{hostile}: {got:?}");
+        assert_eq!(got.is_empty(), hostile == ".*", "{hostile}: {got:?}");
+    }
+}

@@ -1,0 +1,405 @@
+//! Contract 002, "Retrieval API Design for LLM-Agnostic RAG Systems": `POST
+//! /v1/indexes/{index}/query` with retrieval profiles, `semantic_weight`, the four filters
+//! and `debug`; passages with `score_detail` and `offsets`, grouped by document; `query_id`,
+//! `index_version` and `latency_ms` on every answer. Index-level defaults
+//! (`default_retrieval_profile`, `default_semantic_weight`) are set with `PUT
+//! /v1/indexes/{index}/settings`; a request's own values beat them.
+//!
+//! Every query is hybrid: the profile only moves the semantic weight (semantic 1.0 or 0.0
+//! still fuse through the same normalisation, so scores stay on one scale).
+
+use serde_json::{json, Map, Value};
+
+use super::Reply;
+use crate::engine::Engine;
+use crate::index::ChunkRow;
+use crate::model::{canonical_timestamp, IndexName, ValidationError};
+use crate::retrieval::profiles::{resolve, Profile};
+use crate::retrieval::{Filters, SearchMethod, SearchRequest};
+
+const FIELDS: &[&str] = &[
+    "query",
+    "retrieval_profile",
+    "semantic_weight",
+    "filters",
+    "top_k",
+    "debug",
+    "index_version",
+];
+const FILTER_KEYS: &[&str] = &["project_id", "path_prefix", "tags", "updated_after"];
+
+/// A validated query request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryRequest {
+    pub query: String,
+    pub profile: Option<Profile>,
+    pub semantic_weight: Option<f64>,
+    pub filters: Filters,
+    /// The filters as given (echoed in debug as `filters_applied`).
+    pub filters_given: Map<String, Value>,
+    pub top_k: usize,
+    pub debug: bool,
+    pub index_version: Option<u64>,
+}
+
+fn bad(field: &str, rule: impl Into<String>) -> ValidationError {
+    ValidationError::new(field, rule)
+}
+
+pub fn parse_request(
+    body: &Value,
+    max_top_k: usize,
+    max_query_bytes: usize,
+) -> Result<QueryRequest, ValidationError> {
+    let obj = body
+        .as_object()
+        .ok_or_else(|| bad("body", "must be an object"))?;
+    if let Some(unknown) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        return Err(bad(unknown, "is not a field of the query request"));
+    }
+    let query = match obj.get("query") {
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            return Err(bad("query", "must not be empty"))
+        }
+        Some(Value::String(s)) if s.len() > max_query_bytes => {
+            return Err(bad(
+                "query",
+                format!("must be at most {max_query_bytes} bytes"),
+            ))
+        }
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err(bad("query", "must be a string")),
+        None => return Err(bad("query", "is required")),
+    };
+    let profile = match obj.get("retrieval_profile") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.as_str().and_then(Profile::parse).ok_or_else(|| {
+            bad(
+                "retrieval_profile",
+                "must be one of auto, exact, balanced or semantic",
+            )
+        })?),
+    };
+    let semantic_weight = match obj.get("semantic_weight") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_f64()
+                .filter(|w| (0.0..=1.0).contains(w))
+                .ok_or_else(|| bad("semantic_weight", "must be a number between 0 and 1"))?,
+        ),
+    };
+    let top_k = match obj.get("top_k") {
+        None | Some(Value::Null) => 5,
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 && n <= max_top_k as u64 => n as usize,
+            _ => {
+                return Err(bad(
+                    "top_k",
+                    format!("must be an integer between 1 and {max_top_k}"),
+                ))
+            }
+        },
+    };
+    let debug = match obj.get("debug") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(bad("debug", "must be a boolean")),
+    };
+    let index_version = match obj.get("index_version") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| bad("index_version", "must be a positive integer"))?,
+        ),
+    };
+    let given = match obj.get("filters") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return Err(bad("filters", "must be an object")),
+    };
+    let mut bag = Map::new();
+    let mut filters = Filters::default();
+    for (key, value) in &given {
+        let field = format!("filters.{key}");
+        match key.as_str() {
+            "project_id" => {
+                value
+                    .as_str()
+                    .ok_or_else(|| bad(&field, "must be a string"))?;
+                bag.insert(key.clone(), value.clone());
+            }
+            "tags" => {
+                let ok = value
+                    .as_array()
+                    .is_some_and(|a| !a.is_empty() && a.iter().all(Value::is_string));
+                if !ok {
+                    return Err(bad(&field, "must be a non-empty array of strings"));
+                }
+                bag.insert(key.clone(), value.clone());
+            }
+            "path_prefix" => {
+                let p = value.as_str().filter(|p| !p.is_empty());
+                filters.path_prefix = Some(
+                    p.ok_or_else(|| bad(&field, "must be a non-empty string"))?
+                        .to_string(),
+                );
+            }
+            "updated_after" => {
+                let t = value.as_str().and_then(canonical_timestamp);
+                filters.updated_after = Some(t.ok_or_else(|| {
+                    bad(
+                        &field,
+                        "must be an ISO 8601 timestamp such as 2024-05-01T12:00:00Z",
+                    )
+                })?);
+            }
+            _ => {
+                return Err(bad(
+                    &field,
+                    format!(
+                        "is not a filter of this API (use {})",
+                        FILTER_KEYS.join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+    filters.clauses = Filters::parse(&bag)?.clauses;
+    Ok(QueryRequest {
+        query,
+        profile,
+        semantic_weight,
+        filters,
+        filters_given: given,
+        top_k,
+        debug,
+        index_version,
+    })
+}
+
+fn source_uri(row: &ChunkRow) -> Value {
+    json!(row.uri.clone().or_else(|| row.source_path.clone()))
+}
+
+pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
+    let started = std::time::Instant::now();
+    let limits = &engine.config().limits;
+    let req = match parse_request(body, limits.max_top_k, limits.max_query_bytes) {
+        Ok(r) => r,
+        Err(e) => return super::error_reply(&e.into()),
+    };
+    let handle = match engine.index(index).await {
+        Ok(h) => h,
+        Err(e) => return super::error_reply(&e),
+    };
+    let defaults = handle.info().defaults;
+    let resolved = resolve(
+        &req.query,
+        req.profile,
+        req.semantic_weight,
+        defaults.default_retrieval_profile,
+        defaults.default_semantic_weight,
+    );
+    let mut search = SearchRequest::new(req.query.clone(), SearchMethod::Hybrid, req.top_k);
+    search.filters = req.filters.clone();
+    search.hybrid_alpha = resolved.semantic_weight;
+    search.index_version = req.index_version;
+    let result = match engine.search(index, &search).await {
+        Ok(r) => r,
+        Err(e) => return super::error_reply(&e),
+    };
+    let results: Vec<Value> = result
+        .hits
+        .iter()
+        .map(|h| {
+            let r = &h.row;
+            json!({
+                "chunk_id": r.chunk_id,
+                "document_id": r.document_id,
+                "source_uri": source_uri(r),
+                "title": r.title,
+                "section_path": r.section_path,
+                "text": r.text,
+                "score": h.score,
+                "score_detail": {
+                    "semantic": h.semantic_score,
+                    "lexical": h.keyword_score,
+                    "final": h.score,
+                },
+                "offsets": {"start": r.offset_start, "end": r.offset_end},
+            })
+        })
+        .collect();
+    // Documents in order of their best passage; a document's score is its best passage's.
+    let mut documents: Vec<Value> = Vec::new();
+    for h in &result.hits {
+        let r = &h.row;
+        match documents
+            .iter_mut()
+            .find(|d| d["document_id"] == json!(r.document_id))
+        {
+            Some(d) => d["passages"]
+                .as_array_mut()
+                .expect("array")
+                .push(json!(r.chunk_id)),
+            None => documents.push(json!({
+                "document_id": r.document_id,
+                "title": r.title,
+                "source_uri": source_uri(r),
+                "score": h.score,
+                "passages": [r.chunk_id],
+            })),
+        }
+    }
+    let mut body = json!({
+        "query_id": uuid::Uuid::new_v4().to_string(),
+        "index_version": result.index_version,
+        "latency_ms": (started.elapsed().as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
+        "results": results,
+        "documents": documents,
+    });
+    if req.debug {
+        let d = body.as_object_mut().expect("object");
+        d.insert(
+            "retrieval_profile_effective".into(),
+            json!(resolved.profile.name()),
+        );
+        d.insert(
+            "semantic_weight_effective".into(),
+            json!(resolved.semantic_weight),
+        );
+        d.insert("auto_signals_detected".into(), json!(resolved.signals));
+        d.insert(
+            "lexical_candidates".into(),
+            json!(result.keyword_candidates),
+        );
+        d.insert(
+            "semantic_candidates".into(),
+            json!(result.semantic_candidates),
+        );
+        d.insert("reranker_applied".into(), json!(false));
+        d.insert(
+            "filters_applied".into(),
+            Value::Object(req.filters_given.clone()),
+        );
+    }
+    Reply::ok(body, result.index_version)
+}
+
+/// `PUT /v1/indexes/{index}/settings`: `{"default_retrieval_profile", "default_semantic_weight"}`
+/// (either may be null to clear it).
+pub async fn settings(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
+    let parsed = (|| -> Result<crate::index::IndexDefaults, ValidationError> {
+        let obj = body
+            .as_object()
+            .ok_or_else(|| bad("body", "must be an object"))?;
+        if let Some(k) = obj.keys().find(|k| {
+            !["default_retrieval_profile", "default_semantic_weight"].contains(&k.as_str())
+        }) {
+            return Err(bad(k, "is not an index setting"));
+        }
+        let profile = match obj.get("default_retrieval_profile") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_str().and_then(Profile::parse).ok_or_else(|| {
+                bad(
+                    "default_retrieval_profile",
+                    "must be one of auto, exact, balanced or semantic",
+                )
+            })?),
+        };
+        let weight =
+            match obj.get("default_semantic_weight") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(v.as_f64().filter(|w| (0.0..=1.0).contains(w)).ok_or_else(
+                    || {
+                        bad(
+                            "default_semantic_weight",
+                            "must be a number between 0 and 1",
+                        )
+                    },
+                )?),
+            };
+        Ok(crate::index::IndexDefaults {
+            default_retrieval_profile: profile,
+            default_semantic_weight: weight,
+        })
+    })();
+    let defaults = match parsed {
+        Ok(d) => d,
+        Err(e) => return super::error_reply(&e.into()),
+    };
+    match engine.index(index).await {
+        Ok(h) => match h.set_defaults(defaults) {
+            Ok(info) => Reply {
+                status: 200,
+                body: json!({"index": index.as_str(), "settings": info.defaults}),
+                index_version: None,
+            },
+            Err(e) => super::error_reply(&e.into()),
+        },
+        Err(e) => super::error_reply(&e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(v: Value) -> Result<QueryRequest, ValidationError> {
+        parse_request(&v, 100, 8192)
+    }
+
+    #[test]
+    fn the_contract_parameter_block_parses() {
+        let r = parse(json!({
+            "query": "q", "retrieval_profile": "exact", "semantic_weight": 0.3,
+            "filters": {"project_id": "p", "path_prefix": "src/", "tags": ["a", "b"],
+                        "updated_after": "2024-05-01T12:00:00+02:00"},
+            "top_k": 7, "debug": true
+        }))
+        .unwrap();
+        assert_eq!(r.profile, Some(Profile::Exact));
+        assert_eq!(r.semantic_weight, Some(0.3));
+        assert_eq!(r.top_k, 7);
+        assert!(r.debug);
+        assert_eq!(r.filters.path_prefix.as_deref(), Some("src/"));
+        assert_eq!(
+            r.filters.updated_after.as_deref(),
+            Some("2024-05-01T10:00:00.000Z")
+        );
+        assert_eq!(r.filters.clauses.len(), 2);
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        for (body, field) in [
+            (
+                json!({"query": "q", "retrieval_profile": "fast"}),
+                "retrieval_profile",
+            ),
+            (
+                json!({"query": "q", "semantic_weight": 1.5}),
+                "semantic_weight",
+            ),
+            (
+                json!({"query": "q", "filters": {"owner": "x"}}),
+                "filters.owner",
+            ),
+            (
+                json!({"query": "q", "filters": {"tags": "a"}}),
+                "filters.tags",
+            ),
+            (
+                json!({"query": "q", "filters": {"updated_after": "May"}}),
+                "filters.updated_after",
+            ),
+            (json!({"query": "q", "top_k": 0}), "top_k"),
+            (json!({"query": "q", "debug": "yes"}), "debug"),
+            (json!({"query": "q", "rerank": true}), "rerank"),
+            (json!({}), "query"),
+        ] {
+            assert_eq!(parse(body.clone()).unwrap_err().field, field, "{body}");
+        }
+    }
+}

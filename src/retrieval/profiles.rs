@@ -1,0 +1,269 @@
+//! Retrieval profiles (contract 002): `exact`, `balanced`, `semantic` fix the semantic weight
+//! of hybrid fusion; `auto` picks one from a light analysis of the query.
+//!
+//! Weights sit inside the contract's ranges: exact 0.2 (lexical 0.8 of "≈ 0.75–0.9"),
+//! balanced 0.5 ("≈ 0.4–0.6"), semantic 0.8 (lexical 0.2 of "≈ 0.1–0.3"). `auto` detects the
+//! contract's signals: lexical ones (quoted phrases, symbols, file paths, camelCase /
+//! snake_case, error-like strings, numbers and versions, short queries) and semantic ones
+//! (question form, long natural language, conversational phrasing, no rare tokens). Only
+//! lexical signals → exact; only semantic → semantic; both or neither → balanced.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    Auto,
+    Exact,
+    Balanced,
+    Semantic,
+}
+
+impl Profile {
+    pub fn parse(s: &str) -> Option<Profile> {
+        match s {
+            "auto" => Some(Profile::Auto),
+            "exact" => Some(Profile::Exact),
+            "balanced" => Some(Profile::Balanced),
+            "semantic" => Some(Profile::Semantic),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Auto => "auto",
+            Profile::Exact => "exact",
+            Profile::Balanced => "balanced",
+            Profile::Semantic => "semantic",
+        }
+    }
+
+    /// The semantic weight of a fixed profile (`auto` resolves to one of them first).
+    pub fn semantic_weight(self) -> f64 {
+        match self {
+            Profile::Exact => 0.2,
+            Profile::Balanced | Profile::Auto => 0.5,
+            Profile::Semantic => 0.8,
+        }
+    }
+}
+
+/// Signals that favour lexical matching.
+pub const LEXICAL_SIGNALS: &[&str] = &[
+    "quoted_phrase",
+    "symbol",
+    "file_path",
+    "camel_case",
+    "snake_case",
+    "error_pattern",
+    "number",
+    "version_string",
+    "short_query",
+];
+
+static QUOTED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#""[^"]+"|'[^']{2,}'"#).unwrap());
+static FILE_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(^|\s)(\.{0,2}/)?[\w.-]+/[\w./-]+|\b[\w-]+\.(rs|py|js|ts|go|java|c|h|cpp|toml|ya?ml|json|md|txt|log|sh|cfg|conf|ini)\b").unwrap()
+});
+static CAMEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b[a-z]+[A-Z][a-zA-Z0-9]*\b|\b[A-Z][a-z]+[A-Z][a-zA-Z0-9]*\b").unwrap()
+});
+static SNAKE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b[A-Za-z0-9]+_[A-Za-z0-9_]+\b").unwrap());
+static ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b\w*(error|exception|panic|traceback|errno|segfault|fatal)\w*\b|\b0x[0-9a-f]+\b|\b[A-Z]{2,}\d{2,}\b|\bE\d{3,}\b").unwrap()
+});
+static VERSION: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\bv?\d+\.\d+(\.\d+)*\b").unwrap());
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b\d+\b").unwrap());
+static QUESTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\s*(how|why|when|what|who|which|where|can|could|should|is|are|does|do|explain|describe)\b|\?\s*$").unwrap()
+});
+static CONVERSATIONAL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(i|me|my|we|our|you|your|please|tell me|help me)\b").unwrap()
+});
+
+/// The signals found in `query`, lexical ones first, each once, in the order listed above.
+pub fn analyze(query: &str) -> Vec<&'static str> {
+    let words = query.split_whitespace().count();
+    // A sentence's final full stop or question mark is not a symbol.
+    let body = query.trim_end().trim_end_matches(['.', '?', '!']);
+    let symbol = [
+        "/", "_", "::", "->", "\\", "#", "=", "(", ")", "{", "}", "<", ">",
+    ]
+    .iter()
+    .any(|s| body.contains(s))
+        || body.contains('.') && body.split('.').all(|p| !p.is_empty() && !p.ends_with(' '));
+    let words_are_plain = words > 3;
+    let version = VERSION.is_match(body);
+    let lexical_found = [
+        (QUOTED.is_match(query), "quoted_phrase"),
+        (symbol, "symbol"),
+        (FILE_PATH.is_match(body), "file_path"),
+        (CAMEL.is_match(query), "camel_case"),
+        (SNAKE.is_match(query), "snake_case"),
+        (ERROR.is_match(query), "error_pattern"),
+        (NUMBER.is_match(query) && !version, "number"),
+        (version, "version_string"),
+        (!words_are_plain, "short_query"),
+    ];
+    let lexical = lexical_found.iter().any(|(on, _)| *on);
+    let semantic_found = [
+        (QUESTION.is_match(query), "question_form"),
+        (words >= 8, "long_query"),
+        (CONVERSATIONAL.is_match(query), "conversational"),
+        (!lexical, "no_rare_tokens"),
+    ];
+    lexical_found
+        .into_iter()
+        .chain(semantic_found)
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+}
+
+/// What `auto` resolves to for these signals.
+pub fn auto_profile(signals: &[&str]) -> Profile {
+    let lexical = signals.iter().any(|s| LEXICAL_SIGNALS.contains(s));
+    let semantic = signals.iter().any(|s| !LEXICAL_SIGNALS.contains(s));
+    match (lexical, semantic) {
+        (true, false) => Profile::Exact,
+        (false, true) => Profile::Semantic,
+        _ => Profile::Balanced,
+    }
+}
+
+/// The profile and weight a query runs with, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    /// Never `Auto`.
+    pub profile: Profile,
+    pub semantic_weight: f64,
+    /// Empty unless `auto` ran.
+    pub signals: Vec<&'static str>,
+}
+
+/// Precedence (contract 002): the request's `semantic_weight`, then its profile, then the
+/// index's default weight, then its default profile, then `auto`. A weight given without a
+/// profile reports the profile it came with (or `balanced`).
+pub fn resolve(
+    query: &str,
+    profile: Option<Profile>,
+    weight: Option<f64>,
+    index_profile: Option<Profile>,
+    index_weight: Option<f64>,
+) -> Resolved {
+    let requested = profile.or(if weight.is_some() {
+        None
+    } else {
+        index_profile
+    });
+    let (chosen, signals) = match requested.unwrap_or(Profile::Auto) {
+        Profile::Auto if weight.is_some() || (profile.is_none() && index_weight.is_some()) => {
+            (Profile::Balanced, Vec::new())
+        }
+        Profile::Auto => {
+            let signals = analyze(query);
+            (auto_profile(&signals), signals)
+        }
+        p => (p, Vec::new()),
+    };
+    let semantic_weight = weight
+        .or(if profile.is_none() {
+            index_weight
+        } else {
+            None
+        })
+        .unwrap_or_else(|| chosen.semantic_weight());
+    Resolved {
+        profile: chosen,
+        semantic_weight,
+        signals,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_like_queries_are_exact_and_questions_are_semantic() {
+        for q in [
+            "\"connection reset by peer\"",
+            "src/index/writer.rs",
+            "parseRequest",
+            "max_top_k",
+            "NullPointerException at line 42",
+            "upgrade to v1.4.2",
+            "E0308",
+        ] {
+            assert_eq!(
+                auto_profile(&analyze(q)),
+                Profile::Exact,
+                "{q}: {:?}",
+                analyze(q)
+            );
+        }
+        for q in [
+            "how does the immune system respond to a new virus infection over time",
+            "why do tides follow the moon and the sun",
+            "what is the relationship between sleep quality and long term memory",
+        ] {
+            assert_eq!(
+                auto_profile(&analyze(q)),
+                Profile::Semantic,
+                "{q}: {:?}",
+                analyze(q)
+            );
+        }
+        assert_eq!(
+            auto_profile(&analyze("why does parseRequest return E0308 in writer.rs")),
+            Profile::Balanced,
+            "mixed signals"
+        );
+    }
+
+    #[test]
+    fn a_final_full_stop_or_question_mark_is_not_a_symbol() {
+        assert!(!analyze("what causes the seasons on earth today?").contains(&"symbol"));
+        assert!(!analyze("explain photosynthesis in plants to me please.").contains(&"symbol"));
+        assert!(analyze("config.toml").contains(&"symbol"));
+    }
+
+    #[test]
+    fn precedence_request_weight_then_profile_then_index_defaults_then_auto() {
+        let q = "how do tides work in the open ocean at night";
+        let r = resolve(q, Some(Profile::Exact), Some(0.9), None, None);
+        assert_eq!((r.profile, r.semantic_weight), (Profile::Exact, 0.9));
+        let r = resolve(
+            q,
+            Some(Profile::Exact),
+            None,
+            Some(Profile::Semantic),
+            Some(0.7),
+        );
+        assert_eq!(
+            (r.profile, r.semantic_weight),
+            (Profile::Exact, 0.2),
+            "request beats index"
+        );
+        let r = resolve(q, None, None, Some(Profile::Exact), None);
+        assert_eq!(
+            (r.profile, r.semantic_weight),
+            (Profile::Exact, 0.2),
+            "index default profile"
+        );
+        let r = resolve(q, None, None, Some(Profile::Exact), Some(0.6));
+        assert_eq!(
+            r.semantic_weight, 0.6,
+            "index default weight beats its profile's weight"
+        );
+        let r = resolve(q, None, None, None, None);
+        assert_eq!(r.profile, Profile::Semantic);
+        assert!(!r.signals.is_empty(), "auto reports its signals");
+        let r = resolve(q, Some(Profile::Balanced), None, None, None);
+        assert!(r.signals.is_empty(), "no analysis for a fixed profile");
+    }
+}
