@@ -554,10 +554,16 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let name = index_name(&index)?;
             let engine = Engine::new(config.clone(), load_embedder(&config)?);
+            use ragstream::eval::beir::EvalMethod;
+            use ragstream::retrieval::profiles::Profile;
             let methods = [
-                SearchMethod::Semantic,
-                SearchMethod::Keyword,
-                SearchMethod::Hybrid,
+                EvalMethod::Method(SearchMethod::Semantic),
+                EvalMethod::Method(SearchMethod::Keyword),
+                EvalMethod::Method(SearchMethod::Hybrid),
+                EvalMethod::Profile(Profile::Exact),
+                EvalMethod::Profile(Profile::Balanced),
+                EvalMethod::Profile(Profile::Semantic),
+                EvalMethod::Profile(Profile::Auto),
             ];
             let report = ragstream::eval::beir::evaluate(&engine, &data, &name, &methods, true)
                 .await

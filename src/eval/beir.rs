@@ -140,13 +140,43 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+/// What a run is scored for: a search method as contract 000 runs it, or a contract 002
+/// profile (hybrid at the profile's weight; `auto` resolves per query).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EvalMethod {
+    Method(SearchMethod),
+    Profile(crate::retrieval::profiles::Profile),
+}
+
+impl EvalMethod {
+    pub fn name(&self) -> String {
+        match self {
+            EvalMethod::Method(m) => format!("{m:?}").to_lowercase(),
+            EvalMethod::Profile(p) => format!("profile {}", p.name()),
+        }
+    }
+
+    fn request(&self, query: &str, top_k: usize) -> SearchRequest {
+        match self {
+            EvalMethod::Method(m) => SearchRequest::new(query, *m, top_k),
+            EvalMethod::Profile(p) => {
+                let resolved =
+                    crate::retrieval::profiles::resolve(query, Some(*p), None, None, None);
+                let mut r = SearchRequest::new(query, SearchMethod::Hybrid, top_k);
+                r.hybrid_alpha = resolved.semantic_weight;
+                r
+            }
+        }
+    }
+}
+
 /// Indexes the corpus (unchanged documents are skipped, so a re-run only queries), runs the
 /// test queries with every method, and scores them.
 pub async fn evaluate(
     engine: &Engine,
     data: &Path,
     index: &IndexName,
-    methods: &[SearchMethod],
+    methods: &[EvalMethod],
     progress: bool,
 ) -> Result<EvalReport, BeirError> {
     let corpus = read_corpus(&data.join("corpus.jsonl"))?;
@@ -168,12 +198,12 @@ pub async fn evaluate(
         let bar = crate::ingest::progress_bar(
             progress,
             test.len() as u64,
-            &format!("{method:?} queries"),
+            &format!("{} queries", method.name()),
         );
         let mut run: Run = HashMap::new();
         let mut latencies = Vec::with_capacity(test.len());
         for q in &test {
-            let request = SearchRequest::new(q.text.clone(), method, top_k);
+            let request = method.request(&q.text, top_k);
             let t = Instant::now();
             let result = engine.search(index, &request).await?;
             latencies.push(t.elapsed().as_secs_f64() * 1000.0);
@@ -187,7 +217,7 @@ pub async fn evaluate(
         bar.finish_and_clear();
         latencies.sort_by(f64::total_cmp);
         reports.push(MethodReport {
-            method: format!("{method:?}").to_lowercase(),
+            method: method.name(),
             ndcg_at_10: mean(&qrels, &run, |r, j| ndcg_at(r, j, 10)),
             recall_at_100: mean(&qrels, &run, |r, j| recall_at(r, j, 100)),
             queries: test.len(),

@@ -2,11 +2,17 @@
 //! of hybrid fusion; `auto` picks one from a light analysis of the query.
 //!
 //! Weights sit inside the contract's ranges: exact 0.2 (lexical 0.8 of "≈ 0.75–0.9"),
-//! balanced 0.5 ("≈ 0.4–0.6"), semantic 0.8 (lexical 0.2 of "≈ 0.1–0.3"). `auto` detects the
-//! contract's signals: lexical ones (quoted phrases, symbols, file paths, camelCase /
-//! snake_case, error-like strings, numbers and versions, short queries) and semantic ones
-//! (question form, long natural language, conversational phrasing, no rare tokens). Only
-//! lexical signals → exact; only semantic → semantic; both or neither → balanced.
+//! balanced 0.5 ("≈ 0.4–0.6"), semantic 0.8 (lexical 0.2 of "≈ 0.1–0.3").
+//!
+//! `auto` detects the contract's signals: lexical ones (quoted phrases, symbols, file paths,
+//! camelCase / snake_case, error-like strings, numbers and versions, short queries) and
+//! semantic ones (question form, long natural language, conversational phrasing, no rare
+//! tokens). As the contract words it, signals *increase* a weight: starting from balanced
+//! (0.5), each lexical signal lowers the semantic weight by 0.15 (one clear lexical signal
+//! is enough for `exact`) and each semantic signal raises it by 0.1; mixed signals fall back to balanced. The contract's safeguard against
+//! over-semantic drift, "lexical anchoring in auto mode", keeps auto within [0.2, 0.65]: auto
+//! may go as lexical as `exact` but always keeps a lexical anchor of at least 0.35. The
+//! effective profile reported is the one whose range the weight falls in.
 
 use std::sync::LazyLock;
 
@@ -124,15 +130,39 @@ pub fn analyze(query: &str) -> Vec<&'static str> {
         .collect()
 }
 
+/// The semantic weight `auto` gives a query with these signals (see the module comment).
+pub fn auto_weight(signals: &[&str]) -> f64 {
+    let lexical = signals
+        .iter()
+        .filter(|s| LEXICAL_SIGNALS.contains(s))
+        .count();
+    let semantic = signals.len() - lexical;
+    if lexical > 0 && semantic > 0 {
+        return Profile::Balanced.semantic_weight();
+    }
+    let w = 0.5 + 0.1 * semantic as f64 - 0.15 * lexical as f64;
+    // Rounded to two decimals so that the weight reads as the steps that made it.
+    ((w * 100.0).round() / 100.0).clamp(AUTO_MIN_WEIGHT, AUTO_MAX_WEIGHT)
+}
+
+/// Auto's range: as lexical as `exact`, never less than 0.35 lexical (lexical anchoring).
+pub const AUTO_MIN_WEIGHT: f64 = 0.2;
+pub const AUTO_MAX_WEIGHT: f64 = 0.65;
+
+/// The profile whose range a semantic weight falls in.
+pub fn profile_of_weight(w: f64) -> Profile {
+    if w < 0.4 {
+        Profile::Exact
+    } else if w > 0.6 {
+        Profile::Semantic
+    } else {
+        Profile::Balanced
+    }
+}
+
 /// What `auto` resolves to for these signals.
 pub fn auto_profile(signals: &[&str]) -> Profile {
-    let lexical = signals.iter().any(|s| LEXICAL_SIGNALS.contains(s));
-    let semantic = signals.iter().any(|s| !LEXICAL_SIGNALS.contains(s));
-    match (lexical, semantic) {
-        (true, false) => Profile::Exact,
-        (false, true) => Profile::Semantic,
-        _ => Profile::Balanced,
-    }
+    profile_of_weight(auto_weight(signals))
 }
 
 /// The profile and weight a query runs with, and why.
@@ -160,23 +190,28 @@ pub fn resolve(
     } else {
         index_profile
     });
-    let (chosen, signals) = match requested.unwrap_or(Profile::Auto) {
-        Profile::Auto if weight.is_some() || (profile.is_none() && index_weight.is_some()) => {
-            (Profile::Balanced, Vec::new())
-        }
+    let given_weight = weight.or(if profile.is_none() {
+        index_weight
+    } else {
+        None
+    });
+    let (chosen, signals, auto) = match requested.unwrap_or(Profile::Auto) {
+        Profile::Auto if given_weight.is_some() => (Profile::Balanced, Vec::new(), None),
         Profile::Auto => {
             let signals = analyze(query);
-            (auto_profile(&signals), signals)
+            let w = auto_weight(&signals);
+            (profile_of_weight(w), signals, Some(w))
         }
-        p => (p, Vec::new()),
+        p => (p, Vec::new(), None),
     };
-    let semantic_weight = weight
-        .or(if profile.is_none() {
-            index_weight
-        } else {
-            None
-        })
+    let semantic_weight = given_weight
+        .or(auto)
         .unwrap_or_else(|| chosen.semantic_weight());
+    let chosen = match (given_weight, requested) {
+        // A bare weight reports the profile whose range it falls in.
+        (Some(w), None) | (Some(w), Some(Profile::Auto)) => profile_of_weight(w),
+        _ => chosen,
+    };
     Resolved {
         profile: chosen,
         semantic_weight,
@@ -261,8 +296,15 @@ mod tests {
             "index default weight beats its profile's weight"
         );
         let r = resolve(q, None, None, None, None);
-        assert_eq!(r.profile, Profile::Semantic);
+        assert_eq!(
+            (r.profile, r.semantic_weight),
+            (Profile::Semantic, 0.65),
+            "anchored"
+        );
         assert!(!r.signals.is_empty(), "auto reports its signals");
+        let r = resolve("src/index/writer.rs", None, None, None, None);
+        assert_eq!(r.profile, Profile::Exact);
+        assert!(r.semantic_weight <= 0.3, "{}", r.semantic_weight);
         let r = resolve(q, Some(Profile::Balanced), None, None, None);
         assert!(r.signals.is_empty(), "no analysis for a fixed profile");
     }
