@@ -27,6 +27,9 @@ pub struct Config {
     pub http: HttpConfig,
     /// Defaults of the contract adapters whose requests name no index (001, 003).
     pub contracts: ContractsConfig,
+    /// Named retrievers of contract 004 (`[retrievers.<name>]`).
+    pub retrievers:
+        std::collections::BTreeMap<String, crate::retrieval::retrievers::RetrieverConfig>,
     /// Named HTTP embedding providers (`[embedders.<name>]`); `model.embedder` may name one.
     pub embedders: std::collections::BTreeMap<String, crate::embedding::http::ProviderConfig>,
 }
@@ -362,6 +365,11 @@ impl Config {
         }
         if self.http.bind.parse::<std::net::SocketAddr>().is_err() {
             return bad("http.bind", "must be host:port, for example 127.0.0.1:8080");
+        }
+        if let Err((key, reason)) =
+            crate::retrieval::retrievers::check(&self.retrievers, self.limits.max_top_k)
+        {
+            return bad(&key, &reason);
         }
         if crate::model::IndexName::parse(&self.contracts.default_index).is_err() {
             return bad("contracts.default_index", "is not a valid index name");

@@ -8,6 +8,7 @@ pub mod c000_retrieval_calls;
 pub mod c001_rag_searcher;
 pub mod c002_retrieval_api;
 pub mod c003_ai_core;
+pub mod c004_retriever;
 
 use serde_json::Value;
 

@@ -162,6 +162,19 @@ async fn index_settings(
     respond(contracts::c002_retrieval_api::settings(&state.engine, &index, &value).await)
 }
 
+/// Contract 004: a named retriever.
+async fn retriever(
+    state: web::Data<HttpState>,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    let body = match read_body(payload, state.max_body_bytes).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
+    respond(contracts::c004_retriever::answer(&state.engine, &path, &body).await)
+}
+
 /// Contract 003 (`RetrieveInput` → `RetrieveOutput`).
 async fn ai_rag_query(
     state: web::Data<HttpState>,
@@ -372,6 +385,7 @@ pub fn start(state: HttpState, bind: &str) -> std::io::Result<(SocketAddr, Serve
                 "/v1/indexes/{index}/settings",
                 web::put().to(index_settings),
             )
+            .route("/v1/retrievers/{name}/retrieve", web::post().to(retriever))
             .route("/v1/ai/rag/query/", web::post().to(ai_rag_query))
             .route("/v1/ai/rag/query", web::post().to(ai_rag_query))
             .route(

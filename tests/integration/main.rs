@@ -12,4 +12,5 @@ mod fake_provider;
 mod pipeline;
 mod providers;
 mod reembed;
+mod retrievers;
 mod versions;

@@ -1,0 +1,91 @@
+//! Contract 004, "ADR 0004 — Retriever contract (v1)": `POST /v1/retrievers/{name}/retrieve`
+//! with `{query, messages?}` → `[{id, content, source?, score, metadata}]`.
+//!
+//! Invariants: R1 read-only (a search, nothing written); R2 `messages` is accepted and
+//! ignored (these retrievers rank against `query`); R3 `[]` is success; R4 errors are errors
+//! (a non-2xx structured body, never a document); R5 ids are content-derived chunk ids; R6
+//! every document has a score and the list is descending (ties by id); R7 one scale per
+//! retriever (its method's, or the composite's fusion scale); R8 `source` is the citation
+//! (`uri`, else `source_path`) when known; R9 `metadata` is opaque (contract 000's chunk
+//! metadata); R10 no per-call options: any other request key is refused; R11 composites keep
+//! all of the above.
+
+use serde_json::{json, Value};
+
+use super::Reply;
+use crate::engine::{Engine, EngineError};
+use crate::model::ValidationError;
+use crate::retrieval::retrievers::{retrieve, Retrieved};
+
+/// Validates `{query, messages?}`.
+pub fn parse_request(body: &Value) -> Result<String, ValidationError> {
+    let obj = body
+        .as_object()
+        .ok_or_else(|| ValidationError::new("body", "must be an object"))?;
+    if let Some(k) = obj.keys().find(|k| *k != "query" && *k != "messages") {
+        return Err(ValidationError::new(
+            k,
+            "is not a field of the retriever request; retrievers are configured by name, not per call",
+        ));
+    }
+    if let Some(m) = obj.get("messages") {
+        if !m.is_array() && !m.is_null() {
+            return Err(ValidationError::new("messages", "must be an array"));
+        }
+    }
+    match obj.get("query") {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(_) => Err(ValidationError::new("query", "must be a string")),
+        None => Err(ValidationError::new("query", "is required")),
+    }
+}
+
+pub fn render(docs: &[Retrieved]) -> Value {
+    Value::Array(
+        docs.iter()
+            .map(|d| {
+                let mut item = json!({"id": d.id, "content": d.row.text});
+                if let Some(source) = d.row.uri.clone().or_else(|| d.row.source_path.clone()) {
+                    item["source"] = json!(source);
+                }
+                item["score"] = json!(d.score);
+                item["metadata"] =
+                    Value::Object(super::c000_retrieval_calls::chunk_metadata(&d.row));
+                item
+            })
+            .collect(),
+    )
+}
+
+pub async fn answer(engine: &Engine, name: &str, body: &[u8]) -> Reply {
+    if !engine.config().retrievers.contains_key(name) {
+        return Reply {
+            status: 404,
+            body: json!({"error": {"code": "retriever_not_found",
+                "message": format!("no retriever named {name} is configured"), "field": "name"}}),
+            index_version: None,
+        };
+    }
+    let parsed = serde_json::from_slice::<Value>(body)
+        .map_err(|e| ValidationError::new("body", format!("is not JSON: {e}")))
+        .and_then(|v| parse_request(&v));
+    let query = match parsed {
+        Ok(q) => q,
+        Err(e) => return super::error_reply(&EngineError::from(e)),
+    };
+    if query.trim().is_empty() {
+        return Reply {
+            status: 200,
+            body: json!([]),
+            index_version: None,
+        };
+    }
+    match retrieve(engine, name, &query).await {
+        Ok(docs) => Reply {
+            status: 200,
+            body: render(&docs),
+            index_version: None,
+        },
+        Err(e) => super::error_reply(&e),
+    }
+}
