@@ -371,3 +371,96 @@ fn a_panicking_stage_is_restarted_by_the_supervisor_and_nothing_is_lost() {
     assert_eq!(body["error"]["code"], "body_too_large");
     assert_eq!(body["error"]["field"], "body");
 }
+
+#[test]
+fn every_contract_is_served_over_http_and_the_bus() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("ragstream.toml");
+    std::fs::write(
+        &config,
+        "[contracts]\ndefault_index = \"kb\"\ntenant_scoped = true\n\n\
+         [retrievers.docs]\nindex = \"kb\"\nmethod = \"hybrid\"\ntop_k = 2\n",
+    )
+    .unwrap();
+    let d = start_daemon_with(&[("RAGSTREAM_CONFIG", config.to_str().unwrap())]);
+    kcat_produce(
+        &d.bootstrap,
+        "ragstream.documents",
+        &[],
+        &[
+            upsert("volcano", "Magma erupts from volcanoes as lava."),
+            upsert("glacier", "Glaciers carve valleys out of rock."),
+        ],
+    );
+    wait_for("two documents", || {
+        curl(&[&format!("{}/v1/indexes/kb/stats", d.http)]).1["documents"] == 2
+    });
+    let post = |path: &str, body: Value| {
+        curl(&[
+            "-X",
+            "POST",
+            "-H",
+            "content-type: application/json",
+            "-d",
+            &body.to_string(),
+            &format!("{}{path}", d.http),
+        ])
+    };
+    let (code, v) = post("/v1/rag/query", json!({"query": "lava magma", "top_k": 1}));
+    assert_eq!(code, 200, "{v}");
+    assert!(v["results"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("Magma"));
+    assert_eq!(v["kg"], json!([]));
+    let (code, v) = post(
+        "/v1/indexes/kb/query",
+        json!({"query": "glacier valleys", "debug": true}),
+    );
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["results"][0]["document_id"], "glacier");
+    assert!(v["retrieval_profile_effective"].is_string());
+    let (code, v) = post(
+        "/v1/ai/rag/query/",
+        json!({"query": "magma", "hybrid": {"top_k": 1, "min_sim": 0}}),
+    );
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["matches"][0]["id"], "volcano");
+    assert_eq!(v["meta"]["top_k_effective"], 1);
+    let (code, v) = post(
+        "/v1/ai/rag/query/",
+        json!({"query": "x", "hybrid": {"bad": 1}}),
+    );
+    assert_eq!(
+        (code, v["error"]["code"].as_str()),
+        (400, Some("InputError"))
+    );
+    let (code, v) = post(
+        "/v1/retrievers/docs/retrieve",
+        json!({"query": "rock valleys"}),
+    );
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v[0]["metadata"]["document_id"], "glacier");
+
+    // The bus: the contract header picks the adapter; the reply carries status and version.
+    kcat_produce(
+        &d.bootstrap,
+        "ragstream.queries",
+        &[
+            "-H",
+            "reply-to=ragstream.replies",
+            "-H",
+            "correlation-id=c003",
+            "-H",
+            "contract=003",
+        ],
+        &[json!({"query": "lava", "hybrid": {"top_k": 1, "min_sim": 0}}).to_string()],
+    );
+    let replies = kcat_consume(&d.bootstrap, "ragstream.replies", 1);
+    let (headers, body) = replies[0].split_once('\t').unwrap();
+    assert!(headers.contains("correlation-id=c003"), "{headers}");
+    assert!(headers.contains("status=200"), "{headers}");
+    assert!(headers.contains("index-version="), "{headers}");
+    let reply: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(reply["matches"][0]["id"], "volcano");
+}
