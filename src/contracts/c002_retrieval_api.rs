@@ -26,6 +26,8 @@ const FIELDS: &[&str] = &[
     "debug",
     "index_version",
 ];
+/// Longest `path_prefix` accepted (it becomes a pattern in the keyword store).
+const MAX_PATH_PREFIX: usize = 1024;
 const FILTER_KEYS: &[&str] = &["project_id", "path_prefix", "tags", "updated_after"];
 
 /// A validated query request.
@@ -139,11 +141,11 @@ pub fn parse_request(
                 bag.insert(key.clone(), value.clone());
             }
             "path_prefix" => {
-                let p = value.as_str().filter(|p| !p.is_empty());
-                filters.path_prefix = Some(
-                    p.ok_or_else(|| bad(&field, "must be a non-empty string"))?
-                        .to_string(),
-                );
+                let p = value
+                    .as_str()
+                    .filter(|p| !p.is_empty() && p.len() <= MAX_PATH_PREFIX);
+                let rule = format!("must be a non-empty string of at most {MAX_PATH_PREFIX} bytes");
+                filters.path_prefix = Some(p.ok_or_else(|| bad(&field, rule))?.to_string());
             }
             "updated_after" => {
                 let t = value.as_str().and_then(canonical_timestamp);
@@ -396,6 +398,10 @@ mod tests {
             ),
             (json!({"query": "q", "top_k": 0}), "top_k"),
             (json!({"query": "q", "debug": "yes"}), "debug"),
+            (
+                json!({"query": "q", "filters": {"path_prefix": "a".repeat(2000)}}),
+                "filters.path_prefix",
+            ),
             (json!({"query": "q", "rerank": true}), "rerank"),
             (json!({}), "query"),
         ] {

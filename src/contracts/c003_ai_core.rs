@@ -13,6 +13,9 @@
 //! (a deleted document's chunks leave the newest version), so `deleted` finds nothing and
 //! `deleted_matches_blocked` is 0; pinned older versions still hold what was deleted later.
 //!
+//! Pools are reported as the contract normalises them; the engine fetches at most
+//! [`crate::retrieval::search::MAX_POOL`] candidates per stage whatever they say.
+//!
 //! An empty result is `NotFoundError` (404) unless the router is tenant-scoped
 //! (`contracts.tenant_scoped`).
 

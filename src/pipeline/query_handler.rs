@@ -1,6 +1,7 @@
 //! QueryHandler: answers retrieval requests from the queries topic. Headers `reply-to`
 //! (topic) and `correlation-id` are required; `contract` picks the contract the body speaks
-//! (`000` when absent, `001`, `003`) and `index` the index for contracts whose body names none.
+//! (`000` when absent, `001`, `002`, `003`) and `index` the index for contracts whose body
+//! names none (required for 002).
 //! The reply (the response or a structured error) goes to the reply topic with the same
 //! `correlation-id`, and `status` (the HTTP status the answer maps to) and
 //! `index-version` headers. Handlers of all daemons form one

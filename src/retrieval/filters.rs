@@ -219,6 +219,12 @@ fn parse_value(target: &FilterTarget, v: &Value) -> Option<FilterValue> {
         FilterTarget::Metadata(_) => return is_scalar(v).then(|| FilterValue::Json(v.clone())),
     };
     match (kind, v) {
+        // `updated_at` is stored canonical (UTC, milliseconds): compare like with like.
+        (ColumnKind::Text, Value::String(s))
+            if matches!(target, FilterTarget::Column("updated_at", _)) =>
+        {
+            crate::model::canonical_timestamp(s).map(FilterValue::Text)
+        }
         (ColumnKind::Text, Value::String(s)) => Some(FilterValue::Text(s.clone())),
         (ColumnKind::UInt, Value::Number(n)) => n
             .as_u64()
@@ -231,6 +237,9 @@ fn parse_value(target: &FilterTarget, v: &Value) -> Option<FilterValue> {
 
 fn expected(target: &FilterTarget) -> &'static str {
     match target {
+        FilterTarget::Column("updated_at", _) => {
+            "must be an RFC 3339 timestamp or a non-empty list of them"
+        }
         FilterTarget::Column(_, ColumnKind::Text) | FilterTarget::Tags => {
             "must be a string or a non-empty list of strings"
         }
@@ -309,6 +318,7 @@ mod tests {
             (json!({"lang": {"nested": 1}}), "filters.lang"),
             (json!({"lang": null}), "filters.lang"),
             (json!({"a=b": "x"}), "filters.a=b"),
+            (json!({"updated_at": "yesterday"}), "filters.updated_at"),
         ] {
             assert_eq!(parse(bag).unwrap_err().field, field);
         }

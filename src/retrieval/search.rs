@@ -56,6 +56,10 @@ pub struct SearchRequest {
     pub diversify: f64,
 }
 
+/// The largest candidate pool any stage fetches, whatever a request asks for: a pool is
+/// memory and time, and a caller's number must not be able to exhaust either.
+pub const MAX_POOL: usize = 1000;
+
 /// How many candidates each stage considers. `None` keeps contract 000's rule: each hybrid
 /// branch over-fetches `min(max(top_k*3, 10), 50)`, and every fused candidate is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -129,7 +133,12 @@ pub async fn search(
     let filter_sql = request.filters.to_sql();
     // The pool each branch fetches: top_k, unless the request asks for a larger pool (the
     // cut-offs below then pick top_k from it).
-    let pool = |limit: Option<usize>| limit.unwrap_or(request.top_k).max(request.top_k);
+    let pool = |limit: Option<usize>| {
+        limit
+            .unwrap_or(request.top_k)
+            .max(request.top_k)
+            .min(MAX_POOL)
+    };
     let mut counts = (0, 0);
     let mut hits = match request.method {
         SearchMethod::Semantic => {
@@ -290,7 +299,7 @@ async fn hybrid(
         index,
         snapshot,
         &q,
-        request.candidates.semantic.unwrap_or(fetch),
+        request.candidates.semantic.unwrap_or(fetch).min(MAX_POOL),
         filter_sql,
     )
     .await?;
@@ -298,7 +307,7 @@ async fn hybrid(
         &snapshot.searcher,
         query,
         &request.filters,
-        request.candidates.keyword.unwrap_or(fetch),
+        request.candidates.keyword.unwrap_or(fetch).min(MAX_POOL),
     )?;
     let counts = (semantic.len(), keyword.len());
     let mut rows: HashMap<String, ChunkRow> = HashMap::new();

@@ -154,6 +154,9 @@ impl ProviderConfig {
     }
 }
 
+/// The longest `Retry-After` honoured as given.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+
 /// What went wrong with one request.
 enum Failure {
     /// Worth retrying; `wait` is the provider's `Retry-After`, if it sent one.
@@ -362,8 +365,10 @@ impl HttpEmbedder {
             if attempt == self.config.max_retries {
                 break;
             }
+            // The provider's Retry-After is honoured as given (up to MAX_RETRY_AFTER, a guard
+            // against absurd values); otherwise exponential backoff with jitter.
             let delay = wait
-                .map(|w| w.min(self.backoff.max))
+                .map(|w| w.min(MAX_RETRY_AFTER))
                 .unwrap_or_else(|| self.backoff.delay(attempt + 1));
             tracing::warn!(embedder = %self.id, reason = %last, retry_in = ?delay, "embedding request failed; retrying");
             self.counters.retries.fetch_add(1, Ordering::Relaxed);
