@@ -134,6 +134,31 @@ async fn index_query(
     contract_route(state, Contract::C002, Some(path), payload).await
 }
 
+/// Contract 002 hydration.
+async fn index_hydrate(
+    state: web::Data<HttpState>,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    let index = match parse_index(&path) {
+        Ok(i) => i,
+        Err(response) => return *response,
+    };
+    let body = match read_body(payload, state.max_body_bytes).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(v) => respond(contracts::c002_retrieval_api::hydrate(&state.engine, &index, &v).await),
+        Err(e) => error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            &format!("body is not JSON: {e}"),
+            Some("body"),
+        ),
+    }
+}
+
 /// Contract 002 index settings (query defaults).
 async fn index_settings(
     state: web::Data<HttpState>,
@@ -385,6 +410,7 @@ pub fn start(state: HttpState, bind: &str) -> std::io::Result<(SocketAddr, Serve
                 "/v1/indexes/{index}/settings",
                 web::put().to(index_settings),
             )
+            .route("/v1/indexes/{index}/hydrate", web::post().to(index_hydrate))
             .route("/v1/retrievers/{name}/retrieve", web::post().to(retriever))
             .route("/v1/ai/rag/query/", web::post().to(ai_rag_query))
             .route("/v1/ai/rag/query", web::post().to(ai_rag_query))

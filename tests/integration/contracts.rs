@@ -466,3 +466,70 @@ async fn c002_filters_are_pushed_into_both_branches_and_hostile_values_stay_valu
         assert_eq!(got.is_empty(), hostile == ".*", "{hostile}: {got:?}");
     }
 }
+
+#[tokio::test]
+async fn c002_hydrate_returns_full_chunks_with_stitched_neighbours() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.chunking.max_tokens = 12;
+    c.chunking.overlap_tokens = 3;
+    let e = engine_with(c);
+    // No sentence breaks: the chunker packs words, so neighbours overlap by 3 tokens.
+    let long = "alpha one two three four five bravo six seven eight nine ten \
+                Charlie eleven twelve thirteen fourteen delta fifteen sixteen seventeen eighteen \
+                echo nineteen twenty";
+    e.write(
+        &name("kb"),
+        upserts(vec![crate::common::doc("long", "Long", long)]),
+    )
+    .await
+    .unwrap();
+    let q = answer(
+        &e,
+        Contract::C002,
+        Some(name("kb")),
+        json!({"query": "Charlie thirteen", "top_k": 1, "semantic_weight": 0.0})
+            .to_string()
+            .as_bytes(),
+    )
+    .await
+    .body;
+    let id = q["results"][0]["chunk_id"].as_str().unwrap().to_string();
+    let r = ragstream::contracts::c002_retrieval_api::hydrate(
+        &e,
+        &name("kb"),
+        &json!({"chunk_ids": [id, id, "missing"], "window": 5}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let chunks = r.body["chunks"].as_array().unwrap();
+    assert_eq!(chunks.len(), 1, "asked twice, answered once");
+    assert_eq!(r.body["not_found"], json!(["missing"]));
+    let c0 = &chunks[0];
+    assert!(c0["text"].as_str().unwrap().contains("Charlie"));
+    assert_eq!(c0["metadata"]["document_id"], "long");
+    let before = c0["context"]["before"].as_array().unwrap().len();
+    let after = c0["context"]["after"].as_array().unwrap().len();
+    assert!(before + after >= 1, "{c0}");
+    assert_eq!(
+        c0["context"]["stitched_text"], long,
+        "neighbours stitched, overlap removed"
+    );
+    let r = ragstream::contracts::c002_retrieval_api::hydrate(
+        &e,
+        &name("kb"),
+        &json!({"chunk_ids": []}),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body["error"]["field"].as_str()),
+        (400, Some("chunk_ids"))
+    );
+    let r = ragstream::contracts::c002_retrieval_api::hydrate(
+        &e,
+        &name("kb"),
+        &json!({"chunk_ids": ["x"], "window": 9}),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+}
