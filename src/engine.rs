@@ -66,8 +66,11 @@ fn cached(embedder: Arc<dyn Embedder>, cache: &Option<Arc<EmbeddingCache>>) -> A
 
 pub struct Engine {
     config: Config,
-    /// Embeds queries.
+    /// The index's model: decides the embedder id and dimensions of new indexes.
     embedder: Arc<dyn Embedder>,
+    /// Embeds queries: the same model, with a query's patience (an HTTP provider gets one
+    /// retry and a short timeout; see `ProviderConfig::for_queries`).
+    query_embedder: Arc<dyn Embedder>,
     /// Embeds chunks: the same model behind the persistent cache (`model.cache`). Queries
     /// bypass the cache so that it holds corpus text only and does not grow with traffic.
     ingest_embedder: Arc<dyn Embedder>,
@@ -92,7 +95,22 @@ impl Engine {
             None
         };
         let ingest_embedder = cached(embedder.clone(), &cache);
+        let query_embedder = match config.embedders.get(&config.model.embedder) {
+            Some(provider) => {
+                match crate::embedding::http::HttpEmbedder::new(
+                    &config.model.embedder,
+                    provider.for_queries(),
+                ) {
+                    Ok(q) if q.id() == embedder.id() && q.dimensions() == embedder.dimensions() => {
+                        Arc::new(q) as Arc<dyn Embedder>
+                    }
+                    _ => embedder.clone(),
+                }
+            }
+            None => embedder.clone(),
+        };
         Engine {
+            query_embedder,
             chunker: Chunker::new(config.chunking.chunker()),
             config,
             embedder,
@@ -213,7 +231,7 @@ impl Engine {
             .into());
         }
         let index = self.index(name).await?;
-        crate::retrieval::search(&index, &self.embedder, request).await
+        crate::retrieval::search(&index, &self.query_embedder, request).await
     }
 
     /// Rebuilds every vector of index `name` with this engine's embedder into a new version;

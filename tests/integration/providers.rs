@@ -325,3 +325,38 @@ async fn documents_a_provider_rejects_go_to_the_dlq_and_the_rest_are_indexed() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_fails_fast_during_an_outage_instead_of_waiting_out_ingestion_retries() {
+    let p = FakeProvider::start(ProviderApi::Openai, DIMS);
+    let dir = tempfile::tempdir().unwrap();
+    let mut c =
+        ragstream::config::Config::load_from(Some(&daemon_config(dir.path(), &p)), vec![]).unwrap();
+    c.storage.data_dir = dir.path().join("data");
+    c.embedders.get_mut("fake").unwrap().max_retries = 6;
+    c.embedders.get_mut("fake").unwrap().breaker_failures = 100;
+    let embedder = ragstream::embedding::select::configured(&c).unwrap();
+    let engine = ragstream::Engine::new(c, embedder);
+    let kb = crate::common::name("kb");
+    engine
+        .write(&kb, crate::common::upserts(crate::common::corpus()))
+        .await
+        .unwrap();
+    let before = p.seen().len();
+    p.down_for(Duration::from_secs(60));
+    let request = ragstream::retrieval::SearchRequest::new(
+        "moon",
+        ragstream::retrieval::SearchMethod::Hybrid,
+        3,
+    );
+    let err = engine.search(&kb, &request).await.unwrap_err();
+    assert!(
+        matches!(err, ragstream::engine::EngineError::Embed(ref e) if e.is_transient()),
+        "{err}"
+    );
+    assert_eq!(
+        p.seen().len() - before,
+        2,
+        "one try and one retry, not ingestion's seven"
+    );
+}

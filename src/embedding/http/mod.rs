@@ -128,6 +128,16 @@ impl ProviderConfig {
         }
     }
 
+    /// The same provider for query embeddings: one retry and at most a 10 s timeout, so that
+    /// a query fails fast (503) during an outage instead of waiting out ingestion's retries.
+    pub fn for_queries(&self) -> ProviderConfig {
+        ProviderConfig {
+            max_retries: self.max_retries.min(1),
+            timeout_ms: self.timeout_ms.min(10_000),
+            ..self.clone()
+        }
+    }
+
     /// The rule a value breaks, as `(key, reason)`.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
         if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
