@@ -107,14 +107,7 @@ pub fn parse_request(
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(bad("debug", "must be a boolean")),
     };
-    let index_version = match obj.get("index_version") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_u64()
-                .filter(|n| *n >= 1)
-                .ok_or_else(|| bad("index_version", "must be a positive integer"))?,
-        ),
-    };
+    let index_version = index_version(obj)?;
     let given = match obj.get("filters") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m.clone(),
@@ -178,6 +171,18 @@ pub fn parse_request(
         debug,
         index_version,
     })
+}
+
+/// An optional `index_version`: a positive integer.
+fn index_version(obj: &Map<String, Value>) -> Result<Option<u64>, ValidationError> {
+    match obj.get("index_version") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .filter(|n| *n >= 1)
+            .map(Some)
+            .ok_or_else(|| bad("index_version", "must be a positive integer")),
+    }
 }
 
 fn source_uri(row: &ChunkRow) -> Value {
@@ -384,14 +389,7 @@ pub async fn hydrate(engine: &Engine, index: &IndexName, body: &Value) -> Reply 
                 )
             })?,
         };
-        let version = match obj.get("index_version") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(
-                v.as_u64()
-                    .filter(|n| *n >= 1)
-                    .ok_or_else(|| bad("index_version", "must be a positive integer"))?,
-            ),
-        };
+        let version = index_version(obj)?;
         Ok((ids, window, version))
     })();
     let (ids, window, version) = match parsed {

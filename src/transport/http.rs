@@ -116,6 +116,25 @@ fn respond(reply: Reply) -> HttpResponse {
     response.json(reply.body)
 }
 
+/// The index a route names and its JSON body, or the error response to send.
+async fn index_and_json(
+    state: &HttpState,
+    path: &str,
+    payload: web::Payload,
+) -> Result<(IndexName, Value), HttpResponse> {
+    let index = parse_index(path).map_err(|r| *r)?;
+    let body = read_body(payload, state.max_body_bytes).await?;
+    let value = serde_json::from_slice(&body).map_err(|e| {
+        error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            &format!("body is not JSON: {e}"),
+            Some("body"),
+        )
+    })?;
+    Ok((index, value))
+}
+
 /// Contract 001 on the configured default index, or on the index of the path.
 async fn rag_query(
     state: web::Data<HttpState>,
@@ -140,22 +159,11 @@ async fn index_hydrate(
     path: web::Path<String>,
     payload: web::Payload,
 ) -> HttpResponse {
-    let index = match parse_index(&path) {
-        Ok(i) => i,
-        Err(response) => return *response,
-    };
-    let body = match read_body(payload, state.max_body_bytes).await {
-        Ok(b) => b,
-        Err(response) => return response,
-    };
-    match serde_json::from_slice::<Value>(&body) {
-        Ok(v) => respond(contracts::c002_retrieval_api::hydrate(&state.engine, &index, &v).await),
-        Err(e) => error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            &format!("body is not JSON: {e}"),
-            Some("body"),
-        ),
+    match index_and_json(&state, &path, payload).await {
+        Ok((index, v)) => {
+            respond(contracts::c002_retrieval_api::hydrate(&state.engine, &index, &v).await)
+        }
+        Err(response) => response,
     }
 }
 
@@ -165,26 +173,12 @@ async fn index_settings(
     path: web::Path<String>,
     payload: web::Payload,
 ) -> HttpResponse {
-    let index = match parse_index(&path) {
-        Ok(i) => i,
-        Err(response) => return *response,
-    };
-    let body = match read_body(payload, state.max_body_bytes).await {
-        Ok(b) => b,
-        Err(response) => return response,
-    };
-    let value: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                &format!("body is not JSON: {e}"),
-                Some("body"),
-            )
+    match index_and_json(&state, &path, payload).await {
+        Ok((index, v)) => {
+            respond(contracts::c002_retrieval_api::settings(&state.engine, &index, &v).await)
         }
-    };
-    respond(contracts::c002_retrieval_api::settings(&state.engine, &index, &value).await)
+        Err(response) => response,
+    }
 }
 
 /// Contract 004: a named retriever.
@@ -231,24 +225,9 @@ async fn ingest(
     path: web::Path<String>,
     payload: web::Payload,
 ) -> HttpResponse {
-    let index = match parse_index(&path) {
-        Ok(i) => i,
-        Err(response) => return *response,
-    };
-    let body = match read_body(payload, state.max_body_bytes).await {
-        Ok(b) => b,
+    let (index, value) = match index_and_json(&state, &path, payload).await {
+        Ok(ok) => ok,
         Err(response) => return response,
-    };
-    let value: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                &format!("body is not JSON: {e}"),
-                Some("body"),
-            )
-        }
     };
     let Some(obj) = value.as_object() else {
         return error(
