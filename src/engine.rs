@@ -95,20 +95,7 @@ impl Engine {
             None
         };
         let ingest_embedder = cached(embedder.clone(), &cache);
-        let query_embedder = match config.embedders.get(&config.model.embedder) {
-            Some(provider) => {
-                match crate::embedding::http::HttpEmbedder::new(
-                    &config.model.embedder,
-                    provider.for_queries(),
-                ) {
-                    Ok(q) if q.id() == embedder.id() && q.dimensions() == embedder.dimensions() => {
-                        Arc::new(q) as Arc<dyn Embedder>
-                    }
-                    _ => embedder.clone(),
-                }
-            }
-            None => embedder.clone(),
-        };
+        let query_embedder = crate::embedding::select::for_queries(&config, &embedder);
         Engine {
             query_embedder,
             chunker: Chunker::new(config.chunking.chunker()),

@@ -44,3 +44,20 @@ pub fn load(config: &Config, name: &str) -> Result<Arc<dyn Embedder>, EmbedError
 pub fn configured(config: &Config) -> Result<Arc<dyn Embedder>, EmbedError> {
     load(config, &config.model.embedder)
 }
+
+/// The client queries embed with: for an HTTP provider, the same provider with a query's
+/// patience (`ProviderConfig::for_queries`: one retry, a short timeout); otherwise `embedder`
+/// itself.
+pub fn for_queries(config: &Config, embedder: &Arc<dyn Embedder>) -> Arc<dyn Embedder> {
+    let name = &config.model.embedder;
+    match config
+        .embedders
+        .get(name)
+        .map(|p| HttpEmbedder::new(name, p.for_queries()))
+    {
+        Some(Ok(q)) if q.id() == embedder.id() && q.dimensions() == embedder.dimensions() => {
+            Arc::new(q)
+        }
+        _ => embedder.clone(),
+    }
+}
