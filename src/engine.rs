@@ -221,6 +221,17 @@ impl Engine {
         crate::retrieval::search(&index, &self.query_embedder, request).await
     }
 
+    /// Whether version `version` of `name` may hold soft-deleted chunks (a cheap upper bound).
+    pub async fn may_hold_deleted(
+        &self,
+        name: &IndexName,
+        version: u64,
+    ) -> Result<bool, EngineError> {
+        let index = self.index(name).await?;
+        let snapshot = index.snapshot(Some(version)).await?;
+        Ok(index.keyword().may_hold_deleted(&snapshot.searcher)?)
+    }
+
     /// Rebuilds every vector of index `name` with this engine's embedder into a new version;
     /// the index then belongs to that embedder. Chunks go through the embedding cache.
     pub async fn reembed(&self, name: &IndexName) -> Result<u64, EngineError> {

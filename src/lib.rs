@@ -1,7 +1,9 @@
 //! ragstream: retrieval as infrastructure. Documents are chunked, embedded and written to
 //! versioned Lance datasets plus a tantivy keyword index; queries are answered with
 //! semantic, keyword or hybrid retrieval pinned to an `index_version`.
-
+// Lance and DataFusion futures nest deeply; an async fn that awaits several of them
+// overflows the default limit of the compiler's type-layout recursion.
+#![recursion_limit = "256"]
 pub mod bench;
 pub mod chunking;
 pub mod config;

@@ -357,15 +357,18 @@ pub const MAX_WINDOW: u64 = 5;
 /// "index_version"?}` → every requested chunk in full (all metadata) with its `window`
 /// neighbours on each side in the same document and the stitched text of that run, overlap
 /// removed (chunks are exact slices of their source, so their offsets say how much two
-/// neighbours share). Unknown ids are listed in `not_found`, not an error.
+/// neighbours share). Unknown ids are listed in `not_found`, not an error. With
+/// `"sections": true` the requested chunks are also grouped by the section they belong to
+/// (document and section path): each section once, with its breadcrumb and its whole text
+/// stitched, however many requested chunks fall in it.
 pub async fn hydrate(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
-    let parsed = (|| -> Result<(Vec<String>, u64, Option<u64>), ValidationError> {
+    let parsed = (|| -> Result<(Vec<String>, u64, bool, Option<u64>), ValidationError> {
         let obj = body
             .as_object()
             .ok_or_else(|| bad("body", "must be an object"))?;
         if let Some(k) = obj
             .keys()
-            .find(|k| !["chunk_ids", "window", "index_version"].contains(&k.as_str()))
+            .find(|k| !["chunk_ids", "window", "sections", "index_version"].contains(&k.as_str()))
         {
             return Err(bad(k, "is not a field of the hydrate request"));
         }
@@ -389,14 +392,19 @@ pub async fn hydrate(engine: &Engine, index: &IndexName, body: &Value) -> Reply 
                 )
             })?,
         };
+        let sections = match obj.get("sections") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(bad("sections", "must be true or false")),
+        };
         let version = index_version(obj)?;
-        Ok((ids, window, version))
+        Ok((ids, window, sections, version))
     })();
-    let (ids, window, version) = match parsed {
+    let (ids, window, sections, version) = match parsed {
         Ok(p) => p,
         Err(e) => return super::error_reply(&e.into()),
     };
-    match hydrate_rows(engine, index, &ids, window, version).await {
+    match hydrate_rows(engine, index, &ids, window, sections, version).await {
         Ok(body) => {
             let v = body["index_version"].as_u64();
             Reply {
@@ -414,6 +422,7 @@ async fn hydrate_rows(
     index: &IndexName,
     ids: &[String],
     window: u64,
+    sections: bool,
     version: Option<u64>,
 ) -> Result<Value, crate::engine::EngineError> {
     use crate::retrieval::filters::sql_string;
@@ -424,11 +433,15 @@ async fn hydrate_rows(
     let mut chunks = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut not_found = Vec::new();
+    // (document, section path) → requested chunk ids, in first-requested order.
+    type Section = (String, Vec<String>);
+    let mut groups: Vec<(Section, Vec<String>)> = Vec::new();
     for id in ids {
         if !seen.insert(id.clone()) {
             continue; // asked twice: answered once
         }
-        let Some(row) = found.iter().find(|r| &r.chunk_id == id) else {
+        // A deleted document's chunks are gone for hydration as for search.
+        let Some(row) = found.iter().find(|r| &r.chunk_id == id && !r.is_deleted()) else {
             not_found.push(json!(id));
             continue;
         };
@@ -442,6 +455,11 @@ async fn hydrate_rows(
             .rows_where(&snapshot.dataset, Some(filter), false)
             .await?;
         run.sort_by_key(|r| r.chunk_index);
+        let key = (row.document_id.clone(), row.section_path.clone());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(row.chunk_id.clone()),
+            None => groups.push((key, vec![row.chunk_id.clone()])),
+        }
         let brief = |r: &ChunkRow| json!({"chunk_id": r.chunk_id, "chunk_index": r.chunk_index, "text": r.text});
         chunks.push(json!({
             "chunk_id": row.chunk_id,
@@ -449,6 +467,7 @@ async fn hydrate_rows(
             "chunk_index": row.chunk_index,
             "title": row.title,
             "section_path": row.section_path,
+            "breadcrumb": breadcrumb(row),
             "source_uri": source_uri(row),
             "text": row.text,
             "offsets": {"start": row.offset_start, "end": row.offset_end},
@@ -460,11 +479,47 @@ async fn hydrate_rows(
             },
         }));
     }
-    Ok(json!({
+    let mut body = json!({
         "index_version": snapshot.version,
         "chunks": chunks,
         "not_found": not_found,
-    }))
+    });
+    if sections {
+        let mut out = Vec::with_capacity(groups.len());
+        for ((document_id, path), members) in groups {
+            let filter = format!(
+                "document_id = {} AND section_path = {} AND deleted_at IS NULL",
+                sql_string(&document_id),
+                sql_string(&serde_json::to_string(&path).expect("strings serialise"))
+            );
+            let mut run = lance
+                .rows_where(&snapshot.dataset, Some(filter), false)
+                .await?;
+            run.sort_by_key(|r| r.chunk_index);
+            let Some(first) = run.first() else { continue };
+            out.push(json!({
+                "document_id": document_id,
+                "section_path": path,
+                "breadcrumb": breadcrumb(first),
+                "chunk_ids": members,
+                "section_chunk_ids": run.iter().map(|r| r.chunk_id.clone()).collect::<Vec<_>>(),
+                "stitched_text": stitch(&run),
+            }));
+        }
+        body["sections"] = json!(out);
+    }
+    Ok(body)
+}
+
+/// `Title › Section › Subsection`: where a chunk sits, for citing it.
+pub fn breadcrumb(row: &ChunkRow) -> String {
+    row.title
+        .iter()
+        .chain(row.section_path.iter())
+        .filter(|s| !s.is_empty())
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" › ")
 }
 
 /// Joins consecutive chunks of one document, dropping the text a chunk shares with the one

@@ -9,9 +9,9 @@
 //! lex_limit), and the normalised values are what `meta` reports. `query` is not trimmed.
 //!
 //! Visibility: `active` (default), `all` and `deleted` need the override; without it `active`
-//! is enforced and `rag.visibility.override_denied` is logged. ragstream deletes are not kept
-//! (a deleted document's chunks leave the newest version), so `deleted` finds nothing and
-//! `deleted_matches_blocked` is 0; pinned older versions still hold what was deleted later.
+//! is enforced and `rag.visibility.override_denied` is logged. Deletes are soft, so `deleted`
+//! and `all` find deleted documents; `deleted_matches_blocked` counts the deleted chunks that
+//! would have been among the matches had `active` not been enforced.
 //!
 //! Pools are reported as the contract normalises them; the engine fetches at most
 //! [`crate::retrieval::search::MAX_POOL`] candidates per stage whatever they say.
@@ -26,6 +26,7 @@ use super::Reply;
 use crate::engine::{Engine, EngineError};
 use crate::index::ChunkRow;
 use crate::model::IndexName;
+pub use crate::retrieval::filters::Visibility;
 use crate::retrieval::{Candidates, Filters, FoundBy, SearchHit, SearchMethod, SearchRequest};
 
 /// The only keys `hybrid` accepts.
@@ -70,23 +71,6 @@ pub struct Hybrid {
     pub trgm_limit: Option<f64>,
     pub max_candidates: usize,
     pub diversify_strength: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Visibility {
-    Active,
-    All,
-    Deleted,
-}
-
-impl Visibility {
-    pub fn name(self) -> &'static str {
-        match self {
-            Visibility::Active => "active",
-            Visibility::All => "all",
-            Visibility::Deleted => "deleted",
-        }
-    }
 }
 
 /// `RetrieveInput` after validation and normalisation.
@@ -374,7 +358,8 @@ async fn retrieve(
     if let Some(c) = &input.collection_id {
         bag.insert("collection_id".into(), json!(c));
     }
-    let filters = Filters::parse(&bag).map_err(|e| input_error(&e))?;
+    let mut filters = Filters::parse(&bag).map_err(|e| input_error(&e))?;
+    filters.visibility = visibility;
     let h = &input.hybrid;
     let mut request = SearchRequest::new(input.query.clone(), SearchMethod::Hybrid, h.top_k);
     request.filters = filters;
@@ -388,20 +373,27 @@ async fn retrieve(
     request.diversify = h.diversify_strength;
     // The engine refuses an empty query; the contract runs the call anyway, and an empty
     // query matches nothing.
-    let (hits, counts, version) =
-        if visibility == Visibility::Deleted || input.query.trim().is_empty() {
-            (Vec::new(), (0, 0), None)
-        } else {
-            match engine.search(index, &request).await {
-                Ok(r) => (
-                    r.hits,
-                    (r.semantic_candidates, r.keyword_candidates),
-                    Some(r.index_version),
-                ),
-                Err(EngineError::IndexNotFound(_)) => (Vec::new(), (0, 0), None),
-                Err(e) => return Err(engine_error(e)),
-            }
-        };
+    let (hits, counts, version) = if input.query.trim().is_empty() {
+        (Vec::new(), (0, 0), None)
+    } else {
+        match engine.search(index, &request).await {
+            Ok(r) => (
+                r.hits,
+                (r.semantic_candidates, r.keyword_candidates),
+                Some(r.index_version),
+            ),
+            Err(EngineError::IndexNotFound(_)) => (Vec::new(), (0, 0), None),
+            Err(e) => return Err(engine_error(e)),
+        }
+    };
+    let blocked = match version {
+        Some(v) if visibility == Visibility::Active => {
+            deleted_matches_blocked(engine, index, &request, v)
+                .await
+                .map_err(engine_error)?
+        }
+        _ => 0,
+    };
     if hits.is_empty() && !contracts.tenant_scoped {
         return Err(RetrieveError::NotFound);
     }
@@ -425,7 +417,7 @@ async fn retrieve(
             "max_candidates_effective": h.max_candidates,
             "vector_candidates": counts.0,
             "lexical_candidates": counts.1,
-            "deleted_matches_blocked": 0,
+            "deleted_matches_blocked": blocked,
             "visibility_effective": visibility.name(),
             "diversify_strength": h.diversify_strength,
         }
@@ -435,6 +427,24 @@ async fn retrieve(
         body,
         index_version: version,
     })
+}
+
+/// Deleted chunks that the same search over every row would have returned among its matches:
+/// what `active` withheld. Runs a second search only when the snapshot may hold deleted rows.
+async fn deleted_matches_blocked(
+    engine: &Engine,
+    index: &IndexName,
+    request: &SearchRequest,
+    version: u64,
+) -> Result<usize, EngineError> {
+    if !engine.may_hold_deleted(index, version).await? {
+        return Ok(0);
+    }
+    let mut everything = request.clone();
+    everything.filters.visibility = Visibility::All;
+    everything.index_version = Some(version);
+    let r = engine.search(index, &everything).await?;
+    Ok(r.hits.iter().filter(|h| h.row.is_deleted()).count())
 }
 
 fn input_error(e: &crate::model::ValidationError) -> RetrieveError {

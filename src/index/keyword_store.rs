@@ -21,7 +21,9 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDo
 use super::rows::ChunkRow;
 use super::versioned_directory::VersionedDirectory;
 use super::StoreError;
-use crate::retrieval::filters::{Filters, FILTER_COLUMNS, METADATA_TERMS_FIELD};
+use crate::retrieval::filters::{
+    Filters, Visibility, FILTER_COLUMNS, METADATA_TERMS_FIELD, VISIBILITY_FIELD,
+};
 
 const ANALYZER: &str = "ragstream_en";
 const WRITER_MEMORY: usize = 64 << 20;
@@ -59,6 +61,7 @@ fn schema() -> Schema {
     }
     b.add_text_field("tags", STRING);
     b.add_text_field(METADATA_TERMS_FIELD, STRING);
+    b.add_text_field(VISIBILITY_FIELD, STRING);
     b.build()
 }
 
@@ -85,8 +88,17 @@ fn open_index(dir: VersionedDirectory) -> tantivy::Result<Index> {
 
 impl KeywordStore {
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let dir = VersionedDirectory::open(path)?;
-        let index = open_index(dir.clone())?;
+        let mut dir = VersionedDirectory::open(path)?;
+        let mut index = open_index(dir.clone())?;
+        if index.schema().get_field(VISIBILITY_FIELD).is_err() {
+            // Written before soft deletes: the store is a projection of Lance, so it is
+            // dropped and rebuilt from Lance (Index::repair) rather than migrated.
+            tracing::warn!(path = %path.display(), "keyword index predates soft deletes; rebuilding it from Lance");
+            drop(index);
+            std::fs::remove_dir_all(path)?;
+            dir = VersionedDirectory::open(path)?;
+            index = open_index(dir.clone())?;
+        }
         let s = index.schema();
         let field = |name: &str| s.get_field(name);
         let fields = Fields {
@@ -95,7 +107,7 @@ impl KeywordStore {
             filters: FILTER_COLUMNS
                 .iter()
                 .map(|(n, _)| *n)
-                .chain(["tags", METADATA_TERMS_FIELD])
+                .chain(["tags", METADATA_TERMS_FIELD, VISIBILITY_FIELD])
                 .map(|n| Ok((n, field(n)?)))
                 .collect::<tantivy::Result<_>>()?,
         };
@@ -184,6 +196,14 @@ impl KeywordStore {
         for term in row.metadata_terms() {
             doc.add_text(self.fields.filters[METADATA_TERMS_FIELD], term);
         }
+        let visibility = if row.is_deleted() {
+            Visibility::Deleted
+        } else {
+            Visibility::Active
+        };
+        if let Some(term) = visibility.term() {
+            doc.add_text(self.fields.filters[VISIBILITY_FIELD], term);
+        }
         doc
     }
 
@@ -268,6 +288,16 @@ impl KeywordStore {
             let filter = ConstScoreQuery::new(Box::new(BooleanQuery::new(either)), 0.0);
             all.push((Occur::Must, Box::new(filter)));
         }
+        if let Some(term) = filters.visibility.term() {
+            let q = TermQuery::new(
+                Term::from_field_text(self.fields.filters[VISIBILITY_FIELD], term),
+                IndexRecordOption::Basic,
+            );
+            all.push((
+                Occur::Must,
+                Box::new(ConstScoreQuery::new(Box::new(q), 0.0)),
+            ));
+        }
         if let Some(after) = &filters.updated_after {
             let field = self.fields.filters["updated_at"];
             let range = tantivy::query::RangeQuery::new(
@@ -291,6 +321,17 @@ impl KeywordStore {
                 Ok((id, score))
             })
             .collect()
+    }
+
+    /// Whether the snapshot may hold soft-deleted chunks (an upper bound: replaced rows are
+    /// counted until their segment merges). A cheap gate before counting what visibility
+    /// withheld.
+    pub fn may_hold_deleted(&self, searcher: &Searcher) -> Result<bool, StoreError> {
+        let term = Term::from_field_text(
+            self.fields.filters[VISIBILITY_FIELD],
+            Visibility::Deleted.term().expect("deleted has a term"),
+        );
+        Ok(searcher.doc_freq(&term)? > 0)
     }
 
     /// Keeps the snapshots of `keep` (and the live commit), deleting everything else.

@@ -10,12 +10,14 @@ use futures::TryStreamExt;
 use lance::dataset::cleanup::CleanupPolicy;
 use lance::dataset::transaction::Transaction;
 use lance::dataset::{
-    CommitBuilder, DeleteBuilder, MergeInsertBuilder, WhenMatched, WhenNotMatched,
-    WhenNotMatchedBySource, WriteMode, WriteParams,
+    CommitBuilder, DeleteBuilder, MergeInsertBuilder, NewColumnTransform, WhenMatched,
+    WhenNotMatched, WhenNotMatchedBySource, WriteMode, WriteParams,
 };
 use lance::Dataset;
 
-use super::rows::{batch_to_rows, chunk_schema, columns_without_vector, rows_to_batch, ChunkRow};
+use super::rows::{
+    batch_to_rows, chunk_schema, columns_without_vector, rows_to_batch, ChunkRow, DELETED_AT_COLUMN,
+};
 use super::StoreError;
 use crate::retrieval::filters::sql_string;
 
@@ -27,6 +29,15 @@ pub struct LanceStore {
     dimensions: std::sync::atomic::AtomicUsize,
     latest: Mutex<Dataset>,
     versions: Mutex<Vec<(u64, Dataset)>>,
+}
+
+/// How many documents and chunks a version holds, live and soft-deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Census {
+    pub documents: usize,
+    pub chunks: usize,
+    pub deleted_documents: usize,
+    pub deleted_chunks: usize,
 }
 
 fn in_list(column: &str, values: &[String]) -> String {
@@ -50,6 +61,28 @@ impl LanceStore {
             }
             Err(e) => return Err(e.into()),
         };
+        let mut dataset = dataset;
+        if dataset.schema().field(DELETED_AT_COLUMN).is_none() {
+            // Written before soft deletes: add the column (metadata only; every row reads as
+            // live) in a new version.
+            tracing::warn!(
+                uri,
+                "adding the deleted_at column to an index written before soft deletes"
+            );
+            let column = arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+                DELETED_AT_COLUMN,
+                arrow_schema::DataType::Utf8,
+                true,
+            )]);
+            // Boxed: the future is deep enough to overflow the compiler's layout recursion
+            // inside callers' futures.
+            Box::pin(dataset.add_columns(
+                NewColumnTransform::AllNulls(Arc::new(column)),
+                None,
+                None,
+            ))
+            .await?;
+        }
         Ok(LanceStore {
             dimensions: dimensions.into(),
             latest: Mutex::new(dataset),
@@ -104,7 +137,7 @@ impl LanceStore {
         Ok(ds)
     }
 
-    /// `document_id → doc_hash` for the given documents as stored at `ds`.
+    /// `document_id → doc_hash` for the given documents' live (not deleted) rows at `ds`.
     pub async fn doc_hashes(
         &self,
         ds: &Dataset,
@@ -118,7 +151,10 @@ impl LanceStore {
             .scan(
                 ds,
                 &["document_id", "doc_hash"],
-                Some(in_list("document_id", document_ids)),
+                Some(format!(
+                    "{} AND {DELETED_AT_COLUMN} IS NULL",
+                    in_list("document_id", document_ids)
+                )),
             )
             .await?;
         for b in batches {
@@ -197,6 +233,23 @@ impl LanceStore {
             .await
     }
 
+    /// The live (not deleted) rows of the given documents at `ds`.
+    pub async fn live_rows_of(
+        &self,
+        ds: &Dataset,
+        document_ids: &[String],
+        with_vector: bool,
+    ) -> Result<Vec<ChunkRow>, StoreError> {
+        if document_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let filter = format!(
+            "{} AND {DELETED_AT_COLUMN} IS NULL",
+            in_list("document_id", document_ids)
+        );
+        self.rows_where(ds, Some(filter), with_vector).await
+    }
+
     /// Full rows matching `filter` (all rows for `None`).
     pub async fn rows_where(
         &self,
@@ -216,14 +269,29 @@ impl LanceStore {
         Ok(rows)
     }
 
-    /// Number of distinct documents at `ds`.
-    pub async fn document_count(&self, ds: &Dataset) -> Result<usize, StoreError> {
-        let ids: HashSet<String> = self
-            .string_column(ds, "document_id", None)
-            .await?
-            .into_iter()
-            .collect();
-        Ok(ids.len())
+    /// Live and soft-deleted documents and chunks at `ds`.
+    pub async fn census(&self, ds: &Dataset) -> Result<Census, StoreError> {
+        let batches = self
+            .scan(ds, &["document_id", DELETED_AT_COLUMN], None)
+            .await?;
+        let (mut live, mut deleted) = (HashSet::new(), HashSet::new());
+        let mut census = Census::default();
+        for b in &batches {
+            let ids = b.column(0).as_string::<i32>();
+            let deleted_at = b.column(1);
+            for i in 0..b.num_rows() {
+                if deleted_at.is_null(i) {
+                    census.chunks += 1;
+                    live.insert(ids.value(i).to_string());
+                } else {
+                    census.deleted_chunks += 1;
+                    deleted.insert(ids.value(i).to_string());
+                }
+            }
+        }
+        census.documents = live.len();
+        census.deleted_documents = deleted.len();
+        Ok(census)
     }
 
     /// Exact (flat) cosine nearest neighbours among rows matching `filter`, which is applied

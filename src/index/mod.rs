@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use keyword_store::KeywordStore;
-pub use lance_store::LanceStore;
+pub use lance_store::{Census, LanceStore};
 pub use rows::ChunkRow;
 pub use writer::{DocumentOp, WriteOutcome, WritePlan, KAFKA_CHECKPOINT};
 
@@ -122,8 +122,13 @@ pub struct IndexStats {
     pub index_version: u64,
     pub oldest_version: u64,
     pub retained_versions: usize,
+    /// Live documents and chunks (what an `active` search sees).
     pub documents: usize,
     pub chunks: usize,
+    /// Soft-deleted documents and chunks still stored (`deleted` visibility, pinned versions).
+    pub deleted_documents: usize,
+    pub deleted_chunks: usize,
+    /// Rows in the keyword store, live and deleted (equals `chunks + deleted_chunks`).
     pub keyword_chunks: u64,
     pub created_at: String,
 }
@@ -407,8 +412,7 @@ impl Index {
     pub async fn stats(&self) -> Result<IndexStats, StoreError> {
         let snapshot = self.snapshot(None).await?;
         let versions = self.lance.versions().await?;
-        let ids = self.lance.all_chunk_ids(&snapshot.dataset).await?;
-        let documents = self.lance.document_count(&snapshot.dataset).await?;
+        let census = self.lance.census(&snapshot.dataset).await?;
         let info = self.info();
         Ok(IndexStats {
             index: self.name.to_string(),
@@ -417,8 +421,10 @@ impl Index {
             index_version: snapshot.version,
             oldest_version: versions.first().copied().unwrap_or(snapshot.version),
             retained_versions: versions.len(),
-            documents,
-            chunks: ids.len(),
+            documents: census.documents,
+            chunks: census.chunks,
+            deleted_documents: census.deleted_documents,
+            deleted_chunks: census.deleted_chunks,
             keyword_chunks: snapshot.searcher.num_docs(),
             created_at: info.created_at.clone(),
         })

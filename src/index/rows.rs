@@ -44,6 +44,9 @@ pub struct ChunkRow {
     pub metadata: Map<String, Value>,
     /// Content hash of the whole document the chunk came from (see `Document::content_hash`).
     pub doc_hash: String,
+    /// When the document was deleted (canonical UTC); `None` while it is live. Deletes are
+    /// soft: the rows stay, hidden from `active` searches, until maintenance removes them.
+    pub deleted_at: Option<String>,
     pub vector: Option<Vec<f32>>,
 }
 
@@ -75,8 +78,13 @@ impl ChunkRow {
                 .map(|t| crate::model::canonical_timestamp(t).unwrap_or_else(|| t.to_string())),
             metadata: doc.metadata.clone(),
             doc_hash: doc_hash.to_string(),
+            deleted_at: None,
             vector: None,
         }
+    }
+
+    pub fn is_deleted(&self) -> bool {
+        self.deleted_at.is_some()
     }
 
     /// The text that is embedded and keyword-indexed: the title (if any) and the chunk text.
@@ -132,6 +140,10 @@ fn vector_item() -> Arc<Field> {
     Arc::new(Field::new("item", DataType::Float32, true))
 }
 
+/// Column marking soft-deleted rows. It comes after the vector because indexes written
+/// before soft deletes gain it by schema evolution, which appends.
+pub const DELETED_AT_COLUMN: &str = "deleted_at";
+
 /// The Lance table schema for vectors of `dimensions`.
 pub fn chunk_schema(dimensions: usize) -> SchemaRef {
     Arc::new(Schema::new(vec![
@@ -162,6 +174,7 @@ pub fn chunk_schema(dimensions: usize) -> SchemaRef {
             DataType::FixedSizeList(vector_item(), dimensions as i32),
             false,
         ),
+        utf8(DELETED_AT_COLUMN, true),
     ]))
 }
 
@@ -190,6 +203,7 @@ pub fn columns_without_vector() -> Vec<&'static str> {
         "metadata",
         "meta_kv",
         "doc_hash",
+        DELETED_AT_COLUMN,
     ]
 }
 
@@ -265,6 +279,7 @@ pub fn rows_to_batch(rows: &[ChunkRow], dimensions: usize) -> Result<RecordBatch
         lists(rows.iter().map(ChunkRow::metadata_terms)),
         strings(rows.iter().map(|r| Some(r.doc_hash.as_str()))),
         Arc::new(vectors.finish()),
+        strings(rows.iter().map(|r| r.deleted_at.as_deref())),
     ];
     RecordBatch::try_new(chunk_schema(dimensions), columns).map_err(|e| e.to_string())
 }
@@ -328,6 +343,7 @@ pub fn batch_to_rows(batch: &RecordBatch) -> Result<Vec<ChunkRow>, String> {
     let updated_at = string_at("updated_at")?;
     let metadata = string_at("metadata")?;
     let doc_hash = string_at("doc_hash")?;
+    let deleted_at = string_at(DELETED_AT_COLUMN)?;
     let vectors = match batch.column_by_name(VECTOR_COLUMN) {
         Some(a) => {
             let fsl = a
@@ -371,6 +387,7 @@ pub fn batch_to_rows(batch: &RecordBatch) -> Result<Vec<ChunkRow>, String> {
             updated_at: updated_at[i].clone(),
             metadata: serde_json::from_str(&req(&metadata)).unwrap_or_default(),
             doc_hash: req(&doc_hash),
+            deleted_at: deleted_at[i].clone(),
             vector: vectors.as_ref().map(|v| v[i].clone()),
         });
     }
@@ -406,6 +423,7 @@ mod tests {
         };
         let mut row = ChunkRow::new("kb", &doc, "h", chunk);
         row.vector = Some(vec![0.5, -0.5]);
+        row.deleted_at = Some("2026-01-02T03:04:05.000Z".into());
         let batch = rows_to_batch(std::slice::from_ref(&row), 2).unwrap();
         assert_eq!(batch_to_rows(&batch).unwrap(), vec![row.clone()]);
         assert_eq!(row.metadata_terms(), vec!["lang=\"en\"".to_string()]);

@@ -123,6 +123,7 @@ impl Index {
         let latest = self.lance.latest();
         let stored = self.lance.doc_hashes(&latest, &order).await?;
         let mut plan = WritePlan::default();
+        let mut deleted = Vec::new();
         for id in order {
             match last.remove(&id).expect("every id has an op") {
                 DocumentOp::Upsert(doc) => {
@@ -143,12 +144,23 @@ impl Index {
                 DocumentOp::Delete { .. } => {
                     if stored.contains_key(&id) {
                         plan.deleted += 1;
-                        plan.documents.push(id);
+                        plan.documents.push(id.clone());
+                        deleted.push(id);
                     } else {
                         plan.unchanged += 1;
                     }
                 }
             }
+        }
+        // Deletes are soft: the live rows come back marked, vectors and all, so that
+        // `deleted` visibility and pinned versions still find them.
+        if !deleted.is_empty() {
+            let at = crate::model::now_timestamp();
+            let mut tombstones = self.lance.live_rows_of(&latest, &deleted, true).await?;
+            for row in &mut tombstones {
+                row.deleted_at = Some(at.clone());
+            }
+            plan.rows.extend(tombstones);
         }
         plan.removed_chunk_ids = self.lance.chunk_ids_of(&latest, &plan.documents).await?;
         Ok(plan)
@@ -167,7 +179,7 @@ impl Index {
             upserted: plan.upserted,
             deleted: plan.deleted,
             unchanged: plan.unchanged,
-            chunks_written: plan.rows.len(),
+            chunks_written: plan.rows.iter().filter(|r| !r.is_deleted()).count(),
         };
         if plan.is_noop() {
             return Ok(outcome);
@@ -227,11 +239,12 @@ fn fail_point(name: &str) {
 }
 
 /// Keyword-store changes that turn the rows `before` into `after`: chunk ids to remove and
-/// rows to add. A chunk whose row changed (same id, new document content) is both.
+/// rows to add. A chunk whose row changed (same id, new document content, or deleted) is
+/// both.
 pub fn diff(before: &[ChunkRow], after: Vec<ChunkRow>) -> (Vec<String>, Vec<ChunkRow>) {
-    let old: HashMap<&str, &str> = before
+    let old: HashMap<&str, (&str, bool)> = before
         .iter()
-        .map(|r| (r.chunk_id.as_str(), r.doc_hash.as_str()))
+        .map(|r| (r.chunk_id.as_str(), (r.doc_hash.as_str(), r.is_deleted())))
         .collect();
     let new_ids: HashSet<&str> = after.iter().map(|r| r.chunk_id.as_str()).collect();
     let mut removed: Vec<String> = before
@@ -242,7 +255,7 @@ pub fn diff(before: &[ChunkRow], after: Vec<ChunkRow>) -> (Vec<String>, Vec<Chun
     let mut added = Vec::new();
     for row in after {
         match old.get(row.chunk_id.as_str()) {
-            Some(hash) if *hash == row.doc_hash => {}
+            Some(&(hash, deleted)) if hash == row.doc_hash && deleted == row.is_deleted() => {}
             Some(_) => {
                 removed.push(row.chunk_id.clone());
                 added.push(row);

@@ -282,9 +282,18 @@ mod tests {
 /// range-filter them as text. `None` if `ts` is not RFC 3339.
 pub fn canonical_timestamp(ts: &str) -> Option<String> {
     let t = time::OffsetDateTime::parse(ts.trim(), &time::format_description::well_known::Rfc3339)
-        .ok()?
-        .to_offset(time::UtcOffset::UTC);
-    Some(format!(
+        .ok()?;
+    Some(canonical(t))
+}
+
+/// The current time, canonical.
+pub fn now_timestamp() -> String {
+    canonical(time::OffsetDateTime::now_utc())
+}
+
+fn canonical(t: time::OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
         t.year(),
         u8::from(t.month()),
@@ -293,7 +302,7 @@ pub fn canonical_timestamp(ts: &str) -> Option<String> {
         t.minute(),
         t.second(),
         t.millisecond()
-    ))
+    )
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ mod index_name;
 pub mod metadata;
 
 pub use chunk::{Chunk, ChunkId, Offsets};
-pub use document::{canonical_timestamp, Document, DocumentLimits, Page};
+pub use document::{canonical_timestamp, now_timestamp, Document, DocumentLimits, Page};
 pub use index_name::IndexName;
 
 /// A rule an input broke, naming the field (a dotted path) and the rule.

@@ -118,7 +118,49 @@ fn is_scalar(v: &Value) -> bool {
     matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_))
 }
 
-/// A parsed filter bag, plus the two range filters of contract 002.
+/// Which rows a search sees (contract 003): deletes are soft, and only `active` rows are
+/// visible unless a caller allowed to override asks for `all` or `deleted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Visibility {
+    #[default]
+    Active,
+    All,
+    Deleted,
+}
+
+impl Visibility {
+    pub fn name(self) -> &'static str {
+        match self {
+            Visibility::Active => "active",
+            Visibility::All => "all",
+            Visibility::Deleted => "deleted",
+        }
+    }
+
+    /// The keyword-store term of a row's visibility field (`None` for `All`: no clause).
+    pub fn term(self) -> Option<&'static str> {
+        match self {
+            Visibility::Active => Some("active"),
+            Visibility::Deleted => Some("deleted"),
+            Visibility::All => None,
+        }
+    }
+
+    /// The Lance predicate for this visibility (`None` for `All`).
+    pub fn to_sql(self) -> Option<&'static str> {
+        match self {
+            Visibility::Active => Some("deleted_at IS NULL"),
+            Visibility::Deleted => Some("deleted_at IS NOT NULL"),
+            Visibility::All => None,
+        }
+    }
+}
+
+/// Name of the keyword-store field holding a row's visibility term.
+pub const VISIBILITY_FIELD: &str = "visibility";
+
+/// A parsed filter bag, plus the two range filters of contract 002 and the visibility.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Filters {
     pub clauses: Vec<FilterClause>,
@@ -127,6 +169,7 @@ pub struct Filters {
     /// `updated_at` is strictly after this canonical timestamp (see
     /// [`crate::model::canonical_timestamp`]); documents without one do not match.
     pub updated_after: Option<String>,
+    pub visibility: Visibility,
 }
 
 impl Filters {
@@ -166,15 +209,13 @@ impl Filters {
         })
     }
 
+    /// True when nothing but the visibility restricts the rows.
     pub fn is_empty(&self) -> bool {
         self.clauses.is_empty() && self.path_prefix.is_none() && self.updated_after.is_none()
     }
 
     /// The filter as a Lance (DataFusion SQL) predicate, or `None` for no filter.
     pub fn to_sql(&self) -> Option<String> {
-        if self.is_empty() {
-            return None;
-        }
         let mut parts: Vec<String> = self
             .clauses
             .iter()
@@ -208,7 +249,10 @@ impl Filters {
         if let Some(t) = &self.updated_after {
             parts.push(format!("(updated_at > {})", sql_string(t)));
         }
-        Some(parts.join(" AND "))
+        if let Some(v) = self.visibility.to_sql() {
+            parts.push(format!("({v})"));
+        }
+        (!parts.is_empty()).then(|| parts.join(" AND "))
     }
 }
 
@@ -277,8 +321,13 @@ mod tests {
     }
 
     #[test]
-    fn empty_bag_is_no_filter() {
-        assert_eq!(parse(json!({})).unwrap().to_sql(), None);
+    fn an_empty_bag_leaves_only_the_visibility() {
+        let mut f = parse(json!({})).unwrap();
+        assert_eq!(f.to_sql().as_deref(), Some("(deleted_at IS NULL)"));
+        f.visibility = Visibility::All;
+        assert_eq!(f.to_sql(), None);
+        f.visibility = Visibility::Deleted;
+        assert_eq!(f.to_sql().as_deref(), Some("(deleted_at IS NOT NULL)"));
     }
 
     #[test]
@@ -295,7 +344,7 @@ mod tests {
             f.to_sql().unwrap(),
             "(source_type = 'pdf') AND (page_number = 3 OR page_number = 4) AND \
              (managed_by_source = true) AND (array_has(tags, 'o''reilly')) AND \
-             (array_has(meta_kv, 'lang=\"en\"'))"
+             (array_has(meta_kv, 'lang=\"en\"')) AND (deleted_at IS NULL)"
         );
     }
 

@@ -515,6 +515,45 @@ async fn c002_hydrate_returns_full_chunks_with_stitched_neighbours() {
         c0["context"]["stitched_text"], long,
         "neighbours stitched, overlap removed"
     );
+    assert_eq!(c0["breadcrumb"], "Long");
+    assert!(r.body.get("sections").is_none(), "sections are opt-in");
+
+    // Section grouping: two chunks of one section give that section once, whole.
+    let ids: Vec<String> = std::iter::once(c0["chunk_id"].clone())
+        .chain(
+            c0["context"]["before"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b["chunk_id"].clone()),
+        )
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let r = ragstream::contracts::c002_retrieval_api::hydrate(
+        &e,
+        &name("kb"),
+        &json!({"chunk_ids": ids, "window": 0, "sections": true}),
+    )
+    .await;
+    let sections = r.body["sections"].as_array().unwrap();
+    assert_eq!(sections.len(), 1, "{}", r.body);
+    assert_eq!(sections[0]["document_id"], "long");
+    assert_eq!(
+        sections[0]["chunk_ids"].as_array().unwrap().len(),
+        ids.len()
+    );
+    assert_eq!(sections[0]["stitched_text"], long);
+    let r = ragstream::contracts::c002_retrieval_api::hydrate(
+        &e,
+        &name("kb"),
+        &json!({"chunk_ids": ["x"], "sections": "yes"}),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body["error"]["field"].as_str()),
+        (400, Some("sections"))
+    );
+
     let r = ragstream::contracts::c002_retrieval_api::hydrate(
         &e,
         &name("kb"),

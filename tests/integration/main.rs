@@ -6,6 +6,7 @@ mod common;
 mod contracts;
 mod crash;
 mod daemon;
+mod deletes;
 mod embedder;
 mod engine;
 mod fake_provider;
