@@ -30,6 +30,10 @@ pub struct Config {
     /// Named retrievers of contract 004 (`[retrievers.<name>]`).
     pub retrievers:
         std::collections::BTreeMap<String, crate::retrieval::retrievers::RetrieverConfig>,
+    /// The optional reranker (`[reranker]`, off by default) contract 002 queries use.
+    pub reranker: crate::retrieval::rerank::RerankerConfig,
+    /// Bearer tokens, tenants and scopes (`[[auth.tokens]]`); none configured = auth off.
+    pub auth: crate::auth::AuthConfig,
     /// Named HTTP embedding providers (`[embedders.<name>]`); `model.embedder` may name one.
     pub embedders: std::collections::BTreeMap<String, crate::embedding::http::ProviderConfig>,
 }
@@ -373,6 +377,12 @@ impl Config {
         }
         if crate::model::IndexName::parse(&self.contracts.default_index).is_err() {
             return bad("contracts.default_index", "is not a valid index name");
+        }
+        if let Err((key, reason)) = self.reranker.check() {
+            return bad(&format!("reranker.{key}"), &reason);
+        }
+        if let Err((key, reason)) = self.auth.check() {
+            return bad(&key, &reason);
         }
         if self.index.ingest_batch_documents == 0 {
             return bad("index.ingest_batch_documents", "must be at least 1");

@@ -142,6 +142,8 @@ impl Daemon {
                 ready: ready.clone(),
                 pipeline: report.clone(),
                 max_body_bytes: config.http.max_body_bytes,
+                kafka: kafka.clone(),
+                bootstrap: bootstrap.clone(),
             },
             &config.http.bind,
         )?;

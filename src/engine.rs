@@ -77,6 +77,9 @@ pub struct Engine {
     cache: Option<Arc<EmbeddingCache>>,
     chunker: Chunker,
     indexes: tokio::sync::Mutex<HashMap<IndexName, Arc<Index>>>,
+    auth: crate::auth::Authenticator,
+    /// Reorders contract 002's fused candidates when `[reranker]` is enabled.
+    reranker: Option<Arc<dyn crate::retrieval::rerank::Reranker>>,
 }
 
 impl Engine {
@@ -96,7 +99,20 @@ impl Engine {
         };
         let ingest_embedder = cached(embedder.clone(), &cache);
         let query_embedder = crate::embedding::select::for_queries(&config, &embedder);
+        let reranker = if config.reranker.enabled {
+            match crate::retrieval::rerank::HttpReranker::new(&config.reranker) {
+                Ok(r) => Some(Arc::new(r) as Arc<dyn crate::retrieval::rerank::Reranker>),
+                Err(e) => {
+                    tracing::error!(error = %e, "reranker disabled");
+                    None
+                }
+            }
+        } else {
+            None
+        };
         Engine {
+            reranker,
+            auth: crate::auth::Authenticator::new(&config.auth),
             query_embedder,
             chunker: Chunker::new(config.chunking.chunker()),
             config,
@@ -109,6 +125,11 @@ impl Engine {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Resolves the bearer tokens of HTTP and bus requests.
+    pub fn auth(&self) -> &crate::auth::Authenticator {
+        &self.auth
     }
 
     pub fn embedder(&self) -> &Arc<dyn Embedder> {
@@ -218,7 +239,13 @@ impl Engine {
             .into());
         }
         let index = self.index(name).await?;
-        crate::retrieval::search(&index, &self.query_embedder, request).await
+        crate::retrieval::search(
+            &index,
+            &self.query_embedder,
+            self.reranker.as_ref(),
+            request,
+        )
+        .await
     }
 
     /// Whether version `version` of `name` may hold soft-deleted chunks (a cheap upper bound).
@@ -242,6 +269,11 @@ impl Engine {
                 self.config.model.batch_size.max(64),
             )
             .await
+    }
+
+    /// Rebuilds the derived keyword index of `name` from its Lance rows.
+    pub async fn rebuild(&self, name: &IndexName) -> Result<(u64, usize), EngineError> {
+        Ok(self.index(name).await?.rebuild_keyword().await?)
     }
 
     pub async fn stats(&self, name: &IndexName) -> Result<IndexStats, EngineError> {

@@ -4,6 +4,7 @@
 // Lance and DataFusion futures nest deeply; an async fn that awaits several of them
 // overflows the default limit of the compiler's type-layout recursion.
 #![recursion_limit = "256"]
+pub mod auth;
 pub mod bench;
 pub mod chunking;
 pub mod config;

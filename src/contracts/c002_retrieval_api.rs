@@ -19,6 +19,7 @@ use crate::retrieval::{Filters, SearchMethod, SearchRequest};
 
 const FIELDS: &[&str] = &[
     "query",
+    "rerank",
     "retrieval_profile",
     "semantic_weight",
     "filters",
@@ -42,6 +43,8 @@ pub struct QueryRequest {
     pub top_k: usize,
     pub debug: bool,
     pub index_version: Option<u64>,
+    /// Rerank with the configured reranker (default true; without one nothing happens).
+    pub rerank: bool,
 }
 
 fn bad(field: &str, rule: impl Into<String>) -> ValidationError {
@@ -107,6 +110,11 @@ pub fn parse_request(
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(bad("debug", "must be a boolean")),
     };
+    let rerank = match obj.get("rerank") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(bad("rerank", "must be a boolean")),
+    };
     let index_version = index_version(obj)?;
     let given = match obj.get("filters") {
         None | Some(Value::Null) => Map::new(),
@@ -170,6 +178,7 @@ pub fn parse_request(
         top_k,
         debug,
         index_version,
+        rerank,
     })
 }
 
@@ -212,6 +221,7 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
     search.filters = req.filters.clone();
     search.hybrid_alpha = resolved.semantic_weight;
     search.index_version = req.index_version;
+    search.rerank = req.rerank;
     let result = match engine.search(index, &search).await {
         Ok(r) => r,
         Err(e) => return super::error_reply(&e),
@@ -232,6 +242,7 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
                 "score_detail": {
                     "semantic": h.semantic_score,
                     "lexical": h.keyword_score,
+                    "rerank": h.rerank_score,
                     "final": h.score,
                 },
                 "offsets": {"start": r.offset_start, "end": r.offset_end},
@@ -285,7 +296,7 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
             "semantic_candidates".into(),
             json!(result.semantic_candidates),
         );
-        d.insert("reranker_applied".into(), json!(false));
+        d.insert("reranker_applied".into(), json!(result.reranker_applied));
         d.insert(
             "filters_applied".into(),
             Value::Object(req.filters_given.clone()),
@@ -611,7 +622,7 @@ mod tests {
                 json!({"query": "q", "filters": {"path_prefix": "a".repeat(2000)}}),
                 "filters.path_prefix",
             ),
-            (json!({"query": "q", "rerank": true}), "rerank"),
+            (json!({"query": "q", "rerank": "yes"}), "rerank"),
             (json!({}), "query"),
         ] {
             assert_eq!(parse(body.clone()).unwrap_err().field, field, "{body}");

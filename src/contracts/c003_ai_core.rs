@@ -325,8 +325,14 @@ fn engine_error(e: EngineError) -> RetrieveError {
     }
 }
 
-pub async fn answer(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
-    match retrieve(engine, index, body).await {
+/// `override_allowed` is the caller's context: whether it may see `all`/`deleted` at all.
+pub async fn answer(
+    engine: &Engine,
+    index: &IndexName,
+    body: &Value,
+    override_allowed: bool,
+) -> Reply {
+    match retrieve(engine, index, body, override_allowed).await {
         Ok(reply) => reply,
         Err(e) => error_reply(&e),
     }
@@ -336,11 +342,12 @@ async fn retrieve(
     engine: &Engine,
     index: &IndexName,
     body: &Value,
+    override_allowed: bool,
 ) -> Result<Reply, RetrieveError> {
     let started = std::time::Instant::now();
     let input = parse_request(body)?;
     let contracts = &engine.config().contracts;
-    let (visibility, denied) = effective_visibility(&input, contracts.visibility_override_allowed);
+    let (visibility, denied) = effective_visibility(&input, override_allowed);
     if denied {
         tracing::warn!(
             event = "rag.visibility.override_denied",

@@ -12,6 +12,7 @@ pub mod c004_retriever;
 
 use serde_json::Value;
 
+use crate::auth::{AuthError, Caller, Scope};
 use crate::engine::{Engine, EngineError};
 use crate::model::{IndexName, ValidationError};
 
@@ -26,16 +27,19 @@ pub enum Contract {
     C002,
     /// AI Core `RetrieveInput` → `RetrieveOutput`.
     C003,
+    /// A named retriever: `{query, messages?}` → `[document]`.
+    C004,
 }
 
 impl Contract {
-    /// The bus header value (`000`, `001`, `003`); absent means 000.
+    /// The bus header value (`000` to `004`); absent means 000.
     pub fn from_header(value: Option<&str>) -> Option<Contract> {
         match value.map(str::trim) {
             None | Some("") | Some("000") => Some(Contract::C000),
             Some("001") => Some(Contract::C001),
             Some("002") => Some(Contract::C002),
             Some("003") => Some(Contract::C003),
+            Some("004") => Some(Contract::C004),
             Some(_) => None,
         }
     }
@@ -60,25 +64,99 @@ impl Reply {
     }
 }
 
-/// Answers `body` as `contract`. `index` is the index a route (or the bus header `index`)
-/// names: none for 000, whose body names it; required for 002; the configured default for 001
-/// and 003 when absent.
-pub async fn answer(
+/// What a request is addressed to besides its body: the index a route (or the bus header
+/// `index`) names — none for 000, whose body names it; required for 002; the configured
+/// default for 001 and 003 when absent — or, for 004, the retriever (route or bus header
+/// `retriever`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Target {
+    pub index: Option<IndexName>,
+    pub retriever: Option<String>,
+}
+
+impl Target {
+    pub fn index(index: Option<IndexName>) -> Target {
+        Target {
+            index,
+            retriever: None,
+        }
+    }
+}
+
+/// A refusal in the structured error shape every contract shares.
+pub fn auth_reply(e: &AuthError) -> Reply {
+    Reply {
+        status: e.status(),
+        body: serde_json::json!({"error": {"code": e.code(), "message": e.to_string()}}),
+        index_version: None,
+    }
+}
+
+/// The indexes a request reads, so that the caller can be checked before anything is
+/// searched. Names that do not parse are left to the adapter's own validation error.
+fn indexes_read(
     engine: &Engine,
     contract: Contract,
-    index: Option<IndexName>,
+    target: &Target,
+    body: &[u8],
+) -> Vec<IndexName> {
+    let default_index = || IndexName::parse(&engine.config().contracts.default_index).ok();
+    match contract {
+        Contract::C000 => serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|v| {
+                v.pointer("/retrieval/index")
+                    .and_then(Value::as_str)
+                    .and_then(|s| IndexName::parse(s).ok())
+            })
+            .into_iter()
+            .collect(),
+        Contract::C001 | Contract::C003 => target
+            .index
+            .clone()
+            .or_else(default_index)
+            .into_iter()
+            .collect(),
+        Contract::C002 => target.index.clone().into_iter().collect(),
+        Contract::C004 => target
+            .retriever
+            .as_deref()
+            .map(|name| crate::retrieval::retrievers::indexes_of(&engine.config().retrievers, name))
+            .unwrap_or_default(),
+    }
+}
+
+/// Answers `body` as `contract` for `caller`, who must be allowed to read every index the
+/// request touches.
+pub async fn answer(
+    engine: &Engine,
+    caller: &Caller,
+    contract: Contract,
+    target: Target,
     body: &[u8],
 ) -> Reply {
-    let value = match serde_json::from_slice::<Value>(body) {
-        Ok(v) => v,
-        Err(e) => {
-            let e = EngineError::from(ValidationError::new("body", format!("is not JSON: {e}")));
-            return match contract {
-                Contract::C003 => {
-                    c003_ai_core::error_reply(&c003_ai_core::RetrieveError::Input(e.to_string()))
-                }
-                _ => error_reply(&e),
-            };
+    for index in indexes_read(engine, contract, &target, body) {
+        if let Err(e) = caller.authorize(&index, Scope::Read) {
+            return auth_reply(&e);
+        }
+    }
+    let index = target.index;
+    // 004 reads its body itself (its errors have their own rules).
+    let value = if contract == Contract::C004 {
+        Value::Null
+    } else {
+        match serde_json::from_slice::<Value>(body) {
+            Ok(v) => v,
+            Err(e) => {
+                let e =
+                    EngineError::from(ValidationError::new("body", format!("is not JSON: {e}")));
+                return match contract {
+                    Contract::C003 => c003_ai_core::error_reply(
+                        &c003_ai_core::RetrieveError::Input(e.to_string()),
+                    ),
+                    _ => error_reply(&e),
+                };
+            }
         }
     };
     let default_index = || {
@@ -97,8 +175,22 @@ pub async fn answer(
             ),
         },
         Contract::C003 => {
-            c003_ai_core::answer(engine, &index.unwrap_or_else(default_index), &value).await
+            // With authentication on, the token's scope is the caller's context
+            // (`ToolContext.visibility_override_allowed`); without it, the configuration.
+            let override_ok = if engine.auth().enabled() {
+                caller.has_scope(Scope::VisibilityOverride)
+            } else {
+                engine.config().contracts.visibility_override_allowed
+            };
+            let index = index.unwrap_or_else(default_index);
+            c003_ai_core::answer(engine, &index, &value, override_ok).await
         }
+        Contract::C004 => match target.retriever {
+            Some(name) => c004_retriever::answer(engine, &name, body).await,
+            None => error_reply(
+                &ValidationError::new("retriever", "is required (route or bus header)").into(),
+            ),
+        },
     }
 }
 
@@ -117,7 +209,9 @@ pub fn error_reply(e: &EngineError) -> Reply {
 pub fn status_of(code: &str) -> u16 {
     match code {
         "invalid_request" | "InputError" => 400,
-        "index_not_found" | "NotFoundError" => 404,
+        "index_not_found" | "NotFoundError" | "retriever_not_found" => 404,
+        "unauthenticated" => 401,
+        "forbidden" => 403,
         "version_unavailable" => 410,
         "embedder_mismatch" => 409,
         "embedder_unavailable" => 503,

@@ -430,6 +430,24 @@ impl Index {
         })
     }
 
+    /// Rebuilds the keyword store's view of the newest version from Lance, the source of
+    /// truth (contract 002's rebuild). Returns the version and the rows indexed.
+    pub async fn rebuild_keyword(&self) -> Result<(u64, usize), StoreError> {
+        let _guard = self.write_lock.lock().await;
+        let version = self.lance.latest_version();
+        let rows = self
+            .lance
+            .rows_where(&self.lance.latest(), None, false)
+            .await?;
+        self.keyword.replace_all(version, &rows)?;
+        Ok((version, rows.len()))
+    }
+
+    /// When the newest version was committed (RFC 3339).
+    pub fn last_commit_at(&self) -> String {
+        self.lance.latest().version().timestamp.to_rfc3339()
+    }
+
     /// Re-embeds every chunk of the newest version with `embedder` and writes them as one new
     /// version (the rows are otherwise unchanged, so the keyword store only tags the version).
     /// The index then belongs to `embedder`; older versions keep their vectors and their

@@ -1,7 +1,8 @@
 //! QueryHandler: answers retrieval requests from the queries topic. Headers `reply-to`
 //! (topic) and `correlation-id` are required; `contract` picks the contract the body speaks
-//! (`000` when absent, `001`, `002`, `003`) and `index` the index for contracts whose body
-//! names none (required for 002).
+//! (`000` when absent, `001` to `004`), `index` the index for contracts whose body names none
+//! (required for 002), `retriever` the named retriever of 004, and `authorization`
+//! (`Bearer <token>`) the caller when authentication is on.
 //! The reply (the response or a structured error) goes to the reply topic with the same
 //! `correlation-id`, and `status` (the HTTP status the answer maps to) and
 //! `index-version` headers. Handlers of all daemons form one
@@ -80,16 +81,15 @@ pub async fn run(
             .await
             .expect("semaphore open");
         let (engine, producer) = (engine.clone(), producer.clone());
-        let (contract, index) = (header(&msg, "contract"), header(&msg, "index"));
+        let headers = RequestHeaders {
+            contract: header(&msg, "contract"),
+            index: header(&msg, "index"),
+            retriever: header(&msg, "retriever"),
+            authorization: header(&msg, "authorization"),
+        };
         tokio::spawn(async move {
             let _permit = permit;
-            let reply = answer(
-                &engine,
-                contract.as_deref(),
-                index.as_deref(),
-                msg.payload(),
-            )
-            .await;
+            let reply = answer(&engine, &headers, msg.payload()).await;
             let body = serde_json::to_vec(&reply.body).expect("json");
             let status = reply.status.to_string();
             let version = reply.index_version.map(|v| v.to_string());
@@ -123,14 +123,24 @@ pub async fn run(
     }
 }
 
+/// The headers that address a bus request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestHeaders {
+    pub contract: Option<String>,
+    pub index: Option<String>,
+    pub retriever: Option<String>,
+    pub authorization: Option<String>,
+}
+
 /// Answers one bus request: the contract the `contract` header names, on the index the
-/// `index` header names (if any). A bad header is a structured error reply, like a bad body.
-pub async fn answer(
-    engine: &Engine,
-    contract: Option<&str>,
-    index: Option<&str>,
-    body: Option<&[u8]>,
-) -> Reply {
+/// `index` header names (if any), for the caller its `authorization` header stands for. A
+/// bad header is a structured error reply, like a bad body.
+pub async fn answer(engine: &Engine, headers: &RequestHeaders, body: Option<&[u8]>) -> Reply {
+    let caller = match engine.auth().authenticate(headers.authorization.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return contracts::auth_reply(&e),
+    };
+    let contract = headers.contract.as_deref();
     let bad = |code: &str, message: String, field: &str| Reply {
         status: 400,
         body: json!({"error": {"code": code, "message": message, "field": field}}),
@@ -140,15 +150,19 @@ pub async fn answer(
         return bad(
             "unknown_contract",
             format!(
-                "contract {:?} is not one of 000, 001, 003",
+                "contract {:?} is not one of 000, 001, 002, 003, 004",
                 contract.unwrap_or_default()
             ),
             "headers.contract",
         );
     };
-    let index = match index.map(IndexName::parse).transpose() {
+    let index = match headers.index.as_deref().map(IndexName::parse).transpose() {
         Ok(i) => i,
         Err(e) => return bad("invalid_request", e.to_string(), "headers.index"),
     };
-    contracts::answer(engine, contract, index, body.unwrap_or_default()).await
+    let target = contracts::Target {
+        index,
+        retriever: headers.retriever.clone(),
+    };
+    contracts::answer(engine, &caller, contract, target, body.unwrap_or_default()).await
 }

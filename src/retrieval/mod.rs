@@ -4,6 +4,7 @@ pub mod filters;
 pub mod fusion;
 pub mod preprocessing;
 pub mod profiles;
+pub mod rerank;
 pub mod retrievers;
 pub mod search;
 

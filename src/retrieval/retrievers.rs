@@ -113,6 +113,23 @@ pub fn check(
     Ok(())
 }
 
+/// The indexes retriever `name` searches, through every composite level (checked
+/// configurations have no cycles), sorted and deduplicated.
+pub fn indexes_of(all: &BTreeMap<String, RetrieverConfig>, name: &str) -> Vec<IndexName> {
+    let mut out = Vec::new();
+    let mut stack = vec![name];
+    while let Some(n) = stack.pop() {
+        let Some(r) = all.get(n) else { continue };
+        match &r.index {
+            Some(i) => out.extend(IndexName::parse(i).ok()),
+            None => stack.extend(r.composite.iter().map(String::as_str)),
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 fn depth(all: &BTreeMap<String, RetrieverConfig>, name: &str, d: usize) -> Option<usize> {
     if d > all.len() {
         return None;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::filters::Filters;
 use super::fusion::{fuse, overfetch, semantic_similarity};
 use super::preprocessing::QueryPreprocessing;
+use super::rerank::Reranker;
 use crate::embedding::Embedder;
 use crate::engine::EngineError;
 use crate::index::{ChunkRow, Index, Snapshot};
@@ -54,6 +55,8 @@ pub struct SearchRequest {
     /// MMR diversification strength in [0, 1]; 0 keeps the plain ranking (003's
     /// `diversify_strength`, applied as λ = 1 − strength).
     pub diversify: f64,
+    /// Rerank the fused candidates with the engine's reranker, if one is configured.
+    pub rerank: bool,
 }
 
 /// The largest candidate pool any stage fetches, whatever a request asks for: a pool is
@@ -83,6 +86,7 @@ impl SearchRequest {
             candidates: Candidates::default(),
             min_score: None,
             diversify: 0.0,
+            rerank: false,
         }
     }
 }
@@ -96,6 +100,8 @@ pub struct SearchHit {
     /// Normalised branch scores used in fusion (hybrid only).
     pub semantic_score: Option<f64>,
     pub keyword_score: Option<f64>,
+    /// The reranker's score, when a reranker ordered this hit (it is then `score` too).
+    pub rerank_score: Option<f64>,
     /// Which branch's candidate list held this chunk.
     pub found_by: FoundBy,
 }
@@ -116,6 +122,8 @@ pub struct SearchResult {
     /// Candidates each branch returned before fusion (0 for a branch that did not run).
     pub semantic_candidates: usize,
     pub keyword_candidates: usize,
+    /// True only when the reranker ran and its scores ordered the hits.
+    pub reranker_applied: bool,
 }
 
 /// Searches `index` at the requested version. Ordering is deterministic: score descending,
@@ -123,6 +131,7 @@ pub struct SearchResult {
 pub async fn search(
     index: &Index,
     embedder: &Arc<dyn Embedder>,
+    reranker: Option<&Arc<dyn Reranker>>,
     request: &SearchRequest,
 ) -> Result<SearchResult, EngineError> {
     let query = request.preprocessing.apply(&request.query);
@@ -161,6 +170,7 @@ pub async fn search(
                     kind: RelevanceKind::Similarity,
                     semantic_score: None,
                     keyword_score: None,
+                    rerank_score: None,
                     found_by: FoundBy::Semantic,
                 })
                 .collect()
@@ -184,6 +194,7 @@ pub async fn search(
                         kind: RelevanceKind::KeywordScore,
                         semantic_score: None,
                         keyword_score: None,
+                        rerank_score: None,
                         found_by: FoundBy::Keyword,
                     })
                 })
@@ -208,6 +219,10 @@ pub async fn search(
     if let Some(max) = request.candidates.max {
         hits.truncate(max.max(request.top_k));
     }
+    let mut reranker_applied = false;
+    if let (true, Some(r)) = (request.rerank, reranker) {
+        reranker_applied = rerank(r, &query, &mut hits).await;
+    }
     if let Some(min) = request.min_score {
         hits.retain(|h| h.score >= min);
     }
@@ -221,7 +236,52 @@ pub async fn search(
         hits,
         semantic_candidates: counts.0,
         keyword_candidates: counts.1,
+        reranker_applied,
     })
+}
+
+/// Reorders the best `reranker.candidates()` hits by the reranker's scores, which become
+/// their scores; the rest are dropped, being on another scale. A reranker failure leaves
+/// the hits as they were (logged; the query still answers) and returns false.
+async fn rerank(reranker: &Arc<dyn Reranker>, query: &str, hits: &mut Vec<SearchHit>) -> bool {
+    if hits.is_empty() {
+        return false;
+    }
+    hits.truncate(reranker.candidates().max(1));
+    let texts: Vec<String> = hits.iter().map(|h| h.row.search_text()).collect();
+    let (r, q) = (reranker.clone(), query.to_string());
+    let scores = tokio::task::spawn_blocking(move || {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        r.rerank(&q, &refs)
+    })
+    .await;
+    match scores {
+        Ok(Ok(scores)) if scores.len() == hits.len() => {
+            for (h, s) in hits.iter_mut().zip(scores) {
+                h.rerank_score = Some(s);
+                h.score = s;
+            }
+            sort_hits(hits);
+            true
+        }
+        Ok(Ok(scores)) => {
+            tracing::warn!(
+                reranker = reranker.id(),
+                got = scores.len(),
+                want = hits.len(),
+                "reranker returned the wrong number of scores; ranking kept"
+            );
+            false
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(reranker = reranker.id(), error = %e, "reranker failed; ranking kept");
+            false
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "reranker task failed; ranking kept");
+            false
+        }
+    }
 }
 
 /// Maximal marginal relevance: picks `k` hits one at a time, each maximising
@@ -345,6 +405,7 @@ async fn hybrid(
                 kind: RelevanceKind::HybridScore,
                 semantic_score: Some(f.semantic),
                 keyword_score: Some(f.keyword),
+                rerank_score: None,
                 found_by: match (
                     from_semantic.contains(&f.key),
                     from_keyword.contains(&f.key),

@@ -4,3 +4,4 @@ pub mod broker;
 pub mod dead_letters;
 pub mod http;
 pub mod kafka;
+pub mod openapi;

@@ -79,3 +79,32 @@ pub fn corpus() -> Vec<Document> {
 pub fn model_dir() -> std::path::PathBuf {
     Config::load_from(None, Vec::new()).unwrap().model.dir
 }
+
+/// `contracts::answer` as an unrestricted caller (authentication off) on `index`.
+pub async fn answer(
+    e: &Engine,
+    contract: ragstream::contracts::Contract,
+    index: Option<IndexName>,
+    body: &[u8],
+) -> ragstream::contracts::Reply {
+    ragstream::contracts::answer(
+        e,
+        &ragstream::auth::Caller::unrestricted(),
+        contract,
+        ragstream::contracts::Target::index(index),
+        body,
+    )
+    .await
+}
+
+/// A bus request's headers: contract, index.
+pub fn bus_headers(
+    contract: Option<&str>,
+    index: Option<&str>,
+) -> ragstream::pipeline::query_handler::RequestHeaders {
+    ragstream::pipeline::query_handler::RequestHeaders {
+        contract: contract.map(str::to_string),
+        index: index.map(str::to_string),
+        ..Default::default()
+    }
+}

@@ -2,12 +2,12 @@
 //! (`contracts::answer`): response shapes, the contracts' own rules, and the same question
 //! answered alike through each contract where their parameters mean the same.
 
-use ragstream::contracts::{answer, Contract};
+use ragstream::contracts::Contract;
 use ragstream::pipeline::query_handler;
 use ragstream::Engine;
 use serde_json::{json, Value};
 
-use crate::common::{config, corpus, engine_with, name, upserts};
+use crate::common::{answer, bus_headers, config, corpus, engine_with, name, upserts};
 
 async fn engine_with_corpus(
     dir: &std::path::Path,
@@ -256,18 +256,19 @@ async fn the_bus_picks_the_contract_from_its_header() {
     let dir = tempfile::tempdir().unwrap();
     let e = engine_with_corpus(dir.path(), false, false).await;
     let body = br#"{"query": "espresso coffee", "top_k": 1}"#;
-    let r = query_handler::answer(&e, Some("001"), None, Some(body)).await;
+    let r = query_handler::answer(&e, &bus_headers(Some("001"), None), Some(body)).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body["results"][0]["metadata"]["title"], "Coffee brewing");
     assert!(r.index_version.is_some());
-    let r = query_handler::answer(&e, Some("001"), Some("Bad Name"), Some(body)).await;
+    let r =
+        query_handler::answer(&e, &bus_headers(Some("001"), Some("Bad Name")), Some(body)).await;
     assert_eq!(
         (r.status, r.body["error"]["field"].as_str()),
         (400, Some("headers.index"))
     );
-    let r = query_handler::answer(&e, Some("042"), None, Some(body)).await;
+    let r = query_handler::answer(&e, &bus_headers(Some("042"), None), Some(body)).await;
     assert_eq!(r.body["error"]["code"], "unknown_contract");
-    let r = query_handler::answer(&e, None, None, Some(b"{not json")).await;
+    let r = query_handler::answer(&e, &bus_headers(None, None), Some(b"{not json")).await;
     assert_eq!(
         r.status, 400,
         "000 by default, and a bad body is a structured error"

@@ -3,13 +3,13 @@
 //! versions, is counted in `deleted_matches_blocked` when withheld, and comes back when it is
 //! upserted again.
 
-use ragstream::contracts::{answer, c002_retrieval_api, Contract};
+use ragstream::contracts::{c002_retrieval_api, Contract};
 use ragstream::index::DocumentOp;
 use ragstream::retrieval::{SearchMethod, SearchRequest};
 use ragstream::Engine;
 use serde_json::{json, Value};
 
-use crate::common::{config, corpus, engine_with, name, upserts};
+use crate::common::{answer, config, corpus, engine_with, name, upserts};
 
 async fn engine(dir: &std::path::Path, override_ok: bool) -> Engine {
     let mut c = config(dir);

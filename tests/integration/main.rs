@@ -1,5 +1,6 @@
 //! The one integration-test binary (one link of the heavy dependency tree).
 
+mod auth;
 mod backpressure;
 mod cli;
 mod common;
