@@ -14,5 +14,6 @@ mod fake_provider;
 mod pipeline;
 mod providers;
 mod reembed;
+mod rerank;
 mod retrievers;
 mod versions;
