@@ -266,7 +266,51 @@ pub fn citation(row: &ChunkRow) -> String {
     parts.join(" · ")
 }
 
-fn render_match(hit: &SearchHit) -> Value {
+/// Longest `content` of a parent section, in characters: a parent gives context, and a
+/// whole long chapter would crowd out the matches themselves.
+pub const MAX_PARENT_CHARS: usize = 4000;
+
+/// The live rows of each matched document, read once per document from the version the
+/// matches came from, so that parents show their sections' text.
+async fn documents_of(
+    engine: &Engine,
+    index: &IndexName,
+    version: u64,
+    hits: &[SearchHit],
+) -> Result<std::collections::HashMap<String, Vec<ChunkRow>>, EngineError> {
+    let mut ids: Vec<String> = hits.iter().map(|h| h.row.document_id.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    let handle = engine.index(index).await?;
+    let snapshot = handle.snapshot(Some(version)).await?;
+    let mut rows = handle
+        .lance()
+        .live_rows_of(&snapshot.dataset, &ids, false)
+        .await?;
+    rows.sort_by(|a, b| (&a.document_id, a.chunk_index).cmp(&(&b.document_id, b.chunk_index)));
+    let mut out: std::collections::HashMap<String, Vec<ChunkRow>> = Default::default();
+    for r in rows {
+        out.entry(r.document_id.clone()).or_default().push(r);
+    }
+    Ok(out)
+}
+
+/// The text of the section at `path` of a document: its chunks stitched, overlap removed,
+/// cut at [`MAX_PARENT_CHARS`].
+fn section_text(rows: &[ChunkRow], path: &[String]) -> String {
+    let run: Vec<ChunkRow> = rows
+        .iter()
+        .filter(|r| r.section_path.starts_with(path))
+        .cloned()
+        .collect();
+    let text = super::c002_retrieval_api::stitch(&run);
+    match text.char_indices().nth(MAX_PARENT_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+fn render_match(hit: &SearchHit, document: &[ChunkRow]) -> Value {
     let row = &hit.row;
     let mut meta = super::c000_retrieval_calls::chunk_metadata(row);
     // One parent per enclosing section, outermost first, with a stable id.
@@ -278,7 +322,11 @@ fn render_match(hit: &SearchHit) -> Value {
                     format!("{}\u{0}{}", row.document_id, path.join("\u{0}")).as_bytes(),
                 )[..8],
             );
-            json!({"id": format!("section-{id}"), "heading": path[depth]})
+            json!({
+                "id": format!("section-{id}"),
+                "heading": path[depth],
+                "content": section_text(document, path),
+            })
         })
         .collect();
     meta.insert("chunk_id".into(), json!(row.chunk_id));
@@ -404,7 +452,21 @@ async fn retrieve(
     if hits.is_empty() && !contracts.tenant_scoped {
         return Err(RetrieveError::NotFound);
     }
-    let matches: Vec<Value> = hits.iter().map(render_match).collect();
+    let documents = match version {
+        Some(v) if !hits.is_empty() => documents_of(engine, index, v, &hits)
+            .await
+            .map_err(engine_error)?,
+        _ => Default::default(),
+    };
+    let matches: Vec<Value> = hits
+        .iter()
+        .map(|h| {
+            let rows = documents
+                .get(&h.row.document_id)
+                .map_or(&[][..], Vec::as_slice);
+            render_match(h, rows)
+        })
+        .collect();
     let body = json!({
         "matches": matches,
         "meta": {

@@ -1335,6 +1335,14 @@ fn query_request_schema() -> Value {
                 }),
             ),
             (
+                "rerank",
+                json!({
+                    "type": "boolean",
+                    "default": true,
+                    "description": "Rerank with the configured `[reranker]`; without one, nothing happens.",
+                }),
+            ),
+            (
                 "index_version",
                 ref_described(
                     "IndexVersion",
@@ -1490,6 +1498,13 @@ fn passage_schema() -> Value {
                 nullable(
                     "number",
                     "The normalised lexical score; null when there is none.",
+                ),
+            ),
+            (
+                "rerank",
+                nullable(
+                    "number",
+                    "The reranker's score, which ordered the passage; null when no reranker ran.",
                 ),
             ),
             ("final", number("Equal to score.")),
@@ -2311,7 +2326,7 @@ fn retrieve_match_schema() -> Value {
 
 fn match_meta_schema() -> Value {
     let parent = object(
-        &["id", "heading"],
+        &["id", "heading", "content"],
         vec![
             (
                 "id",
@@ -2321,6 +2336,10 @@ fn match_meta_schema() -> Value {
                 ),
             ),
             ("heading", string("The section's heading.")),
+            (
+                "content",
+                string("The section's text (its chunks stitched, overlap removed), cut at 4000 characters."),
+            ),
         ],
     );
     let own = object(

@@ -573,3 +573,42 @@ async fn c002_hydrate_returns_full_chunks_with_stitched_neighbours() {
     .await;
     assert_eq!(r.status, 400);
 }
+
+#[tokio::test]
+async fn c003_parents_carry_their_sections_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.contracts.default_index = "kb".into();
+    let e = engine_with(c);
+    let text = "# Policies\n\n## Notice periods\n\nThe notice period is three months for every \
+                employee.\n\n## Holidays\n\nEmployees receive thirty days of paid leave.";
+    e.write(
+        &name("kb"),
+        upserts(vec![crate::common::doc("handbook", "Handbook", text)]),
+    )
+    .await
+    .unwrap();
+    let (status, body) = ask(
+        &e,
+        Contract::C003,
+        json!({"query": "notice period three months", "hybrid": {"top_k": 1, "min_sim": 0.0}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let m = &body["matches"][0];
+    let parents = m["meta"]["parents"].as_array().unwrap();
+    assert_eq!(parents.len(), 2, "{m}");
+    assert_eq!(parents[0]["heading"], "Policies");
+    assert_eq!(parents[1]["heading"], "Notice periods");
+    let outer = parents[0]["content"].as_str().unwrap();
+    let inner = parents[1]["content"].as_str().unwrap();
+    assert!(
+        outer.contains("three months") && outer.contains("thirty days"),
+        "{outer}"
+    );
+    assert!(
+        inner.contains("three months") && !inner.contains("thirty days"),
+        "{inner}"
+    );
+    assert_eq!(m["meta"]["parent_ids"][1], parents[1]["id"]);
+}
