@@ -210,7 +210,8 @@ impl Default for RerankerConfig {
             model: None,
             api_key_env: None,
             timeout_ms: 5_000,
-            candidates: 50,
+            // TEI's default --max-client-batch-size: one request, accepted as configured.
+            candidates: 32,
         }
     }
 }
@@ -702,7 +703,7 @@ mod tests {
         let c: RerankerConfig =
             toml::from_str("enabled = true\napi = \"cohere\"\nurl = \"http://h:1\"").unwrap();
         assert_eq!(c.api, RerankApi::Cohere);
-        assert_eq!((c.timeout_ms, c.candidates), (5_000, 50));
+        assert_eq!((c.timeout_ms, c.candidates), (5_000, 32));
         assert!(toml::from_str::<RerankerConfig>("top_k = 5").is_err());
         assert!(toml::from_str::<RerankerConfig>("api = \"openai\"").is_err());
     }
