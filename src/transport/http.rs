@@ -275,6 +275,10 @@ async fn indexed_contract_route(
     path: Option<web::Path<String>>,
     payload: web::Payload,
 ) -> HttpResponse {
+    // Who asks comes first: without a valid token even a malformed index name is a 401.
+    if let Err(response) = caller(&state, &req) {
+        return response;
+    }
     let index = match path.map(|p| parse_index(&p)).transpose() {
         Ok(i) => i,
         Err(response) => return *response,
