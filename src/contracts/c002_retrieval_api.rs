@@ -496,17 +496,12 @@ async fn hydrate_rows(
         "not_found": not_found,
     });
     if sections {
+        let ids: Vec<String> = groups.iter().map(|((d, _), _)| d.clone()).collect();
+        let documents = lance.live_documents(&snapshot.dataset, &ids).await?;
         let mut out = Vec::with_capacity(groups.len());
         for ((document_id, path), members) in groups {
-            let filter = format!(
-                "document_id = {} AND section_path = {} AND deleted_at IS NULL",
-                sql_string(&document_id),
-                sql_string(&serde_json::to_string(&path).expect("strings serialise"))
-            );
-            let mut run = lance
-                .rows_where(&snapshot.dataset, Some(filter), false)
-                .await?;
-            run.sort_by_key(|r| r.chunk_index);
+            let rows = documents.get(&document_id).map_or(&[][..], Vec::as_slice);
+            let run = section_run(rows, &path);
             let Some(first) = run.first() else { continue };
             out.push(json!({
                 "document_id": document_id,
@@ -520,6 +515,16 @@ async fn hydrate_rows(
         body["sections"] = json!(out);
     }
     Ok(body)
+}
+
+/// The chunks of the section at `path` (subsections included) among a document's rows, in
+/// their order.
+pub fn section_run(document: &[ChunkRow], path: &[String]) -> Vec<ChunkRow> {
+    document
+        .iter()
+        .filter(|r| r.section_path.starts_with(path))
+        .cloned()
+        .collect()
 }
 
 /// `Title › Section › Subsection`: where a chunk sits, for citing it.

@@ -277,33 +277,21 @@ async fn documents_of(
     index: &IndexName,
     version: u64,
     hits: &[SearchHit],
-) -> Result<std::collections::HashMap<String, Vec<ChunkRow>>, EngineError> {
-    let mut ids: Vec<String> = hits.iter().map(|h| h.row.document_id.clone()).collect();
-    ids.sort();
-    ids.dedup();
+) -> Result<std::collections::BTreeMap<String, Vec<ChunkRow>>, EngineError> {
+    let ids: Vec<String> = hits.iter().map(|h| h.row.document_id.clone()).collect();
     let handle = engine.index(index).await?;
     let snapshot = handle.snapshot(Some(version)).await?;
-    let mut rows = handle
+    Ok(handle
         .lance()
-        .live_rows_of(&snapshot.dataset, &ids, false)
-        .await?;
-    rows.sort_by(|a, b| (&a.document_id, a.chunk_index).cmp(&(&b.document_id, b.chunk_index)));
-    let mut out: std::collections::HashMap<String, Vec<ChunkRow>> = Default::default();
-    for r in rows {
-        out.entry(r.document_id.clone()).or_default().push(r);
-    }
-    Ok(out)
+        .live_documents(&snapshot.dataset, &ids)
+        .await?)
 }
 
 /// The text of the section at `path` of a document: its chunks stitched, overlap removed,
 /// cut at [`MAX_PARENT_CHARS`].
 fn section_text(rows: &[ChunkRow], path: &[String]) -> String {
-    let run: Vec<ChunkRow> = rows
-        .iter()
-        .filter(|r| r.section_path.starts_with(path))
-        .cloned()
-        .collect();
-    let text = super::c002_retrieval_api::stitch(&run);
+    use super::c002_retrieval_api::{section_run, stitch};
+    let text = stitch(&section_run(rows, path));
     match text.char_indices().nth(MAX_PARENT_CHARS) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,

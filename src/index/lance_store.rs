@@ -1,7 +1,7 @@
 //! The Lance store: chunk rows, metadata and vectors; the source of truth. Every commit is a
 //! new dataset version, and that version number is the `index_version` of an answer.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
@@ -19,7 +19,7 @@ use super::rows::{
     batch_to_rows, chunk_schema, columns_without_vector, rows_to_batch, ChunkRow, DELETED_AT_COLUMN,
 };
 use super::StoreError;
-use crate::retrieval::filters::sql_string;
+use crate::retrieval::filters::{sql_string, LIVE_ROWS};
 
 /// Checked-out versions kept open for pinned queries.
 const VERSION_CACHE: usize = 8;
@@ -38,6 +38,11 @@ pub struct Census {
     pub chunks: usize,
     pub deleted_documents: usize,
     pub deleted_chunks: usize,
+}
+
+/// `filter`, restricted to rows that are not soft-deleted.
+fn live(filter: String) -> String {
+    format!("{filter} AND {LIVE_ROWS}")
 }
 
 fn in_list(column: &str, values: &[String]) -> String {
@@ -151,10 +156,7 @@ impl LanceStore {
             .scan(
                 ds,
                 &["document_id", "doc_hash"],
-                Some(format!(
-                    "{} AND {DELETED_AT_COLUMN} IS NULL",
-                    in_list("document_id", document_ids)
-                )),
+                Some(live(in_list("document_id", document_ids))),
             )
             .await?;
         for b in batches {
@@ -243,11 +245,24 @@ impl LanceStore {
         if document_ids.is_empty() {
             return Ok(Vec::new());
         }
-        let filter = format!(
-            "{} AND {DELETED_AT_COLUMN} IS NULL",
-            in_list("document_id", document_ids)
-        );
+        let filter = live(in_list("document_id", document_ids));
         self.rows_where(ds, Some(filter), with_vector).await
+    }
+
+    /// The live rows of the given documents at `ds`, by document, each in chunk order.
+    pub async fn live_documents(
+        &self,
+        ds: &Dataset,
+        document_ids: &[String],
+    ) -> Result<BTreeMap<String, Vec<ChunkRow>>, StoreError> {
+        let mut out: BTreeMap<String, Vec<ChunkRow>> = BTreeMap::new();
+        for r in self.live_rows_of(ds, document_ids, false).await? {
+            out.entry(r.document_id.clone()).or_default().push(r);
+        }
+        for rows in out.values_mut() {
+            rows.sort_by_key(|r| r.chunk_index);
+        }
+        Ok(out)
     }
 
     /// Full rows matching `filter` (all rows for `None`).

@@ -150,12 +150,15 @@ impl Visibility {
     /// The Lance predicate for this visibility (`None` for `All`).
     pub fn to_sql(self) -> Option<&'static str> {
         match self {
-            Visibility::Active => Some("deleted_at IS NULL"),
+            Visibility::Active => Some(LIVE_ROWS),
             Visibility::Deleted => Some("deleted_at IS NOT NULL"),
             Visibility::All => None,
         }
     }
 }
+
+/// The Lance predicate of rows that are not soft-deleted.
+pub const LIVE_ROWS: &str = "deleted_at IS NULL";
 
 /// Name of the keyword-store field holding a row's visibility term.
 pub const VISIBILITY_FIELD: &str = "visibility";

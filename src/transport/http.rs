@@ -32,7 +32,6 @@ use serde_json::{json, Value};
 
 use crate::auth::{AuthError, Caller, Scope};
 use crate::config::KafkaConfig;
-use crate::contracts::c000_retrieval_calls::error_code;
 use crate::contracts::{self, Contract, Reply, Target};
 use crate::engine::{Engine, EngineError};
 use crate::index::DocumentOp;
@@ -60,25 +59,15 @@ fn error(status: StatusCode, code: &str, message: &str, field: Option<&str>) -> 
     HttpResponse::build(status).json(body)
 }
 
-fn status_of(code: &str) -> StatusCode {
-    match code {
-        "invalid_request" => StatusCode::BAD_REQUEST,
-        "index_not_found" => StatusCode::NOT_FOUND,
-        "version_unavailable" => StatusCode::GONE,
-        "embedder_mismatch" => StatusCode::CONFLICT,
-        "embedder_unavailable" => StatusCode::SERVICE_UNAVAILABLE,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    }
-}
-
+/// An engine error in the structured shape every contract shares (one renderer, one
+/// code → status table: `contracts::error_reply`).
 fn engine_error(e: &EngineError) -> HttpResponse {
-    let (code, field) = error_code(e);
-    error(status_of(code), code, &e.to_string(), field.as_deref())
+    respond(contracts::error_reply(e))
 }
 
+/// A refusal (`contracts::auth_reply`); a 401 also names the scheme to use.
 fn auth_error(e: &AuthError) -> HttpResponse {
-    let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::FORBIDDEN);
-    let mut response = error(status, e.code(), &e.to_string(), None);
+    let mut response = respond(contracts::auth_reply(e));
     if matches!(e, AuthError::Unauthenticated) {
         response.headers_mut().insert(
             actix_web::http::header::WWW_AUTHENTICATE,
@@ -519,30 +508,14 @@ async fn status(
         )
     })
     .await;
-    let topic = &state.documents_topic;
     let lag = match positions {
         Ok(Ok(positions)) => {
-            let partitions: Vec<Value> = positions
-                .iter()
-                .map(|p| {
-                    let indexed = checkpoint.get(&format!("{topic}:{}", p.partition)).copied();
-                    let done = p
-                        .committed_offset
-                        .into_iter()
-                        .chain(indexed)
-                        .max()
-                        .unwrap_or(p.low_offset);
-                    json!({
-                        "topic": topic,
-                        "partition": p.partition,
-                        "end_offset": p.end_offset,
-                        "committed_offset": p.committed_offset,
-                        "index_checkpoint": indexed,
-                        "lag": (p.end_offset - done).max(0),
-                    })
-                })
-                .collect();
-            let total: i64 = partitions.iter().filter_map(|p| p["lag"].as_i64()).sum();
+            let partitions = crate::transport::kafka::indexing_lag(
+                &state.documents_topic,
+                &positions,
+                &checkpoint,
+            );
+            let total: i64 = partitions.iter().map(|p| p.lag).sum();
             json!({"messages": total, "partitions": partitions})
         }
         Ok(Err(e)) => json!({"error": format!("Kafka did not answer: {e}")}),

@@ -558,7 +558,7 @@ fn schema_ref(name: &str) -> Value {
 
 /// A `$ref` with what the field means here (OpenAPI 3.1 allows siblings of `$ref`).
 fn ref_described(name: &str, description: &str) -> Value {
-    with(schema_ref(name), "description", json!(description))
+    described(schema_ref(name), description)
 }
 
 fn with(mut schema: Value, key: &str, value: Value) -> Value {
@@ -567,6 +567,10 @@ fn with(mut schema: Value, key: &str, value: Value) -> Value {
 }
 
 /// Unknown keys are refused (the adapter checks every key).
+fn described(schema: Value, description: &str) -> Value {
+    with(schema, "description", json!(description))
+}
+
 fn closed(schema: Value) -> Value {
     with(schema, "additionalProperties", json!(false))
 }
@@ -736,10 +740,9 @@ fn error_schema() -> Value {
         ],
     );
     let schema = object(&["error"], vec![("error", detail)]);
-    with(
+    described(
         schema,
-        "description",
-        json!("The error body of every route (contract 003 included, with its own codes)."),
+        "The error body of every route (contract 003 included, with its own codes).",
     )
 }
 
@@ -825,14 +828,11 @@ fn chunk_metadata_schema() -> Value {
         ],
     );
     let schema = with(schema, "additionalProperties", json!(true));
-    with(
+    described(
         schema,
-        "description",
-        json!(
-            "Contract 000's built-in chunk metadata (every field present, `page_number` only \
+        "Contract 000's built-in chunk metadata (every field present, `page_number` only \
                when known), the chunk's citation fields and the document's fields, then the \
-               document's custom `metadata` keys, which may not reuse a built-in name."
-        ),
+               document's custom `metadata` keys, which may not reuse a built-in name.",
     )
 }
 
@@ -929,13 +929,10 @@ fn retrieval_request_schema() -> Value {
         &["retrieval"],
         vec![("retrieval", schema_ref("RetrievalSpec"))],
     );
-    with(
+    described(
         schema,
-        "description",
-        json!(
-            "Contract 000's canonical request. Keys beside `retrieval` are ignored; unknown \
-               keys inside it are refused."
-        ),
+        "Contract 000's canonical request. Keys beside `retrieval` are ignored; unknown \
+               keys inside it are refused.",
     )
 }
 
@@ -1099,10 +1096,9 @@ fn retrieval_result_schema() -> Value {
             ("relevance_kind", schema_ref("RelevanceKind")),
             (
                 "relevance_components",
-                with(
+                described(
                     components,
-                    "description",
-                    json!("The branch scores behind a hybrid score; present when there are any."),
+                    "The branch scores behind a hybrid score; present when there are any.",
                 ),
             ),
         ],
@@ -1157,24 +1153,18 @@ fn contract_001_schemas() -> Vec<(&'static str, Value)> {
     vec![
         (
             "RagQueryRequest",
-            with(
+            described(
                 request,
-                "description",
-                json!(
-                    "The MCP tool input. Other keys (MCP extras such as fast_mode) are \
-                       ignored. Ranking is hybrid with alpha 0.5."
-                ),
+                "The MCP tool input. Other keys (MCP extras such as fast_mode) are \
+                       ignored. Ranking is hybrid with alpha 0.5.",
             ),
         ),
         (
             "RagQueryResponse",
-            with(
+            described(
                 response,
-                "description",
-                json!(
-                    "All three keys always present. An index nobody has written to yet \
-                       answers all three empty."
-                ),
+                "All three keys always present. An index nobody has written to yet \
+                       answers all three empty.",
             ),
         ),
         ("RagResult", rag_result_schema()),
@@ -1212,11 +1202,7 @@ fn rag_result_schema() -> Value {
         vec![
             (
                 "metadata",
-                with(
-                    metadata,
-                    "description",
-                    json!("Fields without a value are left out."),
-                ),
+                described(metadata, "Fields without a value are left out."),
             ),
             ("content", string("The chunk's text (chunk hits).")),
             (
@@ -1228,14 +1214,11 @@ fn rag_result_schema() -> Value {
             ("object", string("Relation hits only.")),
         ],
     );
-    with(
+    described(
         schema,
-        "description",
-        json!(
-            "A chunk hit (`metadata`, `content`). Relation hits (`component_type: relation` \
+        "A chunk hit (`metadata`, `content`). Relation hits (`component_type: relation` \
                with `subject`, `relation`, `object`) belong to the contract's graph mode, which \
-               ragstream does not serve: it returns chunk hits only."
-        ),
+               ragstream does not serve: it returns chunk hits only.",
     )
 }
 
@@ -1475,10 +1458,9 @@ fn query_response_schema() -> Value {
             ),
         ],
         );
-    with(
+    described(
         schema,
-        "description",
-        json!("The debug fields are present only when the request set `debug: true`."),
+        "The debug fields are present only when the request set `debug: true`.",
     )
 }
 
@@ -1853,14 +1835,11 @@ fn ingest_request_schema() -> Value {
             {"required": ["deletes"], "properties": {"deletes": {"minItems": 1}}},
         ]),
     );
-    with(
+    described(
         schema,
-        "description",
-        json!(
-            "At least one document or delete. Every document is validated before any event \
+        "At least one document or delete. Every document is validated before any event \
                is produced; the first invalid one is refused with `error.field` \
-               `documents[i].<field>`."
-        ),
+               `documents[i].<field>`.",
     )
 }
 
@@ -1928,10 +1907,9 @@ fn document_schema() -> Value {
         "oneOf",
         json!([{"required": ["text"]}, {"required": ["pages"]}]),
     );
-    with(
+    described(
         schema,
-        "description",
-        json!("A document as submitted. Re-sending unchanged content creates no version."),
+        "A document as submitted. Re-sending unchanged content creates no version.",
     )
 }
 
@@ -2200,10 +2178,9 @@ fn retrieve_input_schema() -> Value {
             ),
         ],
     );
-    with(
+    described(
         schema,
-        "description",
-        json!("AI Core's RetrieveInput. Other keys are ignored. Search is hybrid."),
+        "AI Core's RetrieveInput. Other keys are ignored. Search is hybrid.",
     )
 }
 
@@ -2275,14 +2252,11 @@ fn hybrid_parameters_schema() -> Value {
             ),
         ],
     ));
-    with(
+    described(
         schema,
-        "description",
-        json!(
-            "Required. Only these keys: any other is refused (InputError `Unknown hybrid \
+        "Required. Only these keys: any other is refused (InputError `Unknown hybrid \
                parameter(s): a, b`). Numbers are clamped, never refused; `meta` reports the \
-               values used."
-        ),
+               values used.",
     )
 }
 
@@ -2503,13 +2477,10 @@ fn contract_004_schemas() -> Vec<(&'static str, Value)> {
     vec![
         (
             "RetrieverRequest",
-            with(
+            described(
                 request,
-                "description",
-                json!(
-                    "No per-call options (R10): any other key is refused with 400. Index, \
-                       method, weight, filters and top_k are fixed in `[retrievers.<name>]`."
-                ),
+                "No per-call options (R10): any other key is refused with 400. Index, \
+                       method, weight, filters and top_k are fixed in `[retrievers.<name>]`.",
             ),
         ),
         (
