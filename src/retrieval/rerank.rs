@@ -226,6 +226,12 @@ impl RerankerConfig {
             if let Err(reason) = check_url(&self.url) {
                 return bad("url", reason);
             }
+            // A missing credential is a start-up error, like the auth tokens' `token_env`.
+            if let Some(var) = &self.api_key_env {
+                if std::env::var(var).map_or(true, |v| v.trim().is_empty()) {
+                    return bad("api_key_env", &format!("names {var}, which is not set"));
+                }
+            }
         }
         if self.timeout_ms == 0 {
             return bad("timeout_ms", "must be at least 1");
@@ -667,6 +673,9 @@ mod tests {
         let on = |url: &str| config(RerankApi::Tei, url);
         assert_eq!(key(on("")), Some("url".to_string()));
         assert_eq!(key(on("127.0.0.1:8081")), Some("url".to_string()));
+        let mut unset = on("http://127.0.0.1:1");
+        unset.api_key_env = Some("RERANK_TEST_KEY_UNSET_8C1D7".into());
+        assert_eq!(key(unset), Some("api_key_env".to_string()));
         assert_eq!(key(on("http://127.0.0.1:8081")), None);
         assert_eq!(
             key(RerankerConfig {
