@@ -151,6 +151,15 @@ enum IndexCommand {
         #[arg(long)]
         embedder: String,
     },
+    /// Measure which centre `auto` should start from on this index, on judged queries of its
+    /// domain (BEIR queries.jsonl and a qrels TSV), and store the best one.
+    Calibrate {
+        name: String,
+        #[arg(long)]
+        queries: PathBuf,
+        #[arg(long)]
+        qrels: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -164,6 +173,10 @@ enum EvalCommand {
         /// Also write the report as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// First calibrate `auto` on the training queries (qrels/train.tsv) and store the
+        /// centre in the index; the test queries are then scored with it.
+        #[arg(long)]
+        calibrate: bool,
     },
 }
 
@@ -544,12 +557,39 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     .map_err(|e| failure(format!("{}: {e}", path.display())))?;
             }
         }
+        Command::Index {
+            command:
+                IndexCommand::Calibrate {
+                    name,
+                    queries,
+                    qrels,
+                },
+        } => {
+            use ragstream::eval::{beir, calibrate};
+            let name = index_name(&name)?;
+            let engine = Engine::new(config.clone(), load_embedder(&config)?);
+            engine.index(&name).await?;
+            let queries = beir::read_queries(&queries).map_err(failure)?;
+            let qrels = beir::read_qrels(&qrels).map_err(failure)?;
+            let judged = beir::judged(&queries, &qrels);
+            if judged.is_empty() {
+                return Err(usage("no query in --queries is judged in --qrels"));
+            }
+            let c = calibrate::auto_center(&engine, &name, &judged, &qrels, true)
+                .await
+                .map_err(failure)?;
+            calibrate::store(&engine, &name, c.center)
+                .await
+                .map_err(failure)?;
+            print_calibration(&c);
+        }
         Command::Eval {
             command:
                 EvalCommand::Beir {
                     data,
                     index,
                     json: out,
+                    calibrate,
                 },
         } => {
             let name = index_name(&index)?;
@@ -565,9 +605,13 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 EvalMethod::Profile(Profile::Semantic),
                 EvalMethod::Profile(Profile::Auto),
             ];
-            let report = ragstream::eval::beir::evaluate(&engine, &data, &name, &methods, true)
-                .await
-                .map_err(failure)?;
+            let report =
+                ragstream::eval::beir::evaluate(&engine, &data, &name, &methods, calibrate, true)
+                    .await
+                    .map_err(failure)?;
+            if let Some(c) = &report.calibration {
+                print_calibration(c);
+            }
             println!(
                 "{} · {} documents · {} chunks · index_version {}",
                 report.dataset, report.documents, report.chunks, report.index_version
@@ -595,4 +639,16 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+fn print_calibration(c: &ragstream::eval::calibrate::Calibration) {
+    println!("auto calibrated on {} queries:", c.queries);
+    for (center, ndcg) in &c.ndcg_at_10_by_center {
+        let mark = if *center == c.center {
+            "  <- stored"
+        } else {
+            ""
+        };
+        println!("  centre {center:.1}  nDCG@10 {ndcg:.4}{mark}");
+    }
 }

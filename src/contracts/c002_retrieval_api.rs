@@ -14,7 +14,7 @@ use super::Reply;
 use crate::engine::Engine;
 use crate::index::ChunkRow;
 use crate::model::{canonical_timestamp, IndexName, ValidationError};
-use crate::retrieval::profiles::{resolve, Profile};
+use crate::retrieval::profiles::{resolve, Profile, AUTO_MIN_WEIGHT};
 use crate::retrieval::{Filters, SearchMethod, SearchRequest};
 
 const FIELDS: &[&str] = &[
@@ -210,13 +210,7 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         Err(e) => return super::error_reply(&e),
     };
     let defaults = handle.info().defaults;
-    let resolved = resolve(
-        &req.query,
-        req.profile,
-        req.semantic_weight,
-        defaults.default_retrieval_profile,
-        defaults.default_semantic_weight,
-    );
+    let resolved = resolve(&req.query, req.profile, req.semantic_weight, &defaults);
     let mut search = SearchRequest::new(req.query.clone(), SearchMethod::Hybrid, req.top_k);
     search.filters = req.filters.clone();
     search.hybrid_alpha = resolved.semantic_weight;
@@ -313,7 +307,12 @@ pub async fn settings(engine: &Engine, index: &IndexName, body: &Value) -> Reply
             .as_object()
             .ok_or_else(|| bad("body", "must be an object"))?;
         if let Some(k) = obj.keys().find(|k| {
-            !["default_retrieval_profile", "default_semantic_weight"].contains(&k.as_str())
+            ![
+                "default_retrieval_profile",
+                "default_semantic_weight",
+                "auto_semantic_center",
+            ]
+            .contains(&k.as_str())
         }) {
             return Err(bad(k, "is not an index setting"));
         }
@@ -338,9 +337,23 @@ pub async fn settings(engine: &Engine, index: &IndexName, body: &Value) -> Reply
                     },
                 )?),
             };
+        let center = match obj.get("auto_semantic_center") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(
+                v.as_f64()
+                    .filter(|w| (AUTO_MIN_WEIGHT..=Profile::Semantic.semantic_weight()).contains(w))
+                    .ok_or_else(|| {
+                        bad(
+                            "auto_semantic_center",
+                            "must be a number between 0.2 and 0.8",
+                        )
+                    })?,
+            ),
+        };
         Ok(crate::index::IndexDefaults {
             default_retrieval_profile: profile,
             default_semantic_weight: weight,
+            auto_semantic_center: center,
         })
     })();
     let defaults = match parsed {

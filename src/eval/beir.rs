@@ -50,10 +50,15 @@ impl BeirDoc {
 }
 
 #[derive(Debug, Deserialize)]
-struct BeirQuery {
+pub struct BeirQuery {
     #[serde(rename = "_id")]
-    id: String,
-    text: String,
+    pub id: String,
+    pub text: String,
+}
+
+/// The queries of a BEIR dataset.
+pub fn read_queries(path: &Path) -> Result<Vec<BeirQuery>, BeirError> {
+    read_jsonl(path)
 }
 
 pub fn read_corpus(path: &Path) -> Result<Vec<Document>, BeirError> {
@@ -128,6 +133,8 @@ pub struct EvalReport {
     pub ingest_chunks_per_second: Option<f64>,
     /// Results requested per query (documents are ranked by their best chunk).
     pub top_k: usize,
+    /// The `auto` centre measured on the training queries (`--calibrate`), if it ran.
+    pub calibration: Option<super::calibrate::Calibration>,
     pub methods: Vec<MethodReport>,
 }
 
@@ -156,12 +163,18 @@ impl EvalMethod {
         }
     }
 
-    fn request(&self, query: &str, top_k: usize) -> SearchRequest {
+    /// The request contract 002 would run for `query` on an index with `defaults` (which
+    /// only `auto` reads: its calibrated centre).
+    pub fn request(
+        &self,
+        query: &str,
+        top_k: usize,
+        defaults: &crate::index::IndexDefaults,
+    ) -> SearchRequest {
         match self {
             EvalMethod::Method(m) => SearchRequest::new(query, *m, top_k),
             EvalMethod::Profile(p) => {
-                let resolved =
-                    crate::retrieval::profiles::resolve(query, Some(*p), None, None, None);
+                let resolved = crate::retrieval::profiles::resolve(query, Some(*p), None, defaults);
                 let mut r = SearchRequest::new(query, SearchMethod::Hybrid, top_k);
                 r.hybrid_alpha = resolved.semantic_weight;
                 r
@@ -170,17 +183,67 @@ impl EvalMethod {
     }
 }
 
-/// Indexes the corpus (unchanged documents are skipped, so a re-run only queries), runs the
-/// test queries with every method, and scores them.
+/// Runs `queries` (those `qrels` judges) with the request `request` makes of each, and scores
+/// them: nDCG@10, Recall@100 and latency. A document scores as its best chunk.
+pub async fn score(
+    engine: &Engine,
+    index: &IndexName,
+    queries: &[&BeirQuery],
+    qrels: &Qrels,
+    name: String,
+    progress: bool,
+    request: impl Fn(&str) -> SearchRequest,
+) -> Result<MethodReport, BeirError> {
+    let bar =
+        crate::ingest::progress_bar(progress, queries.len() as u64, &format!("{name} queries"));
+    let mut run: Run = HashMap::new();
+    let mut latencies = Vec::with_capacity(queries.len());
+    for q in queries {
+        let request = request(&q.text);
+        let t = Instant::now();
+        let result = engine.search(index, &request).await?;
+        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+        // Hits arrive best first.
+        let docs = run.entry(q.id.clone()).or_default();
+        for hit in result.hits {
+            docs.entry(hit.row.document_id).or_insert(hit.score);
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    latencies.sort_by(f64::total_cmp);
+    Ok(MethodReport {
+        method: name,
+        ndcg_at_10: mean(qrels, &run, |r, j| ndcg_at(r, j, 10)),
+        recall_at_100: mean(qrels, &run, |r, j| recall_at(r, j, 100)),
+        queries: queries.len(),
+        latency_p50_ms: percentile(&latencies, 50.0),
+        latency_p99_ms: percentile(&latencies, 99.0),
+    })
+}
+
+/// The judged queries of `qrels`, in file order.
+pub fn judged<'a>(queries: &'a [BeirQuery], qrels: &Qrels) -> Vec<&'a BeirQuery> {
+    queries
+        .iter()
+        .filter(|q| qrels.contains_key(&q.id))
+        .collect()
+}
+
+/// Indexes the corpus (unchanged documents are skipped, so a re-run only queries), with
+/// `calibrate` measures `auto`'s centre on the training queries (`qrels/train.tsv`, disjoint
+/// from the test queries) and stores it in the index, then runs the test queries with every
+/// method and scores them.
 pub async fn evaluate(
     engine: &Engine,
     data: &Path,
     index: &IndexName,
     methods: &[EvalMethod],
+    calibrate: bool,
     progress: bool,
 ) -> Result<EvalReport, BeirError> {
     let corpus = read_corpus(&data.join("corpus.jsonl"))?;
-    let queries: Vec<BeirQuery> = read_jsonl(&data.join("queries.jsonl"))?;
+    let queries = read_queries(&data.join("queries.jsonl"))?;
     let qrels = read_qrels(&data.join("qrels").join("test.tsv"))?;
     let documents = corpus.len();
 
@@ -189,41 +252,31 @@ pub async fn evaluate(
     let ingest_seconds = started.elapsed().as_secs_f64();
 
     let top_k = engine.config().limits.max_top_k.min(100);
-    let test: Vec<&BeirQuery> = queries
-        .iter()
-        .filter(|q| qrels.contains_key(&q.id))
-        .collect();
+    let calibration = if calibrate {
+        let train = read_qrels(&data.join("qrels").join("train.tsv"))?;
+        let c = super::calibrate::auto_center(
+            engine,
+            index,
+            &judged(&queries, &train),
+            &train,
+            progress,
+        )
+        .await?;
+        super::calibrate::store(engine, index, c.center).await?;
+        Some(c)
+    } else {
+        None
+    };
+    let defaults = engine.index(index).await?.info().defaults;
+    let test = judged(&queries, &qrels);
     let mut reports = Vec::new();
     for &method in methods {
-        let bar = crate::ingest::progress_bar(
-            progress,
-            test.len() as u64,
-            &format!("{} queries", method.name()),
+        reports.push(
+            score(engine, index, &test, &qrels, method.name(), progress, |q| {
+                method.request(q, top_k, &defaults)
+            })
+            .await?,
         );
-        let mut run: Run = HashMap::new();
-        let mut latencies = Vec::with_capacity(test.len());
-        for q in &test {
-            let request = method.request(&q.text, top_k);
-            let t = Instant::now();
-            let result = engine.search(index, &request).await?;
-            latencies.push(t.elapsed().as_secs_f64() * 1000.0);
-            // A document scores as its best chunk (hits arrive best first).
-            let docs = run.entry(q.id.clone()).or_default();
-            for hit in result.hits {
-                docs.entry(hit.row.document_id).or_insert(hit.score);
-            }
-            bar.inc(1);
-        }
-        bar.finish_and_clear();
-        latencies.sort_by(f64::total_cmp);
-        reports.push(MethodReport {
-            method: method.name(),
-            ndcg_at_10: mean(&qrels, &run, |r, j| ndcg_at(r, j, 10)),
-            recall_at_100: mean(&qrels, &run, |r, j| recall_at(r, j, 100)),
-            queries: test.len(),
-            latency_p50_ms: percentile(&latencies, 50.0),
-            latency_p99_ms: percentile(&latencies, 99.0),
-        });
     }
     let stats = engine.stats(index).await?;
     Ok(EvalReport {
@@ -237,6 +290,7 @@ pub async fn evaluate(
         ingest_chunks_per_second: (outcome.chunks_written > 0)
             .then(|| outcome.chunks_written as f64 / ingest_seconds),
         top_k,
+        calibration,
         methods: reports,
     })
 }

@@ -1,4 +1,5 @@
 //! Retrieval-quality evaluation on BEIR datasets.
 
 pub mod beir;
+pub mod calibrate;
 pub mod metrics;

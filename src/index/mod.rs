@@ -80,6 +80,10 @@ pub struct IndexInfo {
 pub struct IndexDefaults {
     pub default_retrieval_profile: Option<crate::retrieval::profiles::Profile>,
     pub default_semantic_weight: Option<f64>,
+    /// Where `auto` starts on this index (`ragstream index calibrate` measures it); `None`
+    /// is balanced.
+    #[serde(default)]
+    pub auto_semantic_center: Option<f64>,
 }
 
 /// Versions below `until_version` were embedded with `embedder`.

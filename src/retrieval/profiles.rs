@@ -130,24 +130,34 @@ pub fn analyze(query: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// The semantic weight `auto` gives a query with these signals (see the module comment).
-pub fn auto_weight(signals: &[&str]) -> f64 {
+/// The semantic weight `auto` gives a query with these signals, starting from `center` (see
+/// the module comment; [`DEFAULT_AUTO_CENTER`] unless the index was calibrated).
+pub fn auto_weight(signals: &[&str], center: f64) -> f64 {
     let lexical = signals
         .iter()
         .filter(|s| LEXICAL_SIGNALS.contains(s))
         .count();
     let semantic = signals.len() - lexical;
     if lexical > 0 && semantic > 0 {
-        return Profile::Balanced.semantic_weight();
+        return center;
     }
-    let w = 0.5 + 0.1 * semantic as f64 - 0.15 * lexical as f64;
+    let w = center + 0.1 * semantic as f64 - 0.15 * lexical as f64;
     // Rounded to two decimals so that the weight reads as the steps that made it.
-    ((w * 100.0).round() / 100.0).clamp(AUTO_MIN_WEIGHT, AUTO_MAX_WEIGHT)
+    ((w * 100.0).round() / 100.0).clamp(AUTO_MIN_WEIGHT, auto_max_weight(center))
 }
 
-/// Auto's range: as lexical as `exact`, never less than 0.35 lexical (lexical anchoring).
+/// Where `auto` starts before the query's signals move it: balanced.
+pub const DEFAULT_AUTO_CENTER: f64 = 0.5;
+
+/// Auto's range: as lexical as `exact`, and at least 0.35 lexical (lexical anchoring) — or,
+/// on an index calibrated to a more semantic centre, as semantic as that centre, never past
+/// the `semantic` profile (a lexical anchor of 0.2 always stays).
 pub const AUTO_MIN_WEIGHT: f64 = 0.2;
 pub const AUTO_MAX_WEIGHT: f64 = 0.65;
+
+fn auto_max_weight(center: f64) -> f64 {
+    center.clamp(AUTO_MAX_WEIGHT, Profile::Semantic.semantic_weight())
+}
 
 /// The profile whose range a semantic weight falls in.
 pub fn profile_of_weight(w: f64) -> Profile {
@@ -162,7 +172,7 @@ pub fn profile_of_weight(w: f64) -> Profile {
 
 /// What `auto` resolves to for these signals.
 pub fn auto_profile(signals: &[&str]) -> Profile {
-    profile_of_weight(auto_weight(signals))
+    profile_of_weight(auto_weight(signals, DEFAULT_AUTO_CENTER))
 }
 
 /// The profile and weight a query runs with, and why.
@@ -176,15 +186,20 @@ pub struct Resolved {
 }
 
 /// Precedence (contract 002): the request's `semantic_weight`, then its profile, then the
-/// index's default weight, then its default profile, then `auto`. A weight given without a
-/// profile reports the profile it came with (or `balanced`).
+/// index's default weight, then its default profile, then `auto` (from the index's calibrated
+/// centre, if any). A weight given without a profile reports the profile it came with (or
+/// `balanced`).
 pub fn resolve(
     query: &str,
     profile: Option<Profile>,
     weight: Option<f64>,
-    index_profile: Option<Profile>,
-    index_weight: Option<f64>,
+    index: &crate::index::IndexDefaults,
 ) -> Resolved {
+    let (index_profile, index_weight) = (
+        index.default_retrieval_profile,
+        index.default_semantic_weight,
+    );
+    let center = index.auto_semantic_center.unwrap_or(DEFAULT_AUTO_CENTER);
     let requested = profile.or(if weight.is_some() {
         None
     } else {
@@ -199,7 +214,7 @@ pub fn resolve(
         Profile::Auto if given_weight.is_some() => (Profile::Balanced, Vec::new(), None),
         Profile::Auto => {
             let signals = analyze(query);
-            let w = auto_weight(&signals);
+            let w = auto_weight(&signals, center);
             (profile_of_weight(w), signals, Some(w))
         }
         p => (p, Vec::new(), None),
@@ -267,45 +282,95 @@ mod tests {
         assert!(analyze("config.toml").contains(&"symbol"));
     }
 
+    fn index(profile: Option<Profile>, weight: Option<f64>) -> crate::index::IndexDefaults {
+        crate::index::IndexDefaults {
+            default_retrieval_profile: profile,
+            default_semantic_weight: weight,
+            auto_semantic_center: None,
+        }
+    }
+
     #[test]
     fn precedence_request_weight_then_profile_then_index_defaults_then_auto() {
         let q = "how do tides work in the open ocean at night";
-        let r = resolve(q, Some(Profile::Exact), Some(0.9), None, None);
+        let r = resolve(q, Some(Profile::Exact), Some(0.9), &index(None, None));
         assert_eq!((r.profile, r.semantic_weight), (Profile::Exact, 0.9));
         let r = resolve(
             q,
             Some(Profile::Exact),
             None,
-            Some(Profile::Semantic),
-            Some(0.7),
+            &index(Some(Profile::Semantic), Some(0.7)),
         );
         assert_eq!(
             (r.profile, r.semantic_weight),
             (Profile::Exact, 0.2),
             "request beats index"
         );
-        let r = resolve(q, None, None, Some(Profile::Exact), None);
+        let r = resolve(q, None, None, &index(Some(Profile::Exact), None));
         assert_eq!(
             (r.profile, r.semantic_weight),
             (Profile::Exact, 0.2),
             "index default profile"
         );
-        let r = resolve(q, None, None, Some(Profile::Exact), Some(0.6));
+        let r = resolve(q, None, None, &index(Some(Profile::Exact), Some(0.6)));
         assert_eq!(
             r.semantic_weight, 0.6,
             "index default weight beats its profile's weight"
         );
-        let r = resolve(q, None, None, None, None);
+        let r = resolve(q, None, None, &index(None, None));
         assert_eq!(
             (r.profile, r.semantic_weight),
             (Profile::Semantic, 0.65),
             "anchored"
         );
         assert!(!r.signals.is_empty(), "auto reports its signals");
-        let r = resolve("src/index/writer.rs", None, None, None, None);
+        let r = resolve("src/index/writer.rs", None, None, &index(None, None));
         assert_eq!(r.profile, Profile::Exact);
         assert!(r.semantic_weight <= 0.3, "{}", r.semantic_weight);
-        let r = resolve(q, Some(Profile::Balanced), None, None, None);
+        let r = resolve(q, Some(Profile::Balanced), None, &index(None, None));
         assert!(r.signals.is_empty(), "no analysis for a fixed profile");
+    }
+}
+
+#[cfg(test)]
+mod calibrated_tests {
+    use super::*;
+
+    #[test]
+    fn a_calibrated_centre_moves_auto_but_keeps_the_lexical_anchor_and_the_signals() {
+        let statement = "vitamin d deficiency raises the risk of hip fracture in older adults";
+        let plain = analyze(statement);
+        assert_eq!(auto_weight(&plain, DEFAULT_AUTO_CENTER), 0.65, "{plain:?}");
+        assert_eq!(
+            auto_weight(&plain, 0.8),
+            0.8,
+            "as semantic as the centre, no further"
+        );
+        assert_eq!(auto_weight(&plain, 0.7), 0.7);
+        let code = analyze("src/index/writer.rs");
+        assert!(
+            auto_weight(&code, 0.8) < auto_weight(&plain, 0.8),
+            "signals still move it"
+        );
+        assert!(auto_weight(&code, 0.8) >= AUTO_MIN_WEIGHT);
+        let mixed = analyze("why does parseRequest return E0308 in writer.rs");
+        assert_eq!(
+            auto_weight(&mixed, 0.7),
+            0.7,
+            "mixed signals stay at the centre"
+        );
+        let calibrated = crate::index::IndexDefaults {
+            auto_semantic_center: Some(0.8),
+            ..Default::default()
+        };
+        assert_eq!(
+            resolve(statement, None, None, &calibrated).semantic_weight,
+            0.8
+        );
+        assert_eq!(
+            resolve(statement, Some(Profile::Balanced), None, &calibrated).semantic_weight,
+            0.5,
+            "a fixed profile ignores the centre"
+        );
     }
 }

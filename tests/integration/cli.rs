@@ -228,3 +228,90 @@ fn index_reembed_switches_the_model_and_queries_follow_it() {
         String::from_utf8_lossy(&refused.stdout)
     );
 }
+
+#[test]
+fn index_calibrate_stores_the_best_auto_centre_it_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let docs = dir.path().join("corpus.jsonl");
+    let queries = dir.path().join("queries.jsonl");
+    let qrels = dir.path().join("qrels.tsv");
+    let corpus = crate::common::corpus();
+    let lines: Vec<String> = corpus
+        .iter()
+        .map(|d| serde_json::json!({"_id": d.id, "title": d.title, "text": d.text}).to_string())
+        .collect();
+    std::fs::write(&docs, lines.join("\n")).unwrap();
+    std::fs::write(
+        &queries,
+        concat!(
+            r#"{"_id":"q1","text":"astronauts landed on the Moon"}"#,
+            "\n",
+            r#"{"_id":"q2","text":"yeast makes dough rise"}"#,
+            "\n",
+            r#"{"_id":"q3","text":"an unjudged query"}"#,
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        &qrels,
+        "query-id\tcorpus-id\tscore\nq1\tapollo\t1\nq2\tbread\t1\n",
+    )
+    .unwrap();
+    let out = ragstream(&data)
+        .args(["ingest", "--index", "kb"])
+        .arg(&docs)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = ragstream(&data)
+        .args(["index", "calibrate", "kb", "--queries"])
+        .arg(&queries)
+        .arg("--qrels")
+        .arg(&qrels)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("calibrated on 2 queries"), "{stdout}");
+    // The stored centre is the best of the printed table (ties: nearest 0.5).
+    let table: Vec<(f64, f64)> = stdout
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim().strip_prefix("centre ")?;
+            let mut parts = l.split_whitespace();
+            let centre: f64 = parts.next()?.parse().ok()?;
+            let ndcg: f64 = parts.nth(1)?.parse().ok()?;
+            Some((centre, ndcg))
+        })
+        .collect();
+    assert_eq!(table.len(), 7, "{stdout}");
+    let stored_line = stdout.lines().find(|l| l.contains("<- stored")).unwrap();
+    let stored: f64 = stored_line.trim()["centre ".len()..][..3].parse().unwrap();
+    assert_eq!(ragstream::eval::calibrate::best(&table), stored);
+    let info: Value =
+        serde_json::from_slice(&std::fs::read(data.join("indexes/kb/index.json")).unwrap())
+            .unwrap();
+    assert_eq!(info["defaults"]["auto_semantic_center"], stored);
+
+    // Judged queries that do not exist: a usage error, nothing stored.
+    std::fs::write(&qrels, "qX\tapollo\t1\n").unwrap();
+    let out = ragstream(&data)
+        .args(["index", "calibrate", "kb", "--queries"])
+        .arg(&queries)
+        .arg("--qrels")
+        .arg(&qrels)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("judged"));
+}

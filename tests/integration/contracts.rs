@@ -612,3 +612,43 @@ async fn c003_parents_carry_their_sections_text() {
     );
     assert_eq!(m["meta"]["parent_ids"][1], parents[1]["id"]);
 }
+
+#[tokio::test]
+async fn c002_auto_starts_from_the_index_calibrated_centre() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_repo(dir.path()).await;
+    let statement = json!({"query": "vitamin d deficiency raises the risk of hip fracture in older adults", "debug": true});
+    let before = query_002(&e, statement.clone()).await.1;
+    assert_eq!(before["semantic_weight_effective"], 0.65, "{before}");
+    let r = ragstream::contracts::c002_retrieval_api::settings(
+        &e,
+        &name("repo"),
+        &json!({"auto_semantic_center": 0.8}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["settings"]["auto_semantic_center"], 0.8);
+    let after = query_002(&e, statement).await.1;
+    assert_eq!(after["semantic_weight_effective"], 0.8);
+    assert_eq!(after["retrieval_profile_effective"], "semantic");
+    let code = query_002(&e, json!({"query": "src/index/writer.rs", "debug": true}))
+        .await
+        .1;
+    assert!(
+        code["semantic_weight_effective"].as_f64().unwrap() < 0.8,
+        "signals still count"
+    );
+    for bad in [json!(0.1), json!(0.9), json!("high")] {
+        let r = ragstream::contracts::c002_retrieval_api::settings(
+            &e,
+            &name("repo"),
+            &json!({"auto_semantic_center": bad}),
+        )
+        .await;
+        assert_eq!(
+            (r.status, r.body["error"]["field"].as_str()),
+            (400, Some("auto_semantic_center")),
+            "{bad}"
+        );
+    }
+}
