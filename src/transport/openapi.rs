@@ -1741,15 +1741,22 @@ fn index_settings_schema() -> Value {
                         weight (it beats default_retrieval_profile).",
                 }),
             ),
+            (
+                "auto_semantic_center",
+                json!({
+                    "type": ["number", "null"],
+                    "minimum": 0.2,
+                    "maximum": 0.8,
+                    "description": "Where auto starts on this index (null: 0.5, balanced); \
+                        `ragstream index calibrate` measures it.",
+                }),
+            ),
         ],
     );
-    with(
+    described(
         closed(schema),
-        "description",
-        json!(
-            "Contract 002's index-level defaults. A PUT replaces both: an absent or null key \
-               clears that default. A query's own values beat them."
-        ),
+        "Contract 002's index-level defaults. A PUT replaces all three: an absent or null key \
+           clears that setting. A query's own values beat them.",
     )
 }
 
