@@ -239,13 +239,19 @@ impl Engine {
             .into());
         }
         let index = self.index(name).await?;
-        crate::retrieval::search(
+        let started = std::time::Instant::now();
+        let result = crate::retrieval::search(
             &index,
             &self.query_embedder,
             self.reranker.as_ref(),
             request,
         )
-        .await
+        .await;
+        crate::telemetry::metrics()
+            .search_duration_seconds
+            .with_label_values(&[request.method.name()])
+            .observe(started.elapsed().as_secs_f64());
+        result
     }
 
     /// Whether version `version` of `name` may hold soft-deleted chunks (a cheap upper bound).

@@ -18,6 +18,7 @@ pub mod ingest;
 pub mod model;
 pub mod pipeline;
 pub mod retrieval;
+pub mod telemetry;
 pub mod transport;
 
 pub use engine::{Engine, EngineError};

@@ -32,6 +32,17 @@ pub enum Contract {
 }
 
 impl Contract {
+    /// The contract's number, as the bus header and metrics name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Contract::C000 => "000",
+            Contract::C001 => "001",
+            Contract::C002 => "002",
+            Contract::C003 => "003",
+            Contract::C004 => "004",
+        }
+    }
+
     /// The bus header value (`000` to `004`); absent means 000.
     pub fn from_header(value: Option<&str>) -> Option<Contract> {
         match value.map(str::trim) {
@@ -191,6 +202,21 @@ pub async fn answer(
                 &ValidationError::new("retriever", "is required (route or bus header)").into(),
             ),
         },
+    }
+}
+
+/// Records an answered request in the query metrics: its duration, and its error code when
+/// it failed. Each transport calls it once per request.
+pub fn observe(contract: Contract, transport: &str, started: std::time::Instant, reply: &Reply) {
+    let m = crate::telemetry::metrics();
+    m.query_duration_seconds
+        .with_label_values(&[contract.label(), transport])
+        .observe(started.elapsed().as_secs_f64());
+    if reply.status >= 400 {
+        let code = reply.body["error"]["code"].as_str().unwrap_or("unknown");
+        m.query_errors_total
+            .with_label_values(&[contract.label(), transport, code])
+            .inc();
     }
 }
 

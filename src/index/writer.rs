@@ -184,14 +184,36 @@ impl Index {
         if plan.is_noop() {
             return Ok(outcome);
         }
+        let m = crate::telemetry::metrics();
+        let name = self.name.as_str();
+        let started = std::time::Instant::now();
         let version = self
             .lance
             .commit(&plan.documents, &plan.rows, properties)
             .await?;
+        m.commit_duration_seconds
+            .with_label_values(&[name, "lance"])
+            .observe(started.elapsed().as_secs_f64());
         fail_point("after-lance-commit");
+        let started = std::time::Instant::now();
         self.keyword
             .apply(version, &plan.removed_chunk_ids, &plan.rows)?;
+        m.commit_duration_seconds
+            .with_label_values(&[name, "keyword"])
+            .observe(started.elapsed().as_secs_f64());
         self.apply_retention().await?;
+        m.documents_indexed_total
+            .with_label_values(&[name, "upsert"])
+            .inc_by(outcome.upserted as u64);
+        m.documents_indexed_total
+            .with_label_values(&[name, "delete"])
+            .inc_by(outcome.deleted as u64);
+        m.chunks_indexed_total
+            .with_label_values(&[name])
+            .inc_by(outcome.chunks_written as u64);
+        m.index_version
+            .with_label_values(&[name])
+            .set(i64::try_from(version).unwrap_or(i64::MAX));
         outcome.index_version = Some(version);
         Ok(outcome)
     }

@@ -136,6 +136,16 @@ pub struct RequestHeaders {
 /// `index` header names (if any), for the caller its `authorization` header stands for. A
 /// bad header is a structured error reply, like a bad body.
 pub async fn answer(engine: &Engine, headers: &RequestHeaders, body: Option<&[u8]>) -> Reply {
+    let started = std::time::Instant::now();
+    let reply = reply_to(engine, headers, body).await;
+    // A request naming no known contract is counted nowhere: there is no contract to count.
+    if let Some(contract) = Contract::from_header(headers.contract.as_deref()) {
+        contracts::observe(contract, "bus", started, &reply);
+    }
+    reply
+}
+
+async fn reply_to(engine: &Engine, headers: &RequestHeaders, body: Option<&[u8]>) -> Reply {
     let caller = match engine.auth().authenticate(headers.authorization.as_deref()) {
         Ok(c) => c,
         Err(e) => return contracts::auth_reply(&e),

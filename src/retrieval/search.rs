@@ -23,6 +23,16 @@ pub enum SearchMethod {
     Hybrid,
 }
 
+impl SearchMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchMethod::Semantic => "semantic",
+            SearchMethod::Keyword => "keyword",
+            SearchMethod::Hybrid => "hybrid",
+        }
+    }
+}
+
 /// What a result's `relevance_score` means (contract 000).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

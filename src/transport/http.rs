@@ -65,29 +65,23 @@ fn engine_error(e: &EngineError) -> HttpResponse {
     respond(contracts::error_reply(e))
 }
 
-/// A refusal (`contracts::auth_reply`); a 401 also names the scheme to use.
+/// A refusal (`contracts::auth_reply`).
 fn auth_error(e: &AuthError) -> HttpResponse {
-    let mut response = respond(contracts::auth_reply(e));
-    if matches!(e, AuthError::Unauthenticated) {
-        response.headers_mut().insert(
-            actix_web::http::header::WWW_AUTHENTICATE,
-            actix_web::http::header::HeaderValue::from_static("Bearer"),
-        );
-    }
-    response
+    respond(contracts::auth_reply(e))
 }
 
-/// The caller a request's `Authorization` header stands for, or the 401 to send.
-fn caller(state: &HttpState, req: &HttpRequest) -> Result<Caller, HttpResponse> {
+/// The caller a request's `Authorization` header stands for.
+fn authenticate(state: &HttpState, req: &HttpRequest) -> Result<Caller, AuthError> {
     let header = req
         .headers()
         .get(actix_web::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    state
-        .engine
-        .auth()
-        .authenticate(header)
-        .map_err(|e| auth_error(&e))
+    state.engine.auth().authenticate(header)
+}
+
+/// The caller, or the 401 to send.
+fn caller(state: &HttpState, req: &HttpRequest) -> Result<Caller, HttpResponse> {
+    authenticate(state, req).map_err(|e| auth_error(&e))
 }
 
 /// The index a route names, once the caller is known to be allowed `scope` on it.
@@ -156,6 +150,10 @@ fn respond(reply: Reply) -> HttpResponse {
     let mut response = HttpResponse::build(status);
     if let Some(v) = reply.index_version {
         response.insert_header(("x-ragstream-index-version", v.to_string()));
+    }
+    if status == StatusCode::UNAUTHORIZED {
+        // RFC 6750: a 401 names the scheme to use.
+        response.insert_header((actix_web::http::header::WWW_AUTHENTICATE, "Bearer"));
     }
     response.json(reply.body)
 }
@@ -284,15 +282,16 @@ async fn contract_route(
     target: Target,
     payload: web::Payload,
 ) -> HttpResponse {
-    let caller = match caller(&state, &req) {
-        Ok(c) => c,
-        Err(response) => return response,
+    let started = std::time::Instant::now();
+    let reply = match authenticate(&state, &req) {
+        Err(e) => contracts::auth_reply(&e),
+        Ok(caller) => match read_body(payload, state.max_body_bytes).await {
+            Ok(body) => contracts::answer(&state.engine, &caller, contract, target, &body).await,
+            Err(response) => return response,
+        },
     };
-    let body = match read_body(payload, state.max_body_bytes).await {
-        Ok(b) => b,
-        Err(response) => return response,
-    };
-    respond(contracts::answer(&state.engine, &caller, contract, target, &body).await)
+    contracts::observe(contract, "http", started, &reply);
+    respond(reply)
 }
 
 async fn ingest(
@@ -529,6 +528,14 @@ async fn status(
     }))
 }
 
+/// Prometheus metrics (no token: scrapers are configured per deployment, and the figures
+/// name indexes but hold no documents).
+async fn metrics() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(crate::telemetry::metrics::CONTENT_TYPE)
+        .body(crate::telemetry::metrics().render())
+}
+
 /// The OpenAPI document of every route.
 async fn openapi() -> HttpResponse {
     HttpResponse::Ok().json(crate::transport::openapi::document(env!(
@@ -592,6 +599,7 @@ fn route(r: &crate::transport::openapi::Route) -> actix_web::Route {
         "openapi" => method.to(openapi),
         "healthz" => method.to(healthz),
         "readyz" => method.to(readyz),
+        "metrics" => method.to(metrics),
         _ => method.to(not_implemented),
     }
 }

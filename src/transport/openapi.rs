@@ -250,6 +250,16 @@ pub const ROUTES: &[Route] = &[
         response: "Ready",
         errors: &[503],
     },
+    Route {
+        method: "GET",
+        path: "/metrics",
+        operation_id: "metrics",
+        summary: "Prometheus metrics",
+        tag: TAG_OPS,
+        request: None,
+        response: "MetricsText",
+        errors: &[],
+    },
 ];
 
 const TAGS: &[(&str, &str)] = &[
@@ -308,7 +318,7 @@ const SEMANTIC_SIGNALS: &[&str] = &[
 const INDEX_VERSION_HEADER: &str = "x-ragstream-index-version";
 
 /// Prometheus' text exposition format.
-const METRICS_MEDIA_TYPE: &str = "text/plain; version=0.0.4";
+const METRICS_MEDIA_TYPE: &str = crate::telemetry::metrics::CONTENT_TYPE;
 
 /// The OpenAPI document, `version` being the daemon's.
 pub fn document(version: &str) -> Value {
@@ -2543,6 +2553,10 @@ fn operations_schemas() -> Vec<(&'static str, Value)> {
             ),
         ),
         (
+            "MetricsText",
+            json!({"type": "string", "description": "Prometheus text exposition format 0.0.4."}),
+        ),
+        (
             "OpenApiDocument",
             json!({"type": "object", "description": "This OpenAPI 3.1 document."}),
         ),
@@ -2803,6 +2817,9 @@ mod tests {
         assert!(ingest["200"].is_null());
         let delete = &d["paths"]["/v1/indexes/{index}/documents/{id}"]["delete"]["responses"];
         assert!(delete["202"].is_object());
+        let metrics = &d["paths"]["/metrics"]["get"]["responses"]["200"]["content"];
+        assert!(metrics[METRICS_MEDIA_TYPE].is_object());
+        assert!(metrics["application/json"].is_null());
     }
 
     #[test]

@@ -16,4 +16,5 @@ mod providers;
 mod reembed;
 mod rerank;
 mod retrievers;
+mod telemetry;
 mod versions;

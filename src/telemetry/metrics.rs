@@ -1,0 +1,178 @@
+//! Prometheus metrics, named by Prometheus conventions (`ragstream_` prefix, base units,
+//! `_total` for counters, `_seconds` for durations), exposed at `GET /metrics`.
+//!
+//! One registry per process, reached through [`metrics()`]: the stages that count live in
+//! different modules (index writer, dead letters, edges), and threading a handle through each
+//! of them would only add parameters. Each metric is recorded at exactly one place.
+
+use std::sync::LazyLock;
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
+};
+
+/// Latency buckets from 1 ms to 10 s: queries, commits and embedding batches all fall in it.
+const SECONDS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+pub struct Metrics {
+    registry: Registry,
+    /// Contract requests answered, by contract and transport (`http`, `bus`).
+    pub query_duration_seconds: HistogramVec,
+    /// Contract requests answered with an error, by contract, transport and error code.
+    pub query_errors_total: IntCounterVec,
+    /// Engine searches, by method (`semantic`, `keyword`, `hybrid`).
+    pub search_duration_seconds: HistogramVec,
+    /// Contract 003 requests for `all`/`deleted` refused (`rag.visibility.override_denied`).
+    pub visibility_override_denied_total: IntCounterVec,
+    /// Documents written by commits, by index and operation (`upsert`, `delete`).
+    pub documents_indexed_total: IntCounterVec,
+    /// Chunks written by commits, by index.
+    pub chunks_indexed_total: IntCounterVec,
+    /// Commit latency per store (`lance`, `keyword`).
+    pub commit_duration_seconds: HistogramVec,
+    /// The newest version of each index.
+    pub index_version: IntGaugeVec,
+    /// Messages sent to the dead-letter topic, by reason.
+    pub dead_letters_total: IntCounterVec,
+    /// Supervised restarts of a pipeline.
+    pub actor_restarts_total: IntCounterVec,
+}
+
+fn histogram(name: &str, help: &str, labels: &[&str]) -> HistogramVec {
+    HistogramVec::new(
+        HistogramOpts::new(name, help).buckets(SECONDS.to_vec()),
+        labels,
+    )
+    .expect("a valid histogram definition")
+}
+
+fn counter(name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    IntCounterVec::new(Opts::new(name, help), labels).expect("a valid counter definition")
+}
+
+impl Metrics {
+    fn new() -> Metrics {
+        let m = Metrics {
+            registry: Registry::new(),
+            query_duration_seconds: histogram(
+                "ragstream_query_duration_seconds",
+                "Time to answer a contract request, by contract and transport.",
+                &["contract", "transport"],
+            ),
+            query_errors_total: counter(
+                "ragstream_query_errors_total",
+                "Contract requests answered with an error, by contract, transport and code.",
+                &["contract", "transport", "code"],
+            ),
+            search_duration_seconds: histogram(
+                "ragstream_search_duration_seconds",
+                "Time of one engine search, by retrieval method.",
+                &["method"],
+            ),
+            visibility_override_denied_total: counter(
+                "ragstream_visibility_override_denied_total",
+                "Contract 003 requests for visibility all/deleted without the override.",
+                &["index"],
+            ),
+            documents_indexed_total: counter(
+                "ragstream_documents_indexed_total",
+                "Documents written by commits, by index and operation.",
+                &["index", "op"],
+            ),
+            chunks_indexed_total: counter(
+                "ragstream_chunks_indexed_total",
+                "Chunks written by commits, by index.",
+                &["index"],
+            ),
+            commit_duration_seconds: histogram(
+                "ragstream_commit_duration_seconds",
+                "Time of one commit, by index and store.",
+                &["index", "store"],
+            ),
+            index_version: IntGaugeVec::new(
+                Opts::new(
+                    "ragstream_index_version",
+                    "The newest version of each index.",
+                ),
+                &["index"],
+            )
+            .expect("a valid gauge definition"),
+            dead_letters_total: counter(
+                "ragstream_dead_letters_total",
+                "Messages sent to the dead-letter topic, by reason.",
+                &["reason"],
+            ),
+            actor_restarts_total: counter(
+                "ragstream_actor_restarts_total",
+                "Supervised restarts, by pipeline.",
+                &["pipeline"],
+            ),
+        };
+        let r = &m.registry;
+        for c in [
+            m.query_duration_seconds.clone(),
+            m.search_duration_seconds.clone(),
+            m.commit_duration_seconds.clone(),
+        ] {
+            r.register(Box::new(c)).expect("registered once");
+        }
+        for c in [
+            m.query_errors_total.clone(),
+            m.visibility_override_denied_total.clone(),
+            m.documents_indexed_total.clone(),
+            m.chunks_indexed_total.clone(),
+            m.dead_letters_total.clone(),
+            m.actor_restarts_total.clone(),
+        ] {
+            r.register(Box::new(c)).expect("registered once");
+        }
+        r.register(Box::new(m.index_version.clone()))
+            .expect("registered once");
+        m
+    }
+
+    /// Every metric in the Prometheus text exposition format.
+    pub fn render(&self) -> String {
+        let mut out = Vec::new();
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut out)
+            .expect("text encoding into memory");
+        String::from_utf8(out).expect("the text format is UTF-8")
+    }
+}
+
+/// The process's metrics.
+pub fn metrics() -> &'static Metrics {
+    static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
+    &METRICS
+}
+
+/// The media type of [`Metrics::render`].
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_values_appear_in_the_exposition_with_their_labels() {
+        let m = metrics();
+        m.dead_letters_total
+            .with_label_values(&["metrics_unit_test"])
+            .inc();
+        m.query_duration_seconds
+            .with_label_values(&["000", "unit"])
+            .observe(0.003);
+        let text = m.render();
+        assert!(
+            text.contains(r#"ragstream_dead_letters_total{reason="metrics_unit_test"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains(
+            r#"ragstream_query_duration_seconds_bucket{contract="000",transport="unit",le="0.005"} 1"#
+        ));
+        assert!(text.contains("# TYPE ragstream_index_version gauge"));
+    }
+}
