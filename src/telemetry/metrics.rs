@@ -173,6 +173,12 @@ mod tests {
         assert!(text.contains(
             r#"ragstream_query_duration_seconds_bucket{contract="000",transport="unit",le="0.005"} 1"#
         ));
-        assert!(text.contains("# TYPE ragstream_index_version gauge"));
+        assert!(text.contains("# TYPE ragstream_query_duration_seconds histogram"));
+        m.index_version
+            .with_label_values(&["metrics_unit_test"])
+            .set(7);
+        assert!(m
+            .render()
+            .contains(r#"ragstream_index_version{index="metrics_unit_test"} 7"#));
     }
 }

@@ -65,10 +65,7 @@ fn metrics_show_ingestion_queries_errors_and_dead_letters() {
         assert!(sample(&text, &count).unwrap() >= 1.0, "{store}: {text}");
     }
     assert_eq!(
-        sample(
-            &text,
-            r#"ragstream_dead_letters_total{reason="bad_json"}"#
-        ),
+        sample(&text, r#"ragstream_dead_letters_total{reason="bad_json"}"#),
         Some(1.0),
         "{text}"
     );
