@@ -97,8 +97,12 @@ impl Engine {
         } else {
             None
         };
-        let ingest_embedder = cached(embedder.clone(), &cache);
-        let query_embedder = crate::embedding::select::for_queries(&config, &embedder);
+        // Measured below the cache: the metrics count model and provider calls only.
+        let measured = crate::embedding::Measured::wrap(embedder.clone());
+        let ingest_embedder = cached(measured, &cache);
+        let query_embedder = crate::embedding::Measured::wrap(
+            crate::embedding::select::for_queries(&config, &embedder),
+        );
         let reranker = if config.reranker.enabled {
             match crate::retrieval::rerank::HttpReranker::new(&config.reranker) {
                 Ok(r) => Some(Arc::new(r) as Arc<dyn crate::retrieval::rerank::Reranker>),

@@ -4,6 +4,7 @@ mod cache;
 pub mod distill;
 mod hashing;
 pub mod http;
+mod measured;
 mod minilm;
 pub mod select;
 mod static_model;
@@ -11,6 +12,7 @@ mod throttled;
 
 pub use cache::{CacheStats, CachedEmbedder, EmbeddingCache};
 pub use hashing::HashingEmbedder;
+pub use measured::Measured;
 pub use minilm::MiniLmEmbedder;
 pub use static_model::{StaticEmbedder, STATIC_MODEL_ID};
 pub use throttled::Throttled;

@@ -39,12 +39,15 @@ impl ActorError {
 /// The sending side of an actor's bounded mailbox.
 pub struct Mailbox<M> {
     tx: mpsc::Sender<M>,
+    /// The receiving actor, naming the mailbox in metrics.
+    actor: &'static str,
 }
 
 impl<M> Clone for Mailbox<M> {
     fn clone(&self) -> Self {
         Mailbox {
             tx: self.tx.clone(),
+            actor: self.actor,
         }
     }
 }
@@ -52,12 +55,22 @@ impl<M> Clone for Mailbox<M> {
 /// The receiving side, owned by the actor's task.
 pub struct Inbox<M> {
     rx: mpsc::Receiver<M>,
+    actor: &'static str,
 }
 
-/// A mailbox holding at most `capacity` messages.
-pub fn mailbox<M>(capacity: usize) -> (Mailbox<M>, Inbox<M>) {
+/// The mailbox of actor `actor`, holding at most `capacity` messages. Its depth and the time
+/// senders wait for room are metrics (`ragstream_actor_mailbox_depth`,
+/// `ragstream_actor_backpressure_seconds_total`).
+pub fn mailbox<M>(actor: &'static str, capacity: usize) -> (Mailbox<M>, Inbox<M>) {
     let (tx, rx) = mpsc::channel(capacity.max(1));
-    (Mailbox { tx }, Inbox { rx })
+    (Mailbox { tx, actor }, Inbox { rx, actor })
+}
+
+fn record_depth(actor: &'static str, depth: usize) {
+    crate::telemetry::metrics()
+        .actor_mailbox_depth
+        .with_label_values(&[actor])
+        .set(i64::try_from(depth).unwrap_or(i64::MAX));
 }
 
 /// The receiver has stopped.
@@ -67,19 +80,38 @@ pub struct Closed;
 impl<M> Mailbox<M> {
     /// Waits for room, then enqueues (it does not wait for the message to be handled).
     pub async fn send(&self, msg: M) -> Result<(), Closed> {
-        self.tx.send(msg).await.map_err(|_| Closed)
+        let permit = self.reserve().await?;
+        permit.send(msg);
+        self.record_depth();
+        Ok(())
     }
 
     /// Waits for room and holds it: sending on the permit cannot fail or wait. Dropping the
-    /// future while waiting loses nothing (there is no message in it yet).
+    /// future while waiting loses nothing (there is no message in it yet). Time spent waiting
+    /// is counted as this actor's backpressure.
     pub async fn reserve(&self) -> Result<mpsc::Permit<'_, M>, Closed> {
-        self.tx.reserve().await.map_err(|_| Closed)
+        let waited = (self.tx.capacity() == 0).then(std::time::Instant::now);
+        let permit = self.tx.reserve().await.map_err(|_| Closed)?;
+        if let Some(started) = waited {
+            crate::telemetry::metrics()
+                .actor_backpressure_seconds_total
+                .with_label_values(&[self.actor])
+                .inc_by(started.elapsed().as_secs_f64());
+        }
+        Ok(permit)
+    }
+
+    fn record_depth(&self) {
+        record_depth(self.actor, self.tx.max_capacity() - self.tx.capacity());
     }
 
     /// Enqueues without waiting: `Ok(None)` sent, `Ok(Some(msg))` the mailbox is full.
     pub fn try_send(&self, msg: M) -> Result<Option<M>, Closed> {
         match self.tx.try_send(msg) {
-            Ok(()) => Ok(None),
+            Ok(()) => {
+                self.record_depth();
+                Ok(None)
+            }
             Err(mpsc::error::TrySendError::Full(m)) => Ok(Some(m)),
             Err(mpsc::error::TrySendError::Closed(_)) => Err(Closed),
         }
@@ -88,7 +120,9 @@ impl<M> Mailbox<M> {
 
 impl<M> Inbox<M> {
     pub async fn recv(&mut self) -> Option<M> {
-        self.rx.recv().await
+        let msg = self.rx.recv().await;
+        record_depth(self.actor, self.rx.len());
+        msg
     }
 }
 
@@ -162,8 +196,8 @@ mod tests {
 
     #[tokio::test]
     async fn handles_in_order_and_stops_when_drained() {
-        let (tx, inbox) = mailbox(2);
-        let (next, mut out) = mailbox(10);
+        let (tx, inbox) = mailbox("test", 2);
+        let (next, mut out) = mailbox("test", 10);
         let task = spawn(Doubler { next }, inbox);
         for n in [1, 2, 3] {
             tx.send(n).await.unwrap();
@@ -189,8 +223,8 @@ mod tests {
                 },
             ),
         ] {
-            let (tx, inbox) = mailbox(2);
-            let (next, _out) = mailbox(10);
+            let (tx, inbox) = mailbox("test", 2);
+            let (next, _out) = mailbox("test", 10);
             let task = spawn(Doubler { next }, inbox);
             tx.send(input).await.unwrap();
             assert_eq!(task.await.unwrap(), Err(want));
@@ -204,7 +238,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_mailbox_makes_the_sender_wait() {
-        let (tx, mut inbox) = mailbox::<u64>(1);
+        let (tx, mut inbox) = mailbox::<u64>("test", 1);
         assert_eq!(tx.try_send(1), Ok(None));
         assert_eq!(tx.try_send(2), Ok(Some(2)), "second message does not fit");
         let blocked = tokio::spawn({

@@ -77,6 +77,7 @@ mod tests {
                 },
             },
             topic: "t".into(),
+            produced_at_ms: None,
             partition,
             offset,
         }

@@ -111,6 +111,14 @@ impl IndexWriter {
             "batch committed");
         if outcome.index_version.is_some() {
             self.checkpoints.set(&work.index, next).await;
+            // Searchable now: how long since each event was produced.
+            let now_ms = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+            let freshness = crate::telemetry::metrics()
+                .freshness_seconds
+                .with_label_values(&[work.index.as_str()]);
+            for produced in fresh.iter().filter_map(|e| e.produced_at_ms) {
+                freshness.observe((now_ms as f64 - produced as f64).max(0.0) / 1000.0);
+            }
         }
         Ok(())
     }

@@ -11,7 +11,7 @@ use rdkafka::consumer::{Consumer, StreamConsumer};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::actor::{self, mailbox, ActorError};
+use super::actor::{self, mailbox, Actor, ActorError};
 use super::assignment::Assignment;
 use super::checkpoints::Checkpoints;
 use super::chunker::Chunker;
@@ -81,9 +81,9 @@ impl IngestPipeline {
             .map_err(|e| ActorError::failed(NAME, format!("kafka consumer: {e}")))?;
         let checkpoints = Arc::new(Checkpoints::default());
 
-        let (to_chunker, chunker_inbox) = mailbox(MAILBOX_CAPACITY);
-        let (to_embedder, embedder_inbox) = mailbox(MAILBOX_CAPACITY);
-        let (to_writer, writer_inbox) = mailbox(MAILBOX_CAPACITY);
+        let (to_chunker, chunker_inbox) = mailbox(Chunker::NAME, MAILBOX_CAPACITY);
+        let (to_embedder, embedder_inbox) = mailbox(EmbedderClient::NAME, MAILBOX_CAPACITY);
+        let (to_writer, writer_inbox) = mailbox(IndexWriter::NAME, MAILBOX_CAPACITY);
         let mut actors = JoinSet::new();
         let source = IngestSource {
             consumer: consumer.clone(),

@@ -158,6 +158,10 @@ impl IngestSource {
         let Some(epoch) = self.assignment.epoch(&key) else {
             return;
         };
+        crate::telemetry::metrics()
+            .messages_consumed_total
+            .with_label_values(&[origin.topic.as_str(), &origin.partition.to_string()])
+            .inc();
         batch.epochs.entry(key.clone()).or_insert(epoch);
         batch.next_offsets.insert(key, origin.offset + 1);
         match parse_event(
@@ -174,6 +178,7 @@ impl IngestSource {
                     topic: origin.topic,
                     partition: origin.partition,
                     offset: origin.offset,
+                    produced_at_ms: msg.timestamp().to_millis(),
                 })
             }
             Err(reason) => {
@@ -198,6 +203,10 @@ impl IngestSource {
         let gone = || ActorError::Downstream { actor: Self::NAME };
         let mut carried = Vec::new();
         batch.purge(&self.assignment.take_revoked());
+        crate::telemetry::metrics()
+            .batch_events
+            .with_label_values(&[Self::NAME])
+            .observe(batch.events.len() as f64);
         let Some(batch) = self.next.try_send(batch).map_err(|_| gone())? else {
             return Ok(carried);
         };

@@ -38,6 +38,8 @@ pub struct SourcedEvent {
     pub topic: String,
     pub partition: i32,
     pub offset: i64,
+    /// The message's Kafka timestamp (producer create time), for the freshness metric.
+    pub produced_at_ms: Option<i64>,
 }
 
 /// `"topic:partition"`, the checkpoint key.

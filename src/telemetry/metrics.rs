@@ -8,12 +8,23 @@
 use std::sync::LazyLock;
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
+    CounterVec, Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 
 /// Latency buckets from 1 ms to 10 s: queries, commits and embedding batches all fall in it.
 const SECONDS: &[f64] = &[
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// Freshness buckets (produce → searchable), 10 ms to 60 s: the SLO is 2 s.
+const FRESHNESS_SECONDS: &[f64] = &[
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0,
+];
+
+/// Batch-size buckets: 1 to 4096 items.
+const SIZES: &[f64] = &[
+    1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0,
 ];
 
 pub struct Metrics {
@@ -38,6 +49,23 @@ pub struct Metrics {
     pub dead_letters_total: IntCounterVec,
     /// Supervised restarts of a pipeline.
     pub actor_restarts_total: IntCounterVec,
+    /// Messages read from Kafka, by topic and partition.
+    pub messages_consumed_total: IntCounterVec,
+    /// Document events in a batch when it closes.
+    pub batch_events: HistogramVec,
+    /// Produce (Kafka message timestamp) → committed and searchable, per document event.
+    pub freshness_seconds: HistogramVec,
+    /// Embedding calls: latency and texts per call, by embedder.
+    pub embed_duration_seconds: HistogramVec,
+    pub embed_batch_texts: HistogramVec,
+    /// Embedding-cache lookups, by result (`hit`, `miss`).
+    pub embedding_cache_lookups_total: IntCounterVec,
+    /// Messages waiting in an actor's mailbox.
+    pub actor_mailbox_depth: IntGaugeVec,
+    /// Time senders spent waiting for room in an actor's mailbox (backpressure).
+    pub actor_backpressure_seconds_total: CounterVec,
+    /// Consumer lag of the pipeline group, by topic and partition (read at scrape time).
+    pub consumer_lag_messages: IntGaugeVec,
 }
 
 fn histogram(name: &str, help: &str, labels: &[&str]) -> HistogramVec {
@@ -46,6 +74,18 @@ fn histogram(name: &str, help: &str, labels: &[&str]) -> HistogramVec {
         labels,
     )
     .expect("a valid histogram definition")
+}
+
+fn sized(name: &str, help: &str, labels: &[&str], buckets: &[f64]) -> HistogramVec {
+    HistogramVec::new(
+        HistogramOpts::new(name, help).buckets(buckets.to_vec()),
+        labels,
+    )
+    .expect("a valid histogram definition")
+}
+
+fn gauge(name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+    IntGaugeVec::new(Opts::new(name, help), labels).expect("a valid gauge definition")
 }
 
 fn counter(name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
@@ -109,12 +149,67 @@ impl Metrics {
                 "Supervised restarts, by pipeline.",
                 &["pipeline"],
             ),
+            messages_consumed_total: counter(
+                "ragstream_messages_consumed_total",
+                "Messages read from Kafka, by topic and partition.",
+                &["topic", "partition"],
+            ),
+            batch_events: sized(
+                "ragstream_batch_events",
+                "Document events in a batch when it closes.",
+                &["pipeline"],
+                SIZES,
+            ),
+            freshness_seconds: sized(
+                "ragstream_freshness_seconds",
+                "Produce (message timestamp) to searchable (commit), per document event.",
+                &["index"],
+                FRESHNESS_SECONDS,
+            ),
+            embed_duration_seconds: histogram(
+                "ragstream_embed_duration_seconds",
+                "Time of one embedding call, by embedder.",
+                &["embedder"],
+            ),
+            embed_batch_texts: sized(
+                "ragstream_embed_batch_texts",
+                "Texts in one embedding call, by embedder.",
+                &["embedder"],
+                SIZES,
+            ),
+            embedding_cache_lookups_total: counter(
+                "ragstream_embedding_cache_lookups_total",
+                "Embedding-cache lookups, by result (hit or miss).",
+                &["result"],
+            ),
+            actor_mailbox_depth: gauge(
+                "ragstream_actor_mailbox_depth",
+                "Messages waiting in an actor's mailbox.",
+                &["actor"],
+            ),
+            actor_backpressure_seconds_total: CounterVec::new(
+                Opts::new(
+                    "ragstream_actor_backpressure_seconds_total",
+                    "Time senders waited for room in an actor's mailbox.",
+                ),
+                &["actor"],
+            )
+            .expect("a valid counter definition"),
+            consumer_lag_messages: gauge(
+                "ragstream_consumer_lag_messages",
+                "Messages on a partition the pipeline group has not committed yet.",
+                &["topic", "partition"],
+            ),
         };
         let r = &m.registry;
         for c in [
             m.query_duration_seconds.clone(),
             m.search_duration_seconds.clone(),
             m.commit_duration_seconds.clone(),
+            m.batch_events.clone(),
+            m.freshness_seconds.clone(),
+            m.embed_duration_seconds.clone(),
+            m.embed_batch_texts.clone(),
         ] {
             r.register(Box::new(c)).expect("registered once");
         }
@@ -125,10 +220,19 @@ impl Metrics {
             m.chunks_indexed_total.clone(),
             m.dead_letters_total.clone(),
             m.actor_restarts_total.clone(),
+            m.messages_consumed_total.clone(),
+            m.embedding_cache_lookups_total.clone(),
         ] {
             r.register(Box::new(c)).expect("registered once");
         }
-        r.register(Box::new(m.index_version.clone()))
+        for g in [
+            m.index_version.clone(),
+            m.actor_mailbox_depth.clone(),
+            m.consumer_lag_messages.clone(),
+        ] {
+            r.register(Box::new(g)).expect("registered once");
+        }
+        r.register(Box::new(m.actor_backpressure_seconds_total.clone()))
             .expect("registered once");
         m
     }

@@ -529,8 +529,28 @@ async fn status(
 }
 
 /// Prometheus metrics (no token: scrapers are configured per deployment, and the figures
-/// name indexes but hold no documents).
-async fn metrics() -> HttpResponse {
+/// name indexes but hold no documents). Consumer lag is read from Kafka at scrape time, as
+/// lag exporters do; if Kafka does not answer, the last values stay.
+async fn metrics(state: web::Data<HttpState>) -> HttpResponse {
+    let (kafka, bootstrap) = (state.kafka.clone(), state.bootstrap.clone());
+    let positions = tokio::task::spawn_blocking(move || {
+        crate::transport::kafka::positions(
+            &kafka,
+            &bootstrap,
+            &kafka.documents_topic,
+            &kafka.group_id,
+            Duration::from_secs(2),
+        )
+    })
+    .await;
+    if let Ok(Ok(positions)) = positions {
+        let lag = &crate::telemetry::metrics().consumer_lag_messages;
+        for p in positions {
+            let consumed = p.committed_offset.unwrap_or(p.low_offset);
+            lag.with_label_values(&[state.documents_topic.as_str(), &p.partition.to_string()])
+                .set((p.end_offset - consumed).max(0));
+        }
+    }
     HttpResponse::Ok()
         .content_type(crate::telemetry::metrics::CONTENT_TYPE)
         .body(crate::telemetry::metrics().render())

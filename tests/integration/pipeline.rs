@@ -26,6 +26,7 @@ fn event(partition: i32, offset: i64, op: DocumentOp) -> SourcedEvent {
         topic: "docs".into(),
         partition,
         offset,
+        produced_at_ms: None,
     }
 }
 
@@ -51,14 +52,14 @@ async fn the_chunker_skips_committed_and_unchanged_documents_and_plans_only_the_
     checkpoints
         .set(&name("kb"), [("docs:0".to_string(), 10)].into())
         .await;
-    let (next, mut emitted) = mailbox(4);
+    let (next, mut emitted) = mailbox("test-next", 4);
     let chunker = Chunker {
         engine: engine.clone(),
         checkpoints,
         dead_letters: no_dead_letters(),
         next,
     };
-    let (tx, inbox) = mailbox(1);
+    let (tx, inbox) = mailbox("test-chunker", 1);
     let task = actor::spawn(chunker, inbox);
     let batch = Batch {
         events: vec![

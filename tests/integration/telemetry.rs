@@ -28,6 +28,13 @@ fn sample(text: &str, series: &str) -> Option<f64> {
     })
 }
 
+fn total_of(text: &str, prefix: &str) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(prefix))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
 #[test]
 fn metrics_show_ingestion_queries_errors_and_dead_letters() {
     let d = start_daemon_with(&[]);
@@ -69,6 +76,27 @@ fn metrics_show_ingestion_queries_errors_and_dead_letters() {
         Some(1.0),
         "{text}"
     );
+    let total = |prefix: &str| total_of(&text, prefix);
+    assert_eq!(total("ragstream_messages_consumed_total{"), 3.0, "{text}");
+    assert!(total("ragstream_batch_events_count{") >= 1.0);
+    assert_eq!(
+        sample(&text, r#"ragstream_freshness_seconds_count{index="kb"}"#),
+        Some(2.0),
+        "one observation per indexed event"
+    );
+    assert!(
+        sample(
+            &text,
+            r#"ragstream_embed_duration_seconds_count{embedder="hashing"}"#
+        )
+        .is_some_and(|n| n >= 1.0),
+        "{text}"
+    );
+    assert!(text.contains(r#"ragstream_actor_mailbox_depth{actor="chunker"}"#));
+    wait_for("no consumer lag", || {
+        total_of(&scrape(&d.http), "ragstream_consumer_lag_messages{") == 0.0
+            && scrape(&d.http).contains("ragstream_consumer_lag_messages{")
+    });
 
     // Queries: two over HTTP (one bad), one over the bus.
     let query =
