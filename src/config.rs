@@ -13,7 +13,12 @@ use crate::model::DocumentLimits;
 pub const BUILT_IN_EMBEDDERS: &[&str] = &["all-minilm-l6-v2", "static", "hashing"];
 
 /// Environment variables with the `RAGSTREAM_` prefix that are not config keys.
-const NON_KEY_VARIABLES: &[&str] = &["RAGSTREAM_CONFIG", "RAGSTREAM_LOG", "RAGSTREAM_FAILPOINT"];
+const NON_KEY_VARIABLES: &[&str] = &[
+    "RAGSTREAM_CONFIG",
+    "RAGSTREAM_LOG",
+    "RAGSTREAM_LOG_FORMAT",
+    "RAGSTREAM_FAILPOINT",
+];
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -232,14 +232,33 @@ fn usage(message: impl Into<String>) -> Failure {
     }
 }
 
+/// Logs to stderr: the filter from `RAGSTREAM_LOG` (default `warn,lance=error`), the format
+/// from `RAGSTREAM_LOG_FORMAT` (`text`, the default, or `json`: one object per line with the
+/// span's fields, for log shippers). Read before the configuration, so that configuration
+/// errors are logged in the chosen format too.
+fn init_logging() -> Result<(), Failure> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RAGSTREAM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,lance=error"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match std::env::var("RAGSTREAM_LOG_FORMAT").as_deref() {
+        Err(_) | Ok("text") => logs.init(),
+        Ok("json") => logs.json().with_current_span(true).init(),
+        Ok(other) => {
+            return Err(usage(format!(
+                "RAGSTREAM_LOG_FORMAT is {other:?}: expected text or json"
+            )))
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RAGSTREAM_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,lance=error")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    if let Err(f) = init_logging() {
+        eprintln!("error: {}", f.message);
+        return ExitCode::from(f.code);
+    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

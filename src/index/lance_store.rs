@@ -284,6 +284,12 @@ impl LanceStore {
         Ok(rows)
     }
 
+    /// Fragments and rows of the newest version (from the manifest; no data is read).
+    pub async fn shape(&self) -> Result<(usize, usize), StoreError> {
+        let ds = self.latest();
+        Ok((ds.get_fragments().len(), ds.count_rows(None).await?))
+    }
+
     /// Live and soft-deleted documents and chunks at `ds`.
     pub async fn census(&self, ds: &Dataset) -> Result<Census, StoreError> {
         let batches = self

@@ -214,6 +214,13 @@ impl Index {
         m.index_version
             .with_label_values(&[name])
             .set(i64::try_from(version).unwrap_or(i64::MAX));
+        let (fragments, rows) = self.lance.shape().await?;
+        m.index_fragments
+            .with_label_values(&[name])
+            .set(i64::try_from(fragments).unwrap_or(i64::MAX));
+        m.index_rows
+            .with_label_values(&[name])
+            .set(i64::try_from(rows).unwrap_or(i64::MAX));
         outcome.index_version = Some(version);
         Ok(outcome)
     }

@@ -45,6 +45,9 @@ pub struct Metrics {
     pub commit_duration_seconds: HistogramVec,
     /// The newest version of each index.
     pub index_version: IntGaugeVec,
+    /// Lance fragments and rows (live and soft-deleted) of each index's newest version.
+    pub index_fragments: IntGaugeVec,
+    pub index_rows: IntGaugeVec,
     /// Messages sent to the dead-letter topic, by reason.
     pub dead_letters_total: IntCounterVec,
     /// Supervised restarts of a pipeline.
@@ -139,6 +142,16 @@ impl Metrics {
                 &["index"],
             )
             .expect("a valid gauge definition"),
+            index_fragments: gauge(
+                "ragstream_index_fragments",
+                "Lance fragments of each index's newest version.",
+                &["index"],
+            ),
+            index_rows: gauge(
+                "ragstream_index_rows",
+                "Rows (chunks, live and soft-deleted) of each index's newest version.",
+                &["index"],
+            ),
             dead_letters_total: counter(
                 "ragstream_dead_letters_total",
                 "Messages sent to the dead-letter topic, by reason.",
@@ -227,6 +240,8 @@ impl Metrics {
         }
         for g in [
             m.index_version.clone(),
+            m.index_fragments.clone(),
+            m.index_rows.clone(),
             m.actor_mailbox_depth.clone(),
             m.consumer_lag_messages.clone(),
         ] {

@@ -315,3 +315,35 @@ fn index_calibrate_stores_the_best_auto_centre_it_measured() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("judged"));
 }
+
+#[test]
+fn log_format_is_text_or_json_and_anything_else_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("d.jsonl");
+    std::fs::write(&file, r#"{"id":"a","text":"hello world"}"#).unwrap();
+    // Creating an index logs at info level (the keyword index is built from Lance).
+    let out = ragstream(&dir.path().join("data"))
+        .args(["ingest", "--index", "kb"])
+        .arg(&file)
+        .env("RAGSTREAM_LOG", "ragstream=info")
+        .env("RAGSTREAM_LOG_FORMAT", "json")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let logged: Vec<Value> = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(
+        logged.iter().any(|l| l["level"].is_string() && l["fields"].is_object()),
+        "no JSON log line in {stderr}"
+    );
+    let out = ragstream(dir.path())
+        .args(["index", "stats", "missing"])
+        .env("RAGSTREAM_LOG_FORMAT", "xml")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("RAGSTREAM_LOG_FORMAT"));
+}
