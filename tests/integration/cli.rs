@@ -336,7 +336,9 @@ fn log_format_is_text_or_json_and_anything_else_is_refused() {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
     assert!(
-        logged.iter().any(|l| l["level"].is_string() && l["fields"].is_object()),
+        logged
+            .iter()
+            .any(|l| l["level"].is_string() && l["fields"].is_object()),
         "no JSON log line in {stderr}"
     );
     let out = ragstream(dir.path())

@@ -303,7 +303,7 @@ fn dashboards_and_rules_work_on_a_real_prometheus() {
                 "-H",
                 &format!("correlation-id=p-{round}"),
             ],
-            &[query.clone()],
+            std::slice::from_ref(&query),
         );
         round += 1;
         std::thread::sleep(std::time::Duration::from_millis(500));
