@@ -205,9 +205,25 @@ async fn c003_empty_results_min_sim_visibility_and_errors() {
 }
 
 #[tokio::test]
-async fn the_same_question_gives_the_same_chunks_through_000_001_and_003() {
+async fn the_same_question_gives_the_same_chunks_through_all_five_contracts() {
     let dir = tempfile::tempdir().unwrap();
-    let e = engine_with_corpus(dir.path(), false, false).await;
+    let mut c = config(dir.path());
+    c.contracts.default_index = "kb".into();
+    c.retrievers.insert(
+        "kb_hybrid".into(),
+        ragstream::retrieval::retrievers::RetrieverConfig {
+            index: Some("kb".into()),
+            method: Some(ragstream::retrieval::SearchMethod::Hybrid),
+            alpha: Some(0.5),
+            top_k: 3,
+            filters: Default::default(),
+            composite: vec![],
+            fusion: Default::default(),
+            weights: vec![],
+        },
+    );
+    let e = engine_with(c);
+    e.write(&name("kb"), upserts(corpus())).await.unwrap();
     let q = "gravitational pull of the Moon on oceans";
     let (_, c000) = ask(
         &e,
@@ -226,6 +242,29 @@ async fn the_same_question_gives_the_same_chunks_through_000_001_and_003() {
         from_000, from_001,
         "001 is hybrid α 0.5 over the same pools"
     );
+    // 002 at semantic weight 0.5, and a 004 retriever configured as hybrid α 0.5.
+    let c002 = answer(
+        &e,
+        Contract::C002,
+        Some(name("kb")),
+        json!({"query": q, "semantic_weight": 0.5, "top_k": 3})
+            .to_string()
+            .as_bytes(),
+    )
+    .await
+    .body;
+    assert_eq!(
+        from_000,
+        doc_ids(c002["results"].as_array().unwrap(), "/text")
+    );
+    let c004 = ragstream::contracts::c004_retriever::answer(
+        &e,
+        "kb_hybrid",
+        json!({"query": q}).to_string().as_bytes(),
+    )
+    .await
+    .body;
+    assert_eq!(from_000, doc_ids(c004.as_array().unwrap(), "/content"));
 
     // 003 with the cut-offs off and 000's pools means the same as 000 at α 0.7.
     let (_, c000) = ask(
