@@ -61,6 +61,8 @@ pub struct Metrics {
     /// Embedding calls: latency and texts per call, by embedder.
     pub embed_duration_seconds: HistogramVec,
     pub embed_batch_texts: HistogramVec,
+    /// Times an HTTP embedding provider's circuit breaker opened, by embedder.
+    pub embedder_circuit_opened_total: IntCounterVec,
     /// Embedding-cache lookups, by result (`hit`, `miss`).
     pub embedding_cache_lookups_total: IntCounterVec,
     /// Messages waiting in an actor's mailbox.
@@ -190,6 +192,11 @@ impl Metrics {
                 &["embedder"],
                 SIZES,
             ),
+            embedder_circuit_opened_total: counter(
+                "ragstream_embedder_circuit_opened_total",
+                "Times an HTTP embedding provider's circuit breaker opened, by embedder.",
+                &["embedder"],
+            ),
             embedding_cache_lookups_total: counter(
                 "ragstream_embedding_cache_lookups_total",
                 "Embedding-cache lookups, by result (hit or miss).",
@@ -235,6 +242,7 @@ impl Metrics {
             m.actor_restarts_total.clone(),
             m.messages_consumed_total.clone(),
             m.embedding_cache_lookups_total.clone(),
+            m.embedder_circuit_opened_total.clone(),
         ] {
             r.register(Box::new(c)).expect("registered once");
         }

@@ -170,9 +170,17 @@ async fn an_outage_beyond_the_retries_is_a_transient_error_and_opens_the_breaker
         c.breaker_failures = 2;
         c.breaker_cooldown_ms = 60_000;
         let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
+        let opened = ragstream::telemetry::metrics()
+            .embedder_circuit_opened_total
+            .with_label_values(&[e.id()]);
+        let before = opened.get();
         let err = embed(&e, &["a"]).await.unwrap_err();
         assert!(err.is_transient(), "{err}");
         assert!(matches!(e.breaker_state(), BreakerState::Open { .. }));
+        assert!(
+            opened.get() > before,
+            "the opening is counted in the metrics"
+        );
         assert_eq!(
             p.seen().len(),
             2,
