@@ -41,6 +41,8 @@ pub struct Config {
     pub auth: crate::auth::AuthConfig,
     /// Named HTTP embedding providers (`[embedders.<name>]`); `model.embedder` may name one.
     pub embedders: std::collections::BTreeMap<String, crate::embedding::http::ProviderConfig>,
+    /// Metrics and traces (`[telemetry]`).
+    pub telemetry: crate::telemetry::TelemetryConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -387,6 +389,9 @@ impl Config {
             return bad(&format!("reranker.{key}"), &reason);
         }
         if let Err((key, reason)) = self.auth.check() {
+            return bad(&key, &reason);
+        }
+        if let Err((key, reason)) = self.telemetry.check() {
             return bad(&key, &reason);
         }
         if self.index.ingest_batch_documents == 0 {

@@ -10,6 +10,7 @@ use crate::embedding::{CachedEmbedder, EmbedError, Embedder, EmbeddingCache};
 use crate::index::{DocumentOp, Index, IndexStats, StoreError, WriteOutcome};
 use crate::model::{IndexName, ValidationError};
 use crate::retrieval::{SearchRequest, SearchResult};
+use tracing::Instrument;
 
 /// Everything that can go wrong in the engine; each edge maps it to its wire form once.
 #[derive(Debug, thiserror::Error)]
@@ -244,17 +245,28 @@ impl Engine {
         }
         let index = self.index(name).await?;
         let started = std::time::Instant::now();
+        let span = tracing::info_span!(
+            "search",
+            index = %name,
+            method = request.method.name(),
+            index_version = tracing::field::Empty,
+        );
         let result = crate::retrieval::search(
             &index,
             &self.query_embedder,
             self.reranker.as_ref(),
             request,
         )
+        .instrument(span.clone())
         .await;
-        crate::telemetry::metrics()
-            .search_duration_seconds
-            .with_label_values(&[request.method.name()])
-            .observe(started.elapsed().as_secs_f64());
+        if let Ok(r) = &result {
+            span.record("index_version", r.index_version);
+        }
+        if let Some(m) = crate::telemetry::metrics() {
+            m.search_duration_seconds
+                .with_label_values(&[request.method.name()])
+                .observe(started.elapsed().as_secs_f64());
+        }
         result
     }
 

@@ -16,6 +16,7 @@ use ragstream::embedding::{Embedder, HashingEmbedder};
 use ragstream::engine::{Engine, EngineError};
 use ragstream::model::IndexName;
 use ragstream::retrieval::SearchMethod;
+use ragstream::telemetry::traces::{LogFormat, Telemetry};
 
 #[derive(Parser)]
 #[command(name = "ragstream", version, about = "Retrieval as infrastructure")]
@@ -136,6 +137,27 @@ enum BenchCommand {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// What metrics and tracing cost a query: the same hybrid queries in alternating rounds
+    /// with both off and with both on (every trace exported over OTLP to a local receiver).
+    Telemetry {
+        /// Documents as BEIR corpus.jsonl.
+        #[arg(long, default_value = "../shared/data/scifact/corpus.jsonl")]
+        corpus: PathBuf,
+        /// Query texts as BEIR queries.jsonl.
+        #[arg(long, default_value = "../shared/data/scifact/queries.jsonl")]
+        queries: PathBuf,
+        #[arg(long, default_value_t = 2000)]
+        documents: usize,
+        /// Queries per round and mode.
+        #[arg(long, default_value_t = 200)]
+        query_count: usize,
+        /// Rounds, each running every query off and then on (after one warm-up round).
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// Also write the report as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -236,29 +258,28 @@ fn usage(message: impl Into<String>) -> Failure {
 /// from `RAGSTREAM_LOG_FORMAT` (`text`, the default, or `json`: one object per line with the
 /// span's fields, for log shippers). Read before the configuration, so that configuration
 /// errors are logged in the chosen format too.
-fn init_logging() -> Result<(), Failure> {
+/// Logs (`RAGSTREAM_LOG` filter, `RAGSTREAM_LOG_FORMAT` text or json), metrics on or off,
+/// and the trace exporter, as `[telemetry]` says. The returned guard flushes traces at exit.
+fn init_telemetry(config: &Config) -> Result<Telemetry, Failure> {
     let filter = tracing_subscriber::EnvFilter::try_from_env("RAGSTREAM_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,lance=error"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match std::env::var("RAGSTREAM_LOG_FORMAT").as_deref() {
-        Err(_) | Ok("text") => logs.init(),
-        Ok("json") => logs.json().with_current_span(true).init(),
-        Ok(other) => {
-            return Err(usage(format!(
-                "RAGSTREAM_LOG_FORMAT is {other:?}: expected text or json"
-            )))
-        }
-    }
-    Ok(())
+    let format = match std::env::var("RAGSTREAM_LOG_FORMAT") {
+        Err(_) => LogFormat::Text,
+        Ok(f) => LogFormat::parse(&f).ok_or_else(|| {
+            usage(format!(
+                "RAGSTREAM_LOG_FORMAT is {f:?}: expected text or json"
+            ))
+        })?,
+    };
+    ragstream::telemetry::metrics::set_recording(config.telemetry.metrics);
+    let telemetry =
+        Telemetry::new(&config.telemetry, format, filter).map_err(|e| usage(e.to_string()))?;
+    tracing::dispatcher::set_global_default(telemetry.dispatch.clone())
+        .map_err(|e| failure(format!("cannot install the log subscriber: {e}")))?;
+    Ok(telemetry)
 }
 
 fn main() -> ExitCode {
-    if let Err(f) = init_logging() {
-        eprintln!("error: {}", f.message);
-        return ExitCode::from(f.code);
-    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
@@ -286,6 +307,7 @@ fn index_name(name: &str) -> Result<IndexName, Failure> {
 
 async fn run(cli: Cli) -> Result<(), Failure> {
     let config = Config::load(cli.config.as_deref()).map_err(|e| usage(e.to_string()))?;
+    let _telemetry = init_telemetry(&config)?;
     match cli.command {
         Command::Serve => {
             let engine = Arc::new(Engine::new(config.clone(), load_embedder(&config)?));
@@ -571,6 +593,58 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             );
             line("query over HTTP (hybrid, top 10)", &report.http_query);
             line("query over the bus (hybrid, top 10)", &report.bus_query);
+            if let Some(path) = out {
+                std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json"))
+                    .map_err(|e| failure(format!("{}: {e}", path.display())))?;
+            }
+        }
+        Command::Bench {
+            command:
+                BenchCommand::Telemetry {
+                    corpus,
+                    queries,
+                    documents,
+                    query_count,
+                    rounds,
+                    json: out,
+                },
+        } => {
+            if documents == 0 || query_count == 0 || rounds == 0 {
+                return Err(usage(
+                    "--documents, --query-count and --rounds must be at least 1",
+                ));
+            }
+            let options = ragstream::bench::telemetry::TelemetryBenchOptions {
+                corpus,
+                queries,
+                documents,
+                query_count,
+                rounds,
+            };
+            let embedder = load_embedder(&config)?;
+            let report = tokio::task::spawn_blocking(move || {
+                ragstream::bench::telemetry::run(config, embedder, &options)
+            })
+            .await
+            .map_err(failure)?
+            .map_err(failure)?;
+            println!(
+                "embedder {} · {} documents · {} hybrid queries × {} rounds per mode",
+                report.embedder, report.documents, report.queries_per_round, report.rounds
+            );
+            for (what, l) in [("off", &report.off), ("on", &report.on)] {
+                println!(
+                    "metrics+tracing {what:<4} n={:<5} p50 {:>7.3} ms  p99 {:>7.3} ms  max {:>7.3} ms",
+                    l.count, l.p50_ms, l.p99_ms, l.max_ms
+                );
+            }
+            println!(
+                "on/off: p50 ×{:.3}, p99 ×{:.3}; {} export requests, {} bytes of spans",
+                report.p50_ratio,
+                report.p99_ratio,
+                report.export_requests,
+                report.spans_exported_bytes
+            );
             if let Some(path) = out {
                 std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json"))
                     .map_err(|e| failure(format!("{}: {e}", path.display())))?;

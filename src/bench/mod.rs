@@ -3,3 +3,4 @@
 
 pub mod embed;
 pub mod pipeline;
+pub mod telemetry;

@@ -47,7 +47,7 @@ pub struct Latency {
 }
 
 impl Latency {
-    fn of(mut ms: Vec<f64>) -> Latency {
+    pub fn of(mut ms: Vec<f64>) -> Latency {
         ms.sort_by(f64::total_cmp);
         Latency {
             count: ms.len(),

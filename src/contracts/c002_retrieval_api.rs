@@ -385,6 +385,7 @@ pub const MAX_WINDOW: u64 = 5;
 /// `"sections": true` the requested chunks are also grouped by the section they belong to
 /// (document and section path): each section once, with its breadcrumb and its whole text
 /// stitched, however many requested chunks fall in it.
+#[tracing::instrument(name = "hydration", skip_all, fields(index = %index))]
 pub async fn hydrate(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
     let parsed = (|| -> Result<(Vec<String>, u64, bool, Option<u64>), ValidationError> {
         let obj = body

@@ -385,10 +385,11 @@ async fn retrieve(
     let contracts = &engine.config().contracts;
     let (visibility, denied) = effective_visibility(&input, override_allowed);
     if denied {
-        crate::telemetry::metrics()
-            .visibility_override_denied_total
-            .with_label_values(&[index.as_str()])
-            .inc();
+        if let Some(m) = crate::telemetry::metrics() {
+            m.visibility_override_denied_total
+                .with_label_values(&[index.as_str()])
+                .inc();
+        }
         tracing::warn!(
             event = "rag.visibility.override_denied",
             requested = input.visibility_requested.name(),

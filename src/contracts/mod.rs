@@ -208,7 +208,9 @@ pub async fn answer(
 /// Records an answered request in the query metrics: its duration, and its error code when
 /// it failed. Each transport calls it once per request.
 pub fn observe(contract: Contract, transport: &str, started: std::time::Instant, reply: &Reply) {
-    let m = crate::telemetry::metrics();
+    let Some(m) = crate::telemetry::metrics() else {
+        return;
+    };
     m.query_duration_seconds
         .with_label_values(&[contract.label(), transport])
         .observe(started.elapsed().as_secs_f64());

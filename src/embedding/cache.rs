@@ -177,11 +177,13 @@ impl Embedder for CachedEmbedder {
         self.hits.fetch_add(hits, Ordering::Relaxed);
         self.misses
             .fetch_add(missing.len() as u64, Ordering::Relaxed);
-        let lookups = &crate::telemetry::metrics().embedding_cache_lookups_total;
-        lookups.with_label_values(&["hit"]).inc_by(hits);
-        lookups
-            .with_label_values(&["miss"])
-            .inc_by(missing.len() as u64);
+        if let Some(m) = crate::telemetry::metrics() {
+            let lookups = &m.embedding_cache_lookups_total;
+            lookups.with_label_values(&["hit"]).inc_by(hits);
+            lookups
+                .with_label_values(&["miss"])
+                .inc_by(missing.len() as u64);
+        }
         if !missing.is_empty() {
             let to_embed: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
             let vectors = self.inner.embed(&to_embed)?;

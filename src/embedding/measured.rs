@@ -30,14 +30,15 @@ impl Embedder for Measured {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let started = Instant::now();
         let result = self.inner.embed(texts);
-        let m = crate::telemetry::metrics();
-        let id = [self.inner.id()];
-        m.embed_duration_seconds
-            .with_label_values(&id)
-            .observe(started.elapsed().as_secs_f64());
-        m.embed_batch_texts
-            .with_label_values(&id)
-            .observe(texts.len() as f64);
+        if let Some(m) = crate::telemetry::metrics() {
+            let id = [self.inner.id()];
+            m.embed_duration_seconds
+                .with_label_values(&id)
+                .observe(started.elapsed().as_secs_f64());
+            m.embed_batch_texts
+                .with_label_values(&id)
+                .observe(texts.len() as f64);
+        }
         result
     }
 

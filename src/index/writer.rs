@@ -11,6 +11,7 @@ use super::{Index, StoreError};
 use crate::chunking::Chunker;
 use crate::embedding::{EmbedError, Embedder};
 use crate::model::Document;
+use tracing::Instrument;
 
 /// One operation on a document. Within a batch the last operation on a document wins.
 // Ops live briefly in batch-sized vectors; boxing every document would add an allocation
@@ -184,24 +185,32 @@ impl Index {
         if plan.is_noop() {
             return Ok(outcome);
         }
-        let m = crate::telemetry::metrics();
-        let name = self.name.as_str();
         let started = std::time::Instant::now();
         let version = self
             .lance
             .commit(&plan.documents, &plan.rows, properties)
+            .instrument(tracing::info_span!("lance.commit"))
             .await?;
-        m.commit_duration_seconds
-            .with_label_values(&[name, "lance"])
-            .observe(started.elapsed().as_secs_f64());
+        let lance_seconds = started.elapsed().as_secs_f64();
         fail_point("after-lance-commit");
         let started = std::time::Instant::now();
-        self.keyword
-            .apply(version, &plan.removed_chunk_ids, &plan.rows)?;
+        tracing::info_span!("keyword.commit", version).in_scope(|| {
+            self.keyword
+                .apply(version, &plan.removed_chunk_ids, &plan.rows)
+        })?;
+        let keyword_seconds = started.elapsed().as_secs_f64();
+        self.apply_retention().await?;
+        outcome.index_version = Some(version);
+        let Some(m) = crate::telemetry::metrics() else {
+            return Ok(outcome);
+        };
+        let name = self.name.as_str();
+        m.commit_duration_seconds
+            .with_label_values(&[name, "lance"])
+            .observe(lance_seconds);
         m.commit_duration_seconds
             .with_label_values(&[name, "keyword"])
-            .observe(started.elapsed().as_secs_f64());
-        self.apply_retention().await?;
+            .observe(keyword_seconds);
         m.documents_indexed_total
             .with_label_values(&[name, "upsert"])
             .inc_by(outcome.upserted as u64);
@@ -221,7 +230,6 @@ impl Index {
         m.index_rows
             .with_label_values(&[name])
             .set(i64::try_from(rows).unwrap_or(i64::MAX));
-        outcome.index_version = Some(version);
         Ok(outcome)
     }
 

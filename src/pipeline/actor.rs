@@ -67,10 +67,11 @@ pub fn mailbox<M>(actor: &'static str, capacity: usize) -> (Mailbox<M>, Inbox<M>
 }
 
 fn record_depth(actor: &'static str, depth: usize) {
-    crate::telemetry::metrics()
-        .actor_mailbox_depth
-        .with_label_values(&[actor])
-        .set(i64::try_from(depth).unwrap_or(i64::MAX));
+    if let Some(m) = crate::telemetry::metrics() {
+        m.actor_mailbox_depth
+            .with_label_values(&[actor])
+            .set(i64::try_from(depth).unwrap_or(i64::MAX));
+    }
 }
 
 /// The receiver has stopped.
@@ -93,10 +94,11 @@ impl<M> Mailbox<M> {
         let waited = (self.tx.capacity() == 0).then(std::time::Instant::now);
         let permit = self.tx.reserve().await.map_err(|_| Closed)?;
         if let Some(started) = waited {
-            crate::telemetry::metrics()
-                .actor_backpressure_seconds_total
-                .with_label_values(&[self.actor])
-                .inc_by(started.elapsed().as_secs_f64());
+            if let Some(m) = crate::telemetry::metrics() {
+                m.actor_backpressure_seconds_total
+                    .with_label_values(&[self.actor])
+                    .inc_by(started.elapsed().as_secs_f64());
+            }
         }
         Ok(permit)
     }

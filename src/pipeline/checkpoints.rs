@@ -78,6 +78,7 @@ mod tests {
             },
             topic: "t".into(),
             produced_at_ms: None,
+            trace: Default::default(),
             partition,
             offset,
         }

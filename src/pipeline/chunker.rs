@@ -65,6 +65,7 @@ impl Chunker {
         if events.is_empty() {
             return Ok(None);
         }
+        let _spans: Vec<tracing::Span> = events.iter().map(|e| e.span("chunk")).collect();
         let handle = self.engine.create_index(&index).await.map_err(failed)?;
         let embedder = self.engine.embedder();
         if let Err(e) = handle.check_embedder(embedder.id(), embedder.dimensions()) {

@@ -51,6 +51,7 @@ impl Actor for EmbedderClient {
 
 impl EmbedderClient {
     async fn embed_work(&self, work: &mut IndexWork) -> Result<(), ActorError> {
+        let _spans: Vec<tracing::Span> = work.events.iter().map(|e| e.span("embed")).collect();
         let rows = std::mem::take(&mut work.rows);
         let rejected = match self.embed(rows.clone()).await? {
             Ok(rows) => {

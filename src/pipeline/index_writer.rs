@@ -16,6 +16,10 @@ use std::time::Duration;
 use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};
 use rdkafka::{Offset, TopicPartitionList};
 
+use opentelemetry::trace::TraceContextExt;
+use tracing::Instrument;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
 use super::actor::{Actor, ActorError};
 use super::assignment::Assignment;
 use super::checkpoints::{advanced, not_yet_committed, Checkpoints};
@@ -88,36 +92,60 @@ impl IndexWriter {
         )]
         .into();
         let ops: Vec<_> = fresh.iter().map(|e| e.event.op.clone()).collect();
+        let spans: Vec<tracing::Span> = fresh.iter().map(|e| e.span("commit")).collect();
+        // The store writes are one batch for many traces: its span starts a trace of its own
+        // and links to each document's.
+        let batch = tracing::info_span!(
+            "write_batch",
+            index = %work.index,
+            documents = fresh.len(),
+            trace_id = tracing::field::Empty,
+            span_id = tracing::field::Empty,
+        );
+        for s in &spans {
+            batch.add_link(s.context().span().span_context().clone());
+        }
+        crate::telemetry::propagation::follow(&batch, &opentelemetry::Context::new());
         let mut delay = Duration::from_millis(200);
         let mut attempt = 1;
         let outcome = loop {
             match self
                 .write(&index, ops.clone(), work, properties.clone())
+                .instrument(batch.clone())
                 .await
             {
                 Ok(outcome) => break outcome,
                 Err(e) if attempt == ATTEMPTS => return Err(failed(e)),
                 Err(e) => {
-                    tracing::error!(index = %work.index, error = %e, attempt, retry_in = ?delay,
-                        "commit failed; retrying");
+                    batch.in_scope(|| {
+                        tracing::error!(index = %work.index, error = %e, attempt,
+                        retry_in = ?delay, "commit failed; retrying")
+                    });
                     tokio::time::sleep(delay).await;
                     delay *= 2;
                     attempt += 1;
                 }
             }
         };
-        tracing::info!(index = %work.index, version = ?outcome.index_version, upserted = outcome.upserted,
-            deleted = outcome.deleted, unchanged = outcome.unchanged, chunks = outcome.chunks_written,
-            "batch committed");
-        if outcome.index_version.is_some() {
+        batch.in_scope(|| {
+            tracing::info!(index = %work.index, version = ?outcome.index_version,
+            upserted = outcome.upserted, deleted = outcome.deleted, unchanged = outcome.unchanged,
+            chunks = outcome.chunks_written, "batch committed")
+        });
+        if let Some(version) = outcome.index_version {
+            for s in &spans {
+                s.record("index_version", version);
+            }
             self.checkpoints.set(&work.index, next).await;
             // Searchable now: how long since each event was produced.
             let now_ms = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-            let freshness = crate::telemetry::metrics()
-                .freshness_seconds
-                .with_label_values(&[work.index.as_str()]);
-            for produced in fresh.iter().filter_map(|e| e.produced_at_ms) {
-                freshness.observe((now_ms as f64 - produced as f64).max(0.0) / 1000.0);
+            if let Some(m) = crate::telemetry::metrics() {
+                let freshness = m
+                    .freshness_seconds
+                    .with_label_values(&[work.index.as_str()]);
+                for produced in fresh.iter().filter_map(|e| e.produced_at_ms) {
+                    freshness.observe((now_ms as f64 - produced as f64).max(0.0) / 1000.0);
+                }
             }
         }
         Ok(())

@@ -12,6 +12,8 @@ use rdkafka::topic_partition_list::TopicPartitionList;
 use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{ClientContext, Message, Offset};
 use tokio::sync::watch;
+use tracing::Instrument;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::actor::{ActorError, Mailbox};
 use super::assignment::Assignment;
@@ -158,12 +160,28 @@ impl IngestSource {
         let Some(epoch) = self.assignment.epoch(&key) else {
             return;
         };
-        crate::telemetry::metrics()
-            .messages_consumed_total
-            .with_label_values(&[origin.topic.as_str(), &origin.partition.to_string()])
-            .inc();
+        if let Some(m) = crate::telemetry::metrics() {
+            m.messages_consumed_total
+                .with_label_values(&[origin.topic.as_str(), &origin.partition.to_string()])
+                .inc();
+        }
         batch.epochs.entry(key.clone()).or_insert(epoch);
         batch.next_offsets.insert(key, origin.offset + 1);
+        let span = tracing::info_span!(
+            "consume",
+            otel.kind = "consumer",
+            messaging.system = "kafka",
+            messaging.destination.name = %origin.topic,
+            messaging.kafka.partition = origin.partition,
+            messaging.kafka.offset = origin.offset,
+            trace_id = tracing::field::Empty,
+            span_id = tracing::field::Empty,
+        );
+        crate::telemetry::propagation::follow(
+            &span,
+            &crate::telemetry::propagation::from_kafka(msg.headers()),
+        );
+        let trace = span.context();
         match parse_event(
             msg.payload(),
             self.settings.max_message_bytes,
@@ -179,6 +197,7 @@ impl IngestSource {
                     partition: origin.partition,
                     offset: origin.offset,
                     produced_at_ms: msg.timestamp().to_millis(),
+                    trace,
                 })
             }
             Err(reason) => {
@@ -190,6 +209,7 @@ impl IngestSource {
                         reason.code(),
                         &reason.to_string(),
                     )
+                    .instrument(span)
                     .await;
             }
         }
@@ -203,10 +223,11 @@ impl IngestSource {
         let gone = || ActorError::Downstream { actor: Self::NAME };
         let mut carried = Vec::new();
         batch.purge(&self.assignment.take_revoked());
-        crate::telemetry::metrics()
-            .batch_events
-            .with_label_values(&[Self::NAME])
-            .observe(batch.events.len() as f64);
+        if let Some(m) = crate::telemetry::metrics() {
+            m.batch_events
+                .with_label_values(&[Self::NAME])
+                .observe(batch.events.len() as f64);
+        }
         let Some(batch) = self.next.try_send(batch).map_err(|_| gone())? else {
             return Ok(carried);
         };

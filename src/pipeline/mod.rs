@@ -40,6 +40,28 @@ pub struct SourcedEvent {
     pub offset: i64,
     /// The message's Kafka timestamp (producer create time), for the freshness metric.
     pub produced_at_ms: Option<i64>,
+    /// The trace this event continues (its `consume` span; empty when traces are off and
+    /// the producer sent no `traceparent`).
+    pub trace: opentelemetry::Context,
+}
+
+impl SourcedEvent {
+    /// A span of pipeline stage `stage` for this event, in the event's trace. Stages work on
+    /// batches, so each event gets its own span over the batch's work: the trace of one
+    /// document then reads produce → consume → chunk → embed → commit.
+    pub fn span(&self, stage: &'static str) -> tracing::Span {
+        let span = tracing::info_span!(
+            "stage",
+            otel.name = stage,
+            index = %self.event.index,
+            document_id = self.event.op.document_id(),
+            index_version = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
+            span_id = tracing::field::Empty,
+        );
+        crate::telemetry::propagation::follow(&span, &self.trace);
+        span
+    }
 }
 
 /// `"topic:partition"`, the checkpoint key.

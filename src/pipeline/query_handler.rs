@@ -18,10 +18,13 @@ use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::Message;
 use serde_json::json;
 use tokio::sync::{watch, Semaphore};
+use tracing::Instrument;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::contracts::{self, Contract, Reply};
 use crate::engine::Engine;
 use crate::model::IndexName;
+use crate::telemetry::propagation;
 use crate::transport::dead_letters::{DeadLetters, Origin};
 
 /// Queries answered at the same time.
@@ -87,7 +90,19 @@ pub async fn run(
             retriever: header(&msg, "retriever"),
             authorization: header(&msg, "authorization"),
         };
-        tokio::spawn(async move {
+        // The request's trace continues here and into the reply.
+        let span = tracing::info_span!(
+            "query",
+            otel.kind = "consumer",
+            transport = "bus",
+            contract = headers.contract.as_deref().unwrap_or("000"),
+            messaging.system = "kafka",
+            messaging.destination.name = %origin.topic,
+            trace_id = tracing::field::Empty,
+            span_id = tracing::field::Empty,
+        );
+        propagation::follow(&span, &propagation::from_kafka(msg.headers()));
+        let task = async move {
             let _permit = permit;
             let reply = answer(&engine, &headers, msg.payload()).await;
             let body = serde_json::to_vec(&reply.body).expect("json");
@@ -112,14 +127,21 @@ pub async fn run(
                     value: Some(v.as_str()),
                 });
             }
+            let send = tracing::info_span!("reply", otel.kind = "producer", %reply_to);
+            let headers = propagation::into_kafka(&send.context(), headers);
             let record = FutureRecord::<str, [u8]>::to(&reply_to)
                 .key(correlation_id.as_str())
                 .payload(&body)
                 .headers(headers);
-            if let Err((e, _)) = producer.send(record, Duration::from_secs(10)).await {
+            let sent = producer
+                .send(record, Duration::from_secs(10))
+                .instrument(send)
+                .await;
+            if let Err((e, _)) = sent {
                 tracing::error!(error = %e, %reply_to, "sending a query reply failed");
             }
-        });
+        };
+        tokio::spawn(task.instrument(span));
     }
 }
 

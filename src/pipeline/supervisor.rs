@@ -80,10 +80,9 @@ pub async fn supervise<F, Fut>(
             delay = backoff.initial;
         }
         report.record(&failure);
-        crate::telemetry::metrics()
-            .actor_restarts_total
-            .with_label_values(&[name])
-            .inc();
+        if let Some(m) = crate::telemetry::metrics() {
+            m.actor_restarts_total.with_label_values(&[name]).inc();
+        }
         tracing::error!(pipeline = name, error = %failure, restart_in = ?delay,
             restarts = report.restarts(), "pipeline failed; restarting from the stored checkpoint");
         if *shutdown.borrow() {

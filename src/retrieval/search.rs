@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use tracing::Instrument;
 
 use super::filters::Filters;
 use super::fusion::{fuse, overfetch, semantic_similarity};
@@ -144,11 +145,15 @@ pub async fn search(
     reranker: Option<&Arc<dyn Reranker>>,
     request: &SearchRequest,
 ) -> Result<SearchResult, EngineError> {
-    let query = request.preprocessing.apply(&request.query);
+    let analysis = tracing::info_span!("analysis");
+    let query = analysis.in_scope(|| request.preprocessing.apply(&request.query));
     if query.trim().is_empty() {
         return Err(ValidationError::new("query", "is empty after query_preprocessing").into());
     }
-    let snapshot = index.snapshot(request.index_version).await?;
+    let snapshot = index
+        .snapshot(request.index_version)
+        .instrument(analysis)
+        .await?;
     let filter_sql = request.filters.to_sql();
     // The pool each branch fetches: top_k, unless the request asks for a larger pool (the
     // cut-offs below then pick top_k from it).
@@ -186,12 +191,14 @@ pub async fn search(
                 .collect()
         }
         SearchMethod::Keyword => {
-            let ranked = index.keyword().search(
-                &snapshot.searcher,
-                &query,
-                &request.filters,
-                pool(request.candidates.keyword),
-            )?;
+            let ranked = tracing::info_span!("keyword").in_scope(|| {
+                index.keyword().search(
+                    &snapshot.searcher,
+                    &query,
+                    &request.filters,
+                    pool(request.candidates.keyword),
+                )
+            })?;
             counts.1 = ranked.len();
             let ids: Vec<String> = ranked.iter().map(|(id, _)| id.clone()).collect();
             let mut rows = rows_by_id(index, &snapshot, &ids, false).await?;
@@ -225,19 +232,23 @@ pub async fn search(
             hits
         }
     };
-    sort_hits(&mut hits);
+    tracing::info_span!("fusion").in_scope(|| sort_hits(&mut hits));
     if let Some(max) = request.candidates.max {
         hits.truncate(max.max(request.top_k));
     }
     let mut reranker_applied = false;
     if let (true, Some(r)) = (request.rerank, reranker) {
-        reranker_applied = rerank(r, &query, &mut hits).await;
+        reranker_applied = rerank(r, &query, &mut hits)
+            .instrument(tracing::info_span!("rerank", reranker = r.id()))
+            .await;
     }
     if let Some(min) = request.min_score {
         hits.retain(|h| h.score >= min);
     }
     if request.diversify > 0.0 && hits.len() > request.top_k {
-        hits = diversify(index, &snapshot, hits, request.top_k, request.diversify).await?;
+        hits = diversify(index, &snapshot, hits, request.top_k, request.diversify)
+            .instrument(tracing::info_span!("diversify"))
+            .await?;
     }
     hits.truncate(request.top_k);
     Ok(SearchResult {
@@ -373,12 +384,14 @@ async fn hybrid(
         filter_sql,
     )
     .await?;
-    let keyword = index.keyword().search(
-        &snapshot.searcher,
-        query,
-        &request.filters,
-        request.candidates.keyword.unwrap_or(fetch).min(MAX_POOL),
-    )?;
+    let keyword = tracing::info_span!("keyword").in_scope(|| {
+        index.keyword().search(
+            &snapshot.searcher,
+            query,
+            &request.filters,
+            request.candidates.keyword.unwrap_or(fetch).min(MAX_POOL),
+        )
+    })?;
     let counts = (semantic.len(), keyword.len());
     let mut rows: HashMap<String, ChunkRow> = HashMap::new();
     let mut similarity: HashMap<String, f64> = HashMap::new();
@@ -406,7 +419,9 @@ async fn hybrid(
         .filter(|(id, _)| rows.contains_key(id))
         .map(|(id, s)| (id, f64::from(s)))
         .collect();
-    let hits = fuse(&similarity, &keyword, request.hybrid_alpha)
+    let fused = tracing::info_span!("fusion")
+        .in_scope(|| fuse(&similarity, &keyword, request.hybrid_alpha));
+    let hits = fused
         .into_iter()
         .filter_map(|f| {
             rows.remove(&f.key).map(|row| SearchHit {
@@ -434,7 +449,9 @@ async fn hybrid(
 /// hold up the async worker (an HTTP or bus worker) that received the query.
 async fn embed_query(embedder: &Arc<dyn Embedder>, query: &str) -> Result<Vec<f32>, EngineError> {
     let (embedder, query) = (embedder.clone(), query.to_string());
+    let span = tracing::info_span!("embed_query", embedder = embedder.id());
     tokio::task::spawn_blocking(move || embedder.embed(&[query.as_str()]))
+        .instrument(span)
         .await
         .map_err(|e| EngineError::Internal(format!("query embedding task failed: {e}")))??
         .pop()
@@ -453,6 +470,7 @@ async fn semantic_branch(
     let found = index
         .lance()
         .nearest(&snapshot.dataset, query, k, filter_sql)
+        .instrument(tracing::info_span!("semantic", k))
         .await?;
     Ok(found
         .into_iter()
@@ -472,6 +490,7 @@ async fn rows_by_id(
     Ok(index
         .lance()
         .rows(&snapshot.dataset, ids, with_vector)
+        .instrument(tracing::info_span!("hydration", rows = ids.len()))
         .await?
         .into_iter()
         .map(|r| (r.chunk_id.clone(), r))

@@ -5,6 +5,7 @@
 //! different modules (index writer, dead letters, edges), and threading a handle through each
 //! of them would only add parameters. Each metric is recorded at exactly one place.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::LazyLock;
 
 use prometheus::{
@@ -270,10 +271,18 @@ impl Metrics {
     }
 }
 
-/// The process's metrics.
-pub fn metrics() -> &'static Metrics {
+static RECORDING: AtomicBool = AtomicBool::new(true);
+
+/// The process's metrics, or `None` while recording is off (`telemetry.metrics = false`, or
+/// the "off" half of `ragstream bench telemetry`): nothing is counted then.
+pub fn metrics() -> Option<&'static Metrics> {
     static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
-    &METRICS
+    RECORDING.load(Ordering::Relaxed).then(|| &*METRICS)
+}
+
+/// Turns recording on or off for the whole process.
+pub fn set_recording(on: bool) {
+    RECORDING.store(on, Ordering::Relaxed);
 }
 
 /// The media type of [`Metrics::render`].
@@ -285,7 +294,7 @@ mod tests {
 
     #[test]
     fn recorded_values_appear_in_the_exposition_with_their_labels() {
-        let m = metrics();
+        let m = metrics().expect("recording is on by default");
         m.dead_letters_total
             .with_label_values(&["metrics_unit_test"])
             .inc();

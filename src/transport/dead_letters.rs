@@ -35,10 +35,9 @@ impl DeadLetters {
         code: &str,
         message: &str,
     ) {
-        crate::telemetry::metrics()
-            .dead_letters_total
-            .with_label_values(&[code])
-            .inc();
+        if let Some(m) = crate::telemetry::metrics() {
+            m.dead_letters_total.with_label_values(&[code]).inc();
+        }
         let partition = origin.partition.to_string();
         let offset = origin.offset.to_string();
         loop {

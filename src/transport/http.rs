@@ -27,8 +27,11 @@ use actix_web::dev::ServerHandle;
 use actix_web::http::StatusCode;
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use futures::StreamExt;
+use rdkafka::message::OwnedHeaders;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use serde_json::{json, Value};
+use tracing::Instrument;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::auth::{AuthError, Caller, Scope};
 use crate::config::KafkaConfig;
@@ -38,6 +41,7 @@ use crate::index::DocumentOp;
 use crate::model::{Document, IndexName};
 use crate::pipeline::events::DocumentEvent;
 use crate::pipeline::supervisor::RestartReport;
+use crate::telemetry::propagation;
 
 pub struct HttpState {
     pub engine: Arc<Engine>,
@@ -283,15 +287,50 @@ async fn contract_route(
     payload: web::Payload,
 ) -> HttpResponse {
     let started = std::time::Instant::now();
-    let reply = match authenticate(&state, &req) {
-        Err(e) => contracts::auth_reply(&e),
-        Ok(caller) => match read_body(payload, state.max_body_bytes).await {
-            Ok(body) => contracts::answer(&state.engine, &caller, contract, target, &body).await,
-            Err(response) => return response,
-        },
+    let span = request_span(&req, "query");
+    span.record("contract", contract.label());
+    let reply = async {
+        match authenticate(&state, &req) {
+            Err(e) => Ok(contracts::auth_reply(&e)),
+            Ok(caller) => match read_body(payload, state.max_body_bytes).await {
+                Ok(body) => {
+                    Ok(contracts::answer(&state.engine, &caller, contract, target, &body).await)
+                }
+                Err(response) => Err(response),
+            },
+        }
+    }
+    .instrument(span)
+    .await;
+    let reply = match reply {
+        Ok(reply) => reply,
+        Err(response) => return response,
     };
     contracts::observe(contract, "http", started, &reply);
     respond(reply)
+}
+
+/// The span of one HTTP request, continuing the caller's trace (W3C `traceparent`).
+fn request_span(req: &HttpRequest, name: &'static str) -> tracing::Span {
+    let span = tracing::info_span!(
+        "http",
+        otel.name = name,
+        otel.kind = "server",
+        http.request.method = %req.method(),
+        url.path = req.path(),
+        transport = "http",
+        contract = tracing::field::Empty,
+        trace_id = tracing::field::Empty,
+        span_id = tracing::field::Empty,
+    );
+    let parent = propagation::extract(|name| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    });
+    propagation::follow(&span, &parent);
+    span
 }
 
 async fn ingest(
@@ -383,7 +422,7 @@ async fn ingest(
             Some("documents"),
         );
     }
-    produce(&state, &events).await
+    produce(&state, &req, &events).await
 }
 
 /// Contract 002's `DELETE /v1/indexes/{index}/documents/{id}`: a delete event through the
@@ -410,18 +449,38 @@ async fn delete_document(
         index,
         op: DocumentOp::Delete { document_id: id },
     };
-    produce(&state, std::slice::from_ref(&event)).await
+    produce(&state, &req, std::slice::from_ref(&event)).await
 }
 
-/// Produces document events to the documents topic in order; 202 with their offsets.
-async fn produce(state: &HttpState, events: &[DocumentEvent]) -> HttpResponse {
+/// Produces document events to the documents topic in order; 202 with their offsets. The
+/// request's trace goes with each event (`traceparent` header) into the pipeline.
+async fn produce(state: &HttpState, req: &HttpRequest, events: &[DocumentEvent]) -> HttpResponse {
+    let span = request_span(req, "ingest");
+    produce_events(state, events).instrument(span).await
+}
+
+async fn produce_events(state: &HttpState, events: &[DocumentEvent]) -> HttpResponse {
     let mut offsets = Vec::new();
     for event in events {
         let (key, payload) = (event.key(), event.to_json().to_string());
+        let span = tracing::info_span!(
+            "produce",
+            otel.kind = "producer",
+            messaging.system = "kafka",
+            messaging.destination.name = %state.documents_topic,
+            document_id = event.op.document_id(),
+        );
+        let headers = propagation::into_kafka(&span.context(), OwnedHeaders::new());
         let record = FutureRecord::to(&state.documents_topic)
             .key(key.as_str())
-            .payload(&payload);
-        match state.producer.send(record, Duration::from_secs(10)).await {
+            .payload(&payload)
+            .headers(headers);
+        let sent = state
+            .producer
+            .send(record, Duration::from_secs(10))
+            .instrument(span)
+            .await;
+        match sent {
             Ok(d) => offsets.push(json!({"partition": d.partition, "offset": d.offset})),
             Err((e, _)) => {
                 return error(
@@ -532,6 +591,14 @@ async fn status(
 /// name indexes but hold no documents). Consumer lag is read from Kafka at scrape time, as
 /// lag exporters do; if Kafka does not answer, the last values stay.
 async fn metrics(state: web::Data<HttpState>) -> HttpResponse {
+    let Some(m) = crate::telemetry::metrics() else {
+        return error(
+            StatusCode::NOT_FOUND,
+            "metrics_disabled",
+            "metrics are off (telemetry.metrics = false)",
+            None,
+        );
+    };
     let (kafka, bootstrap) = (state.kafka.clone(), state.bootstrap.clone());
     let positions = tokio::task::spawn_blocking(move || {
         crate::transport::kafka::positions(
@@ -544,7 +611,7 @@ async fn metrics(state: web::Data<HttpState>) -> HttpResponse {
     })
     .await;
     if let Ok(Ok(positions)) = positions {
-        let lag = &crate::telemetry::metrics().consumer_lag_messages;
+        let lag = &m.consumer_lag_messages;
         for p in positions {
             let consumed = p.committed_offset.unwrap_or(p.low_offset);
             lag.with_label_values(&[state.documents_topic.as_str(), &p.partition.to_string()])
@@ -553,7 +620,7 @@ async fn metrics(state: web::Data<HttpState>) -> HttpResponse {
     }
     HttpResponse::Ok()
         .content_type(crate::telemetry::metrics::CONTENT_TYPE)
-        .body(crate::telemetry::metrics().render())
+        .body(m.render())
 }
 
 /// The OpenAPI document of every route.

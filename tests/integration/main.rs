@@ -17,4 +17,5 @@ mod reembed;
 mod rerank;
 mod retrievers;
 mod telemetry;
+mod traces;
 mod versions;

@@ -27,6 +27,7 @@ fn event(partition: i32, offset: i64, op: DocumentOp) -> SourcedEvent {
         partition,
         offset,
         produced_at_ms: None,
+        trace: Default::default(),
     }
 }
 

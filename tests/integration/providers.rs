@@ -171,6 +171,7 @@ async fn an_outage_beyond_the_retries_is_a_transient_error_and_opens_the_breaker
         c.breaker_cooldown_ms = 60_000;
         let e = Arc::new(HttpEmbedder::new("fake", c).unwrap());
         let opened = ragstream::telemetry::metrics()
+            .expect("recording is on by default")
             .embedder_circuit_opened_total
             .with_label_values(&[e.id()]);
         let before = opened.get();

@@ -363,10 +363,11 @@ impl HttpEmbedder {
                             .fetch_add(1, Ordering::Relaxed);
                         if self.breaker.failure(Instant::now()) {
                             self.counters.breaker_opened.fetch_add(1, Ordering::Relaxed);
-                            crate::telemetry::metrics()
-                                .embedder_circuit_opened_total
-                                .with_label_values(&[self.id.as_str()])
-                                .inc();
+                            if let Some(m) = crate::telemetry::metrics() {
+                                m.embedder_circuit_opened_total
+                                    .with_label_values(&[self.id.as_str()])
+                                    .inc();
+                            }
                             tracing::warn!(embedder = %self.id, %reason, "circuit breaker opened");
                         }
                         last = reason;
