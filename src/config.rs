@@ -43,6 +43,8 @@ pub struct Config {
     pub embedders: std::collections::BTreeMap<String, crate::embedding::http::ProviderConfig>,
     /// Metrics and traces (`[telemetry]`).
     pub telemetry: crate::telemetry::TelemetryConfig,
+    /// Knowledge-graph retrieval (`[graph]`).
+    pub graph: crate::graph::GraphConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -392,6 +394,9 @@ impl Config {
             return bad(&key, &reason);
         }
         if let Err((key, reason)) = self.telemetry.check() {
+            return bad(&key, &reason);
+        }
+        if let Err((key, reason)) = self.graph.check() {
             return bad(&key, &reason);
         }
         if self.index.ingest_batch_documents == 0 {

@@ -270,6 +270,62 @@ impl Engine {
         result
     }
 
+    /// Graph retrieval on `name` at `version` (latest when `None`): the entities `query`
+    /// names, their rewrite terms and keyword expansion, and the relations within `depth`
+    /// hops, scored. An index without a graph answers with nothing found. When entities were
+    /// linked, the query's vector comes back too, so the chunk search need not embed again.
+    pub async fn graph_lookup(
+        &self,
+        name: &IndexName,
+        query: &str,
+        version: Option<u64>,
+        depth: usize,
+    ) -> Result<(crate::graph::GraphLookup, Option<Arc<Vec<f32>>>), EngineError> {
+        let span = tracing::info_span!("graph", index = %name, depth);
+        async {
+            let index = self.index(name).await?;
+            let version = index.snapshot(version).await?.version;
+            let mut found = crate::graph::GraphLookup {
+                index_version: version,
+                ..Default::default()
+            };
+            let Some(view) = index.graph_at(version).await? else {
+                return Ok((found, None));
+            };
+            let linked = view.link(query);
+            if linked.is_empty() {
+                return Ok((found, None));
+            }
+            let vector = if depth > 0 {
+                index.check_embedder_at(
+                    version,
+                    self.query_embedder.id(),
+                    self.query_embedder.dimensions(),
+                )?;
+                Some(Arc::new(
+                    crate::retrieval::search::embed_query(&self.query_embedder, query).await?,
+                ))
+            } else {
+                None
+            };
+            let (rewrite_terms, expansion, relations) = crate::graph::lookup(
+                &view,
+                &linked,
+                query,
+                vector.as_deref().map(Vec::as_slice),
+                depth,
+                &self.config.graph,
+            );
+            found.entities = linked;
+            found.rewrite_terms = rewrite_terms;
+            found.keyword_expansion = expansion;
+            found.relations = relations;
+            Ok((found, vector))
+        }
+        .instrument(span)
+        .await
+    }
+
     /// Whether version `version` of `name` may hold soft-deleted chunks (a cheap upper bound).
     pub async fn may_hold_deleted(
         &self,

@@ -13,6 +13,7 @@ pub mod daemon;
 pub mod embedding;
 pub mod engine;
 pub mod eval;
+pub mod graph;
 pub mod index;
 pub mod ingest;
 pub mod model;

@@ -1,18 +1,28 @@
 //! Contract 001, "RagSearcher Triplets Update": `{query, top_k}` → `{results, kg,
 //! rewrite_terms}`, all three keys always present.
 //!
-//! ragstream serves the contract's "fast mode" (chunk hits only, structural depth 0): relation
-//! hits, `kg` and `rewrite_terms` come with the knowledge graph and are honestly empty until
-//! then. Chunk hits carry the contract's metadata (`language`, `title`, `url`, `timestamp`,
-//! `tags` as one comma-joined string, `collection`) and `content`; fields without a value are
-//! left out, as the contract's example does. Ranking is hybrid (α 0.5) and the order of
-//! `results` is the rank (the contract has no score field). The answer's `index_version`
-//! travels in the `x-ragstream-index-version` header.
+//! Two modes, as the contract's delta table has them:
+//!
+//! - **fast mode** (`graph.enabled = false`, the default, or a request's `fast_mode: true`):
+//!   chunk hits only, structural depth forced to 0, `kg` and `rewrite_terms` empty;
+//! - **graph mode** (`graph.enabled = true`; `smart_lookup`): the query's words are linked to
+//!   the index's entities (`rewrite_terms`, which also widen the keyword branch), relations
+//!   within the structural depth (`structural_depth`, default `graph.default_depth`) are
+//!   scored against the query and merged with the chunk hits by reciprocal rank, as
+//!   `component_type: "relation"` hits with `subject`, `relation`, `object`; `kg` lists the
+//!   triples of the relation hits returned.
+//!
+//! Chunk hits carry the contract's metadata (`language`, `title`, `url`, `timestamp`, `tags`
+//! as one comma-joined string, `collection`) and `content`; fields without a value are left
+//! out, as the contract's example does. Ranking is hybrid (α 0.5) and the order of `results`
+//! is the rank (the contract has no score field). The answer's `index_version` travels in the
+//! `x-ragstream-index-version` header.
 
 use serde_json::{json, Map, Value};
 
 use super::Reply;
 use crate::engine::{Engine, EngineError};
+use crate::graph::RelationHit;
 use crate::index::ChunkRow;
 use crate::model::{IndexName, ValidationError};
 use crate::retrieval::{SearchMethod, SearchRequest};
@@ -20,6 +30,47 @@ use crate::retrieval::{SearchMethod, SearchRequest};
 /// `top_k` bounds and default (001 "optional integer in [1, 50]", "defaults to 5").
 pub const TOP_K_MAX: u64 = 50;
 pub const TOP_K_DEFAULT: usize = 5;
+
+/// A validated request: the chunk search, and the structural depth (`None`: fast mode).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RagQuery {
+    pub search: SearchRequest,
+    pub depth: Option<usize>,
+}
+
+/// Validates the MCP tool input, and the graph options: `fast_mode` (bool) and
+/// `structural_depth` (integer, at most `graph.max_depth`), which only graph mode honours.
+/// Other fields are ignored (MCP clients send extras).
+pub fn parse_graph_request(
+    body: &Value,
+    max_query_bytes: usize,
+    graph: &crate::graph::GraphConfig,
+) -> Result<RagQuery, ValidationError> {
+    let search = parse_request(body, max_query_bytes)?;
+    let obj = body.as_object().expect("parse_request checked the object");
+    let fast_mode = match obj.get("fast_mode") {
+        None | Some(Value::Null) => !graph.enabled,
+        Some(Value::Bool(b)) => *b || !graph.enabled,
+        Some(_) => return Err(ValidationError::new("fast_mode", "must be a boolean")),
+    };
+    let depth = match obj.get("structural_depth") {
+        None | Some(Value::Null) => graph.default_depth,
+        Some(v) => match v.as_u64() {
+            Some(n) if n as usize <= graph.max_depth => n as usize,
+            _ => {
+                return Err(ValidationError::new(
+                    "structural_depth",
+                    format!("must be an integer between 0 and {}", graph.max_depth),
+                ))
+            }
+        },
+    };
+    // Fast mode: structural depth forced to 0, no graph at all.
+    Ok(RagQuery {
+        search,
+        depth: (!fast_mode).then_some(depth),
+    })
+}
 
 /// Validates the MCP tool input. Other fields are ignored (MCP clients send extras).
 pub fn parse_request(
@@ -79,20 +130,85 @@ pub fn render_chunk(row: &ChunkRow) -> Value {
     json!({"metadata": metadata, "content": row.text})
 }
 
+/// One relation hit (graph mode only).
+pub fn render_relation(index: &IndexName, hit: &RelationHit) -> Value {
+    json!({
+        "metadata": {"collection": index.as_str()},
+        "component_type": "relation",
+        "subject": hit.subject,
+        "relation": hit.relation,
+        "object": hit.object,
+    })
+}
+
+/// Chunk hits and relation hits in one ranking: reciprocal rank fusion (k = 60) of the two
+/// lists, a chunk first on a tie; the best `top_k`.
+fn merge(chunks: Vec<Value>, relations: Vec<Value>, top_k: usize) -> Vec<Value> {
+    let rrf = |rank: usize| 1.0 / (60.0 + rank as f64 + 1.0);
+    let mut all: Vec<(f64, usize, Value)> = chunks
+        .into_iter()
+        .enumerate()
+        .map(|(r, v)| (rrf(r), 0, v))
+        .chain(
+            relations
+                .into_iter()
+                .enumerate()
+                .map(|(r, v)| (rrf(r), 1, v)),
+        )
+        .collect();
+    // Stable: equal scores keep chunks (0) before relations (1), each in its own order.
+    all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    all.into_iter().take(top_k).map(|(_, _, v)| v).collect()
+}
+
 pub async fn answer(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
-    let request = match parse_request(body, engine.config().limits.max_query_bytes) {
+    let config = engine.config();
+    let query = match parse_graph_request(body, config.limits.max_query_bytes, &config.graph) {
         Ok(r) => r,
         Err(e) => return super::error_reply(&e.into()),
     };
+    let mut request = query.search;
+    let mut lookup = None;
+    if let Some(depth) = query.depth {
+        match engine
+            .graph_lookup(index, &request.query, None, depth)
+            .await
+        {
+            Ok((found, vector)) => {
+                request.index_version = Some(found.index_version);
+                request.keyword_expansion = found.keyword_expansion.clone();
+                request.query_vector = vector;
+                lookup = Some(found);
+            }
+            Err(EngineError::IndexNotFound(_)) => {}
+            Err(e) => return super::error_reply(&e),
+        }
+    }
     match engine.search(index, &request).await {
-        Ok(result) => Reply::ok(
-            json!({
-                "results": result.hits.iter().map(|h| render_chunk(&h.row)).collect::<Vec<_>>(),
-                "kg": [],
-                "rewrite_terms": [],
-            }),
-            result.index_version,
-        ),
+        Ok(result) => {
+            let chunks: Vec<Value> = result.hits.iter().map(|h| render_chunk(&h.row)).collect();
+            let Some(lookup) = lookup else {
+                return Reply::ok(
+                    json!({"results": chunks, "kg": [], "rewrite_terms": []}),
+                    result.index_version,
+                );
+            };
+            let relations: Vec<Value> = lookup
+                .relations
+                .iter()
+                .map(|r| render_relation(index, r))
+                .collect();
+            let results = merge(chunks, relations, request.top_k);
+            let kg: Vec<Value> = results
+                .iter()
+                .filter(|r| r["component_type"] == "relation")
+                .map(|r| json!({"subject": r["subject"], "relation": r["relation"], "object": r["object"]}))
+                .collect();
+            Reply::ok(
+                json!({"results": results, "kg": kg, "rewrite_terms": lookup.rewrite_terms}),
+                result.index_version,
+            )
+        }
         // An index nobody has written to yet holds nothing: the contract's empty state.
         Err(EngineError::IndexNotFound(_)) => Reply {
             status: 200,
@@ -133,5 +249,48 @@ mod tests {
             assert_eq!((e.field.as_str(), e.rule.as_str()), ("query", rule));
         }
         assert!(parse_request(&json!({"query": "q", "fast_mode": true}), 100).is_ok());
+    }
+
+    #[test]
+    fn graph_mode_follows_the_contracts_delta_table() {
+        let off = crate::graph::GraphConfig::default();
+        let on = crate::graph::GraphConfig {
+            enabled: true,
+            ..Default::default()
+        };
+        let depth = |body: Value, g: &crate::graph::GraphConfig| {
+            parse_graph_request(&body, 100, g).map(|q| q.depth)
+        };
+        // Only Qdrant: structural depth forced to 0, whatever the client says.
+        assert_eq!(
+            depth(json!({"query": "q", "structural_depth": 2}), &off),
+            Ok(None)
+        );
+        assert_eq!(
+            depth(json!({"query": "q", "fast_mode": false}), &off),
+            Ok(None)
+        );
+        // Qdrant + Neo4j: the default depth unless explicitly set; fast_mode opts out.
+        assert_eq!(depth(json!({"query": "q"}), &on), Ok(Some(1)));
+        assert_eq!(
+            depth(json!({"query": "q", "structural_depth": 2}), &on),
+            Ok(Some(2))
+        );
+        assert_eq!(
+            depth(json!({"query": "q", "fast_mode": true}), &on),
+            Ok(None)
+        );
+        let e = depth(json!({"query": "q", "structural_depth": 9}), &on).unwrap_err();
+        assert_eq!(e.field, "structural_depth");
+        let e = depth(json!({"query": "q", "fast_mode": "yes"}), &on).unwrap_err();
+        assert_eq!(e.field, "fast_mode");
+    }
+
+    #[test]
+    fn merged_results_interleave_by_rank_with_chunks_first_on_ties() {
+        let c = |i: u64| json!({"content": i});
+        let r = |i: u64| json!({"component_type": "relation", "subject": i});
+        let merged = merge(vec![c(0), c(1)], vec![r(0), r(1), r(2)], 4);
+        assert_eq!(merged, vec![c(0), r(0), c(1), r(1)]);
     }
 }

@@ -9,6 +9,9 @@ mod writer;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tracing::Instrument;
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +20,8 @@ pub use lance_store::{Census, LanceStore};
 pub use rows::ChunkRow;
 pub use writer::{DocumentOp, WriteOutcome, WritePlan, KAFKA_CHECKPOINT};
 
+use crate::graph::store::{GraphStore, GraphVersion, GRAPH_PROPERTY};
+use crate::graph::view::GraphView;
 use crate::model::IndexName;
 
 #[derive(Debug, thiserror::Error)]
@@ -144,6 +149,10 @@ pub struct Index {
     info: std::sync::RwLock<IndexInfo>,
     lance: LanceStore,
     keyword: KeywordStore,
+    graph: GraphStore,
+    /// Loaded graph versions, newest last, and which graph version each index version names.
+    graph_views: std::sync::Mutex<Vec<(GraphVersion, Arc<GraphView>)>>,
+    graph_versions: std::sync::Mutex<std::collections::HashMap<u64, Option<GraphVersion>>>,
     retain_versions: u64,
     write_lock: tokio::sync::Mutex<()>,
     dir: PathBuf,
@@ -274,11 +283,15 @@ impl Index {
             }
         }
         let keyword = KeywordStore::open(&dir.join("keyword"))?;
+        let graph = GraphStore::open(&dir).await?;
         let index = Index {
             name,
             info: std::sync::RwLock::new(info),
             lance,
             keyword,
+            graph,
+            graph_views: std::sync::Mutex::new(Vec::new()),
+            graph_versions: std::sync::Mutex::new(std::collections::HashMap::new()),
             retain_versions,
             write_lock: tokio::sync::Mutex::new(()),
             dir,
@@ -405,12 +418,75 @@ impl Index {
         let versions = self.lance.versions().await?;
         if versions.first().is_some_and(|v| *v < oldest_kept) {
             self.lance.prune_before(oldest_kept).await?;
+            // Graph versions older than the one the oldest kept index version names go too.
+            let oldest = *self.lance.versions().await?.first().unwrap_or(&latest);
+            if let Some(graph) = self.graph_version_at(oldest).await? {
+                self.graph.prune_before(graph).await?;
+            }
         }
         let keep: BTreeSet<u64> = self.lance.versions().await?.into_iter().collect();
         if self.keyword.versions()?.iter().any(|v| !keep.contains(v)) {
             self.keyword.retain(&keep)?;
         }
         Ok(())
+    }
+
+    /// The graph versions index version `version` goes with (`None`: it has no graph).
+    pub async fn graph_version_at(&self, version: u64) -> Result<Option<GraphVersion>, StoreError> {
+        self.lance
+            .commit_properties(version)
+            .await?
+            .get(GRAPH_PROPERTY)
+            .map(|p| GraphVersion::parse(p))
+            .transpose()
+    }
+
+    /// The knowledge graph as of index version `version`. A graph version is loaded once
+    /// and shared by every index version that names it (most commits change no triples).
+    pub async fn graph_at(&self, version: u64) -> Result<Option<Arc<GraphView>>, StoreError> {
+        const CACHED: usize = 4;
+        let known = self
+            .graph_versions
+            .lock()
+            .expect("graph cache lock")
+            .get(&version)
+            .copied();
+        let graph = match known {
+            Some(g) => g,
+            None => {
+                let g = self.graph_version_at(version).await?;
+                let mut map = self.graph_versions.lock().expect("graph cache lock");
+                if map.len() >= 256 {
+                    map.clear();
+                }
+                map.insert(version, g);
+                g
+            }
+        };
+        let Some(graph) = graph else {
+            return Ok(None);
+        };
+        if let Some((_, view)) = self
+            .graph_views
+            .lock()
+            .expect("graph cache lock")
+            .iter()
+            .find(|(g, _)| *g == graph)
+        {
+            return Ok(Some(view.clone()));
+        }
+        let (triples, entities) = self
+            .graph
+            .load(graph)
+            .instrument(tracing::info_span!("graph.load"))
+            .await?;
+        let view = Arc::new(GraphView::new(triples, entities));
+        let mut cache = self.graph_views.lock().expect("graph cache lock");
+        if cache.len() >= CACHED {
+            cache.remove(0);
+        }
+        cache.push((graph, view.clone()));
+        Ok(Some(view))
     }
 
     pub async fn stats(&self) -> Result<IndexStats, StoreError> {
@@ -490,6 +566,14 @@ impl Index {
             properties.insert(
                 KAFKA_CHECKPOINT.to_string(),
                 serde_json::to_string(&checkpoint).expect("a checkpoint serialises"),
+            );
+        }
+        // The graph is not re-embedded: its relation vectors keep the old model's (their
+        // semantic scores then fall back to 0; see the README), its rows stay.
+        if let Some(graph) = self.graph.latest() {
+            properties.insert(
+                crate::graph::store::GRAPH_PROPERTY.to_string(),
+                graph.to_property(),
             );
         }
         let version = self.lance.overwrite(&rows, dimensions, properties).await?;

@@ -10,6 +10,8 @@ use super::rows::ChunkRow;
 use super::{Index, StoreError};
 use crate::chunking::Chunker;
 use crate::embedding::{EmbedError, Embedder};
+use crate::graph::rows::TripleRow;
+use crate::graph::store::{GraphChange, GRAPH_PROPERTY};
 use crate::model::Document;
 use tracing::Instrument;
 
@@ -45,6 +47,8 @@ pub struct WritePlan {
     pub deleted: usize,
     /// Upserts identical to what is stored, and deletes of absent documents.
     pub unchanged: usize,
+    /// The knowledge-graph rows of the same documents (triples carry vectors once embedded).
+    pub graph: GraphChange,
 }
 
 impl WritePlan {
@@ -52,24 +56,54 @@ impl WritePlan {
         self.documents.is_empty()
     }
 
-    /// Embeds the search text (title and chunk text) of the rows that have no vector yet.
+    /// Embeds the search text (title and chunk text) of the rows, and the text of the
+    /// triples, that have no vector yet: one embedding call.
     pub fn embed(&mut self, embedder: &dyn Embedder) -> Result<(), EmbedError> {
-        let missing: Vec<usize> = (0..self.rows.len())
+        let rows: Vec<usize> = (0..self.rows.len())
             .filter(|i| self.rows[*i].vector.is_none())
             .collect();
-        if missing.is_empty() {
+        let triples: Vec<usize> = (0..self.graph.triples.len())
+            .filter(|i| self.graph.triples[*i].vector.is_none())
+            .collect();
+        if rows.is_empty() && triples.is_empty() {
             return Ok(());
         }
-        let texts: Vec<String> = missing
+        let texts: Vec<String> = rows
             .iter()
             .map(|i| self.rows[*i].search_text())
+            .chain(triples.iter().map(|i| self.graph.triples[*i].text()))
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = embedder.embed(&refs)?;
-        for (i, v) in missing.into_iter().zip(vectors) {
+        let mut vectors = embedder.embed(&refs)?.into_iter();
+        for (i, v) in rows.into_iter().zip(&mut vectors) {
             self.rows[i].vector = Some(v);
         }
+        for (i, v) in triples.into_iter().zip(vectors) {
+            self.graph.triples[i].vector = Some(v);
+        }
         Ok(())
+    }
+
+    /// Whether anything still lacks a vector.
+    pub fn needs_embedding(&self) -> bool {
+        self.rows.iter().any(|r| r.vector.is_none())
+            || self.graph.triples.iter().any(|t| t.vector.is_none())
+    }
+
+    /// Takes triple vectors embedded earlier (same triple id and text).
+    pub fn reuse_triple_vectors(&mut self, embedded: Vec<TripleRow>) {
+        let mut by_key: HashMap<(String, String), Vec<f32>> = embedded
+            .into_iter()
+            .filter_map(|t| {
+                let key = (t.triple_id.clone(), t.text());
+                t.vector.map(|v| (key, v))
+            })
+            .collect();
+        for t in &mut self.graph.triples {
+            if t.vector.is_none() {
+                t.vector = by_key.remove(&(t.triple_id.clone(), t.text()));
+            }
+        }
     }
 
     /// Takes vectors from rows embedded earlier (same chunk id and search text), so that a
@@ -133,12 +167,15 @@ impl Index {
                         plan.unchanged += 1;
                         continue;
                     }
-                    plan.rows.extend(
-                        chunker
-                            .chunk(&doc)
-                            .into_iter()
-                            .map(|c| ChunkRow::new(self.name.as_str(), &doc, &hash, c)),
-                    );
+                    let rows: Vec<ChunkRow> = chunker
+                        .chunk(&doc)
+                        .into_iter()
+                        .map(|c| ChunkRow::new(self.name.as_str(), &doc, &hash, c))
+                        .collect();
+                    let (triples, entities) = crate::graph::rows::document_rows(&doc, &rows);
+                    plan.graph.triples.extend(triples);
+                    plan.graph.entities.extend(entities);
+                    plan.rows.extend(rows);
                     plan.upserted += 1;
                     plan.documents.push(id);
                 }
@@ -162,7 +199,12 @@ impl Index {
                 row.deleted_at = Some(at.clone());
             }
             plan.rows.extend(tombstones);
+            let (triples, entities) = self.graph.tombstones(&deleted, &at).await?;
+            plan.graph.triples.extend(triples);
+            plan.graph.entities.extend(entities);
         }
+        plan.graph.documents = plan.documents.clone();
+        plan.graph.deleted = deleted;
         plan.removed_chunk_ids = self.lance.chunk_ids_of(&latest, &plan.documents).await?;
         Ok(plan)
     }
@@ -184,6 +226,19 @@ impl Index {
         };
         if plan.is_noop() {
             return Ok(outcome);
+        }
+        // The graph first: the chunk commit records the graph version it goes with, so a
+        // crash in between leaves a graph version no index version names (rewritten when the
+        // batch is re-read), never an index version with a graph it does not have.
+        let mut properties = properties;
+        let dimensions = self.info().dimensions;
+        if let Some(graph) = self
+            .graph
+            .commit(&plan.graph, dimensions)
+            .instrument(tracing::info_span!("graph.commit"))
+            .await?
+        {
+            properties.insert(GRAPH_PROPERTY.to_string(), graph.to_property());
         }
         let started = std::time::Instant::now();
         let version = self

@@ -47,7 +47,39 @@ pub struct Document {
     pub updated_at: Option<String>,
     #[serde(default)]
     pub metadata: Map<String, Value>,
+    /// Knowledge-graph facts the producer states about this document (issue 7). Left out of
+    /// the serialised form when empty, so documents without them keep their content hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triples: Vec<Triple>,
+    /// Other names of entities the triples mention (`{"name", "aliases"}`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entities: Vec<EntityAliases>,
 }
+
+/// A fact `subject —relation→ object`. `chunk` (0-based) names the chunk of the document it
+/// was read from; without it the triple is linked to the chunks that mention its subject or
+/// object (else to the first chunk).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Triple {
+    pub subject: String,
+    pub relation: String,
+    pub object: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk: Option<u32>,
+}
+
+/// Names an entity is also known by: a query naming an alias links to the entity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntityAliases {
+    pub name: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+}
+
+/// Longest subject, relation, object or entity name, in bytes.
+pub const MAX_GRAPH_TERM_BYTES: usize = 512;
 
 /// Limits a document is validated against (from the `[limits]` config section).
 #[derive(Debug, Clone, Copy)]
@@ -140,6 +172,29 @@ impl Document {
         for (i, tag) in self.tags.iter().enumerate() {
             if tag.is_empty() {
                 return Err(err(&format!("tags[{i}]"), "must not be empty"));
+            }
+        }
+        let term = |field: String, value: &str| {
+            if value.trim().is_empty() {
+                return Err(err(&field, "must not be empty"));
+            }
+            if value.len() > MAX_GRAPH_TERM_BYTES {
+                return Err(err(
+                    &field,
+                    &format!("must be at most {MAX_GRAPH_TERM_BYTES} bytes"),
+                ));
+            }
+            Ok(())
+        };
+        for (i, t) in self.triples.iter().enumerate() {
+            term(format!("triples[{i}].subject"), &t.subject)?;
+            term(format!("triples[{i}].relation"), &t.relation)?;
+            term(format!("triples[{i}].object"), &t.object)?;
+        }
+        for (i, e) in self.entities.iter().enumerate() {
+            term(format!("entities[{i}].name"), &e.name)?;
+            for (j, a) in e.aliases.iter().enumerate() {
+                term(format!("entities[{i}].aliases[{j}]"), a)?;
             }
         }
         for key in self.metadata.keys() {

@@ -6,7 +6,10 @@ mod index_name;
 pub mod metadata;
 
 pub use chunk::{Chunk, ChunkId, Offsets};
-pub use document::{canonical_timestamp, now_timestamp, Document, DocumentLimits, Page};
+pub use document::{
+    canonical_timestamp, now_timestamp, Document, DocumentLimits, EntityAliases, Page, Triple,
+    MAX_GRAPH_TERM_BYTES,
+};
 pub use index_name::IndexName;
 
 /// A rule an input broke, naming the field (a dotted path) and the rule.

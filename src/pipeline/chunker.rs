@@ -99,6 +99,7 @@ impl Chunker {
             index,
             events,
             rows: plan.rows,
+            triples: plan.graph.triples,
         }))
     }
 }

@@ -21,6 +21,7 @@ use std::time::Duration;
 use super::actor::{Actor, ActorError, Mailbox};
 use super::{IndexWork, PlannedBatch};
 use crate::embedding::{EmbedError, Embedder};
+use crate::graph::rows::TripleRow;
 use crate::index::{ChunkRow, WritePlan};
 use crate::transport::dead_letters::{DeadLetters, Origin};
 
@@ -53,26 +54,33 @@ impl EmbedderClient {
     async fn embed_work(&self, work: &mut IndexWork) -> Result<(), ActorError> {
         let _spans: Vec<tracing::Span> = work.events.iter().map(|e| e.span("embed")).collect();
         let rows = std::mem::take(&mut work.rows);
-        let rejected = match self.embed(rows.clone()).await? {
-            Ok(rows) => {
+        let triples = std::mem::take(&mut work.triples);
+        let rejected = match self.embed(rows.clone(), triples.clone()).await? {
+            Ok((rows, triples)) => {
                 work.rows = rows;
+                work.triples = triples;
                 return Ok(());
             }
             Err(e) => e,
         };
         tracing::error!(index = %work.index, error = %rejected,
             "embedding rejected; finding the documents that cause it");
-        let mut by_document: BTreeMap<String, Vec<ChunkRow>> = BTreeMap::new();
+        let mut by_document: BTreeMap<String, (Vec<ChunkRow>, Vec<TripleRow>)> = BTreeMap::new();
         for row in rows {
-            by_document
-                .entry(row.document_id.clone())
-                .or_default()
-                .push(row);
+            let entry = by_document.entry(row.document_id.clone()).or_default();
+            entry.0.push(row);
+        }
+        for triple in triples {
+            let entry = by_document.entry(triple.document_id.clone()).or_default();
+            entry.1.push(triple);
         }
         let mut failed: BTreeMap<String, String> = BTreeMap::new();
-        for (document, rows) in by_document {
-            match self.embed(rows).await? {
-                Ok(rows) => work.rows.extend(rows),
+        for (document, (rows, triples)) in by_document {
+            match self.embed(rows, triples).await? {
+                Ok((rows, triples)) => {
+                    work.rows.extend(rows);
+                    work.triples.extend(triples);
+                }
                 Err(e) => {
                     failed.insert(document, e.to_string());
                 }
@@ -104,6 +112,8 @@ impl EmbedderClient {
         let dropped: BTreeSet<&str> = failed.keys().map(String::as_str).collect();
         work.rows
             .retain(|r| !dropped.contains(r.document_id.as_str()));
+        work.triples
+            .retain(|t| !dropped.contains(t.document_id.as_str()));
         for ev in rejected {
             let origin = Origin {
                 topic: ev.topic.clone(),
@@ -124,15 +134,19 @@ impl EmbedderClient {
         Ok(())
     }
 
-    /// Embeds `rows`, waiting out transient failures; `Ok(Err(_))` is a permanent failure.
+    /// Embeds `rows` and `triples`, waiting out transient failures; `Ok(Err(_))` is a
+    /// permanent failure.
+    #[allow(clippy::type_complexity)]
     async fn embed(
         &self,
         rows: Vec<ChunkRow>,
-    ) -> Result<Result<Vec<ChunkRow>, EmbedError>, ActorError> {
+        triples: Vec<TripleRow>,
+    ) -> Result<Result<(Vec<ChunkRow>, Vec<TripleRow>), EmbedError>, ActorError> {
         let mut plan = WritePlan {
             rows,
             ..WritePlan::default()
         };
+        plan.graph.triples = triples;
         let mut attempt: u32 = 0;
         loop {
             let embedder = self.embedder.clone();
@@ -144,7 +158,7 @@ impl EmbedderClient {
             .map_err(|e| ActorError::failed(Self::NAME, e))?;
             plan = returned;
             match result {
-                Ok(()) => return Ok(Ok(plan.rows)),
+                Ok(()) => return Ok(Ok((plan.rows, plan.graph.triples))),
                 Err(e) if !e.is_transient() => return Ok(Err(e)),
                 Err(e) => {
                     attempt += 1;

@@ -161,7 +161,9 @@ impl IndexWriter {
         properties: HashMap<String, String>,
     ) -> Result<WriteOutcome, EngineError> {
         let mut plan = index.plan(ops, self.engine.chunker()).await?;
-        if plan.reuse_vectors(work.rows.clone()) > 0 {
+        plan.reuse_vectors(work.rows.clone());
+        plan.reuse_triple_vectors(work.triples.clone());
+        if plan.needs_embedding() {
             let embedder = self.engine.ingest_embedder().clone();
             plan =
                 tokio::task::spawn_blocking(move || plan.embed(embedder.as_ref()).map(|()| plan))

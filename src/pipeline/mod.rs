@@ -103,6 +103,8 @@ pub struct IndexWork {
     pub index: IndexName,
     pub events: Vec<SourcedEvent>,
     pub rows: Vec<ChunkRow>,
+    /// The knowledge-graph triples of those documents (vectors filled in with the rows').
+    pub triples: Vec<crate::graph::rows::TripleRow>,
 }
 
 /// Chunker → EmbedderClient → IndexWriter.

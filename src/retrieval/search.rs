@@ -68,6 +68,12 @@ pub struct SearchRequest {
     pub diversify: f64,
     /// Rerank the fused candidates with the engine's reranker, if one is configured.
     pub rerank: bool,
+    /// Extra terms for the keyword branch only (the knowledge graph's entity names and
+    /// aliases the query linked to): they widen what BM25 can find without moving the
+    /// semantic branch.
+    pub keyword_expansion: Vec<String>,
+    /// The query's vector, when the caller already embedded the query (graph lookup).
+    pub query_vector: Option<Arc<Vec<f32>>>,
 }
 
 /// The largest candidate pool any stage fetches, whatever a request asks for: a pool is
@@ -98,6 +104,8 @@ impl SearchRequest {
             min_score: None,
             diversify: 0.0,
             rerank: false,
+            keyword_expansion: Vec::new(),
+            query_vector: None,
         }
     }
 }
@@ -154,6 +162,21 @@ pub async fn search(
         .snapshot(request.index_version)
         .instrument(analysis)
         .await?;
+    let keyword_query = if request.keyword_expansion.is_empty() {
+        query.clone()
+    } else {
+        format!("{query} {}", request.keyword_expansion.join(" "))
+    };
+    let embed = |q: &str| {
+        let given = request.query_vector.clone();
+        let q = q.to_string();
+        async move {
+            match given {
+                Some(v) => Ok(v.as_ref().clone()),
+                None => embed_query(embedder, &q).await,
+            }
+        }
+    };
     let filter_sql = request.filters.to_sql();
     // The pool each branch fetches: top_k, unless the request asks for a larger pool (the
     // cut-offs below then pick top_k from it).
@@ -167,7 +190,7 @@ pub async fn search(
     let mut hits = match request.method {
         SearchMethod::Semantic => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
-            let q = embed_query(embedder, &query).await?;
+            let q = embed(&query).await?;
             let found = semantic_branch(
                 index,
                 &snapshot,
@@ -194,7 +217,7 @@ pub async fn search(
             let ranked = tracing::info_span!("keyword").in_scope(|| {
                 index.keyword().search(
                     &snapshot.searcher,
-                    &query,
+                    &keyword_query,
                     &request.filters,
                     pool(request.candidates.keyword),
                 )
@@ -219,11 +242,12 @@ pub async fn search(
         }
         SearchMethod::Hybrid => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
+            let q = embed(&query).await?;
             let (hits, semantic, keyword) = hybrid(
                 index,
-                embedder,
+                &q,
                 &snapshot,
-                &query,
+                &keyword_query,
                 request,
                 filter_sql.as_deref(),
             )
@@ -366,20 +390,20 @@ pub fn mmr(candidates: &[(f64, Vec<f32>)], k: usize, lambda: f64) -> Vec<usize> 
     picked
 }
 
+/// The hybrid branches for the query vector `q` and the keyword query `query`.
 async fn hybrid(
     index: &Index,
-    embedder: &Arc<dyn Embedder>,
+    q: &[f32],
     snapshot: &Snapshot,
     query: &str,
     request: &SearchRequest,
     filter_sql: Option<&str>,
 ) -> Result<(Vec<SearchHit>, usize, usize), EngineError> {
     let fetch = overfetch(request.top_k);
-    let q = embed_query(embedder, query).await?;
     let semantic = semantic_branch(
         index,
         snapshot,
-        &q,
+        q,
         request.candidates.semantic.unwrap_or(fetch).min(MAX_POOL),
         filter_sql,
     )
@@ -411,7 +435,7 @@ async fn hybrid(
         .collect();
     for (id, mut row) in rows_by_id(index, snapshot, &missing, true).await? {
         let v = row.vector.take().unwrap_or_default();
-        similarity.insert(id.clone(), semantic_similarity(dot(&q, &v)));
+        similarity.insert(id.clone(), semantic_similarity(dot(q, &v)));
         rows.insert(id, row);
     }
     let keyword: Vec<(String, f64)> = keyword
@@ -447,7 +471,10 @@ async fn hybrid(
 
 /// Embeds the query on the blocking pool: a model pass or a provider round trip must not
 /// hold up the async worker (an HTTP or bus worker) that received the query.
-async fn embed_query(embedder: &Arc<dyn Embedder>, query: &str) -> Result<Vec<f32>, EngineError> {
+pub(crate) async fn embed_query(
+    embedder: &Arc<dyn Embedder>,
+    query: &str,
+) -> Result<Vec<f32>, EngineError> {
     let (embedder, query) = (embedder.clone(), query.to_string());
     let span = tracing::info_span!("embed_query", embedder = embedder.id());
     tokio::task::spawn_blocking(move || embedder.embed(&[query.as_str()]))

@@ -11,6 +11,7 @@ mod deletes;
 mod embedder;
 mod engine;
 mod fake_provider;
+mod graph;
 mod pipeline;
 mod providers;
 mod reembed;

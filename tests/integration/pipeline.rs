@@ -138,6 +138,7 @@ async fn the_writer_commits_the_checkpoint_and_fences_revoked_partitions() {
             ],
             // No vectors: the writer embeds what the plan lacks.
             rows: vec![],
+            triples: vec![],
         }],
         next_offsets: [("docs:0".to_string(), 1), ("docs:1".to_string(), 1)].into(),
         epochs,
@@ -162,6 +163,7 @@ async fn the_writer_commits_the_checkpoint_and_fences_revoked_partitions() {
                 DocumentOp::Upsert(doc("mine", "Mine", "changed")),
             )],
             rows: vec![],
+            triples: vec![],
         }],
         next_offsets: [("docs:0".to_string(), 1)].into(),
         epochs: [("docs:0".to_string(), assignment.epoch("docs:0").unwrap())].into(),

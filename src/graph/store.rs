@@ -1,0 +1,276 @@
+//! The graph's two Lance datasets next to an index's chunks: `triples.lance` and
+//! `entities.lance`. They are versioned on their own; each chunk commit records the graph
+//! versions it goes with (commit property [`GRAPH_PROPERTY`]), so one `index_version` pins
+//! chunks, keyword index and graph together. An index that was never given a triple has no
+//! graph datasets at all.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{RecordBatch, RecordBatchIterator};
+use futures::TryStreamExt;
+use lance::dataset::cleanup::CleanupPolicy;
+use lance::dataset::{
+    CommitBuilder, DeleteBuilder, MergeInsertBuilder, WhenMatched, WhenNotMatched,
+    WhenNotMatchedBySource, WriteMode, WriteParams,
+};
+use lance::Dataset;
+
+use super::rows::{
+    batch_to_entities, batch_to_triples, entities_to_batch, entity_schema, triple_schema,
+    triples_to_batch, EntityRow, TripleRow,
+};
+use crate::index::StoreError;
+use crate::retrieval::filters::{sql_string, LIVE_ROWS};
+
+/// Chunk-commit property: `"<triples version>/<entities version>"`.
+pub const GRAPH_PROPERTY: &str = "ragstream.graph";
+
+/// The graph datasets' versions one index version goes with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GraphVersion {
+    pub triples: u64,
+    pub entities: u64,
+}
+
+impl GraphVersion {
+    pub fn to_property(self) -> String {
+        format!("{}/{}", self.triples, self.entities)
+    }
+
+    pub fn parse(value: &str) -> Result<GraphVersion, StoreError> {
+        value
+            .split_once('/')
+            .and_then(|(t, e)| {
+                Some(GraphVersion {
+                    triples: t.parse().ok()?,
+                    entities: e.parse().ok()?,
+                })
+            })
+            .ok_or_else(|| StoreError::Corrupt(format!("{GRAPH_PROPERTY} is {value:?}")))
+    }
+}
+
+/// What one batch changes in the graph: every row of `documents` is replaced by `triples`
+/// and `entities` (which hold the tombstones of deleted documents' rows, marked).
+#[derive(Debug, Clone, Default)]
+pub struct GraphChange {
+    pub documents: Vec<String>,
+    pub deleted: Vec<String>,
+    pub triples: Vec<TripleRow>,
+    pub entities: Vec<EntityRow>,
+}
+
+pub struct GraphStore {
+    dir: PathBuf,
+    triples: Mutex<Option<Dataset>>,
+    entities: Mutex<Option<Dataset>>,
+}
+
+fn in_list(column: &str, values: &[String]) -> String {
+    let items: Vec<String> = values.iter().map(|v| sql_string(v)).collect();
+    format!("{column} IN ({})", items.join(", "))
+}
+
+async fn open(path: &Path) -> Result<Option<Dataset>, StoreError> {
+    match Dataset::open(&path.to_string_lossy()).await {
+        Ok(ds) => Ok(Some(ds)),
+        Err(lance::Error::DatasetNotFound { .. }) | Err(lance::Error::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn create(path: &Path, schema: arrow_schema::SchemaRef) -> Result<Dataset, StoreError> {
+    let empty = RecordBatchIterator::new(Vec::<Result<RecordBatch, _>>::new(), schema);
+    let params = WriteParams {
+        mode: WriteMode::Create,
+        ..Default::default()
+    };
+    Ok(Dataset::write(empty, path.to_string_lossy().as_ref(), Some(params)).await?)
+}
+
+/// One commit replacing the rows of `documents` in `ds` with `batch` (merge on `key`).
+async fn replace(
+    ds: Dataset,
+    key: &str,
+    documents: &[String],
+    batch: Option<RecordBatch>,
+) -> Result<Dataset, StoreError> {
+    let ds = Arc::new(ds);
+    let transaction = match batch {
+        None => {
+            DeleteBuilder::new(ds.clone(), in_list("document_id", documents))
+                .execute_uncommitted()
+                .await?
+                .transaction
+        }
+        Some(batch) => {
+            let delete_if =
+                WhenNotMatchedBySource::delete_if(&ds, &in_list("document_id", documents))?;
+            MergeInsertBuilder::try_new(ds.clone(), vec![key.to_string()])?
+                .when_matched(WhenMatched::UpdateAll)
+                .when_not_matched(WhenNotMatched::InsertAll)
+                .when_not_matched_by_source(delete_if)
+                .try_build()?
+                .execute_uncommitted_batches(vec![batch])
+                .await?
+                .transaction
+        }
+    };
+    Ok(CommitBuilder::new(ds).execute(transaction).await?)
+}
+
+async fn scan(ds: &Dataset, filter: Option<String>) -> Result<Vec<RecordBatch>, StoreError> {
+    let mut scanner = ds.scan();
+    if let Some(f) = filter {
+        scanner.filter(&f)?;
+    }
+    Ok(scanner.try_into_stream().await?.try_collect().await?)
+}
+
+impl GraphStore {
+    pub async fn open(index_dir: &Path) -> Result<GraphStore, StoreError> {
+        Ok(GraphStore {
+            dir: index_dir.to_path_buf(),
+            triples: Mutex::new(open(&index_dir.join("triples.lance")).await?),
+            entities: Mutex::new(open(&index_dir.join("entities.lance")).await?),
+        })
+    }
+
+    fn triples(&self) -> Option<Dataset> {
+        self.triples.lock().expect("graph lock").clone()
+    }
+
+    fn entities(&self) -> Option<Dataset> {
+        self.entities.lock().expect("graph lock").clone()
+    }
+
+    /// The newest versions, if the index has a graph.
+    pub fn latest(&self) -> Option<GraphVersion> {
+        Some(GraphVersion {
+            triples: self.triples()?.version_id(),
+            entities: self.entities()?.version_id(),
+        })
+    }
+
+    /// Live rows of `documents` at the newest version, marked deleted at `at` (soft deletes
+    /// keep them for pinned versions, as chunks are kept).
+    pub async fn tombstones(
+        &self,
+        documents: &[String],
+        at: &str,
+    ) -> Result<(Vec<TripleRow>, Vec<EntityRow>), StoreError> {
+        let (Some(t), Some(e)) = (self.triples(), self.entities()) else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        if documents.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let filter = format!("{} AND {LIVE_ROWS}", in_list("document_id", documents));
+        let mut triples = Vec::new();
+        for b in scan(&t, Some(filter.clone())).await? {
+            triples.extend(batch_to_triples(&b).map_err(StoreError::Corrupt)?);
+        }
+        let mut entities = Vec::new();
+        for b in scan(&e, Some(filter)).await? {
+            entities.extend(batch_to_entities(&b).map_err(StoreError::Corrupt)?);
+        }
+        for t in &mut triples {
+            t.deleted_at = Some(at.to_string());
+        }
+        for e in &mut entities {
+            e.deleted_at = Some(at.to_string());
+        }
+        Ok((triples, entities))
+    }
+
+    /// Applies `change`; returns the graph's versions after it (`None`: the index has no graph
+    /// and the change adds none).
+    pub async fn commit(
+        &self,
+        change: &GraphChange,
+        dimensions: usize,
+    ) -> Result<Option<GraphVersion>, StoreError> {
+        let has_rows = !change.triples.is_empty() || !change.entities.is_empty();
+        if self.latest().is_none() && !has_rows {
+            return Ok(None);
+        }
+        if change.documents.is_empty() {
+            return Ok(self.latest());
+        }
+        let triples = match self.triples() {
+            Some(ds) => ds,
+            None => create(&self.dir.join("triples.lance"), triple_schema(dimensions)).await?,
+        };
+        let entities = match self.entities() {
+            Some(ds) => ds,
+            None => create(&self.dir.join("entities.lance"), entity_schema()).await?,
+        };
+        let triple_batch = (!change.triples.is_empty())
+            .then(|| triples_to_batch(&change.triples, dimensions))
+            .transpose()
+            .map_err(StoreError::Corrupt)?;
+        let entity_batch = (!change.entities.is_empty())
+            .then(|| entities_to_batch(&change.entities))
+            .transpose()
+            .map_err(StoreError::Corrupt)?;
+        let triples = replace(triples, "triple_id", &change.documents, triple_batch).await?;
+        let entities = replace(entities, "row_id", &change.documents, entity_batch).await;
+        let entities = match entities {
+            Ok(ds) => ds,
+            Err(e) => {
+                *self.triples.lock().expect("graph lock") = Some(triples);
+                return Err(e);
+            }
+        };
+        let version = GraphVersion {
+            triples: triples.version_id(),
+            entities: entities.version_id(),
+        };
+        *self.triples.lock().expect("graph lock") = Some(triples);
+        *self.entities.lock().expect("graph lock") = Some(entities);
+        Ok(Some(version))
+    }
+
+    /// Every row (live and deleted) at `version`.
+    pub async fn load(
+        &self,
+        version: GraphVersion,
+    ) -> Result<(Vec<TripleRow>, Vec<EntityRow>), StoreError> {
+        let (Some(t), Some(e)) = (self.triples(), self.entities()) else {
+            return Err(StoreError::Corrupt(
+                "a version names a graph, but the index has no graph datasets".into(),
+            ));
+        };
+        let t = t.checkout_version(version.triples).await?;
+        let e = e.checkout_version(version.entities).await?;
+        let mut triples = Vec::new();
+        for b in scan(&t, Some(LIVE_ROWS.to_string())).await? {
+            triples.extend(batch_to_triples(&b).map_err(StoreError::Corrupt)?);
+        }
+        let mut entities = Vec::new();
+        for b in scan(&e, Some(LIVE_ROWS.to_string())).await? {
+            entities.extend(batch_to_entities(&b).map_err(StoreError::Corrupt)?);
+        }
+        Ok((triples, entities))
+    }
+
+    /// Drops graph versions older than `oldest_kept` (the one the oldest retained index
+    /// version names).
+    pub async fn prune_before(&self, oldest_kept: GraphVersion) -> Result<(), StoreError> {
+        for (ds, before) in [
+            (self.triples(), oldest_kept.triples),
+            (self.entities(), oldest_kept.entities),
+        ] {
+            if let Some(ds) = ds {
+                let policy = CleanupPolicy {
+                    before_version: Some(before),
+                    delete_unverified: false,
+                    ..Default::default()
+                };
+                ds.cleanup_with_policy(policy).await?;
+            }
+        }
+        Ok(())
+    }
+}

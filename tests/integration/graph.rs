@@ -1,0 +1,238 @@
+//! Knowledge-graph retrieval through contract 001 and the engine: a small hand-written corpus
+//! whose documents state triples.
+
+use ragstream::contracts::Contract;
+use ragstream::index::DocumentOp;
+use ragstream::model::{Document, EntityAliases, Triple};
+use serde_json::{json, Value};
+
+use crate::common::{answer, config, doc, engine_with, name};
+
+fn triple(subject: &str, relation: &str, object: &str) -> Triple {
+    Triple {
+        subject: subject.into(),
+        relation: relation.into(),
+        object: object.into(),
+        chunk: None,
+    }
+}
+
+/// pancreas —produces→ insulin —regulates→ glucose —fuels→ brain —part_of→ nervous system,
+/// each fact stated by a different document.
+fn corpus() -> Vec<Document> {
+    let with = |mut d: Document, triples: Vec<Triple>| {
+        d.triples = triples;
+        d
+    };
+    let mut glucose = with(
+        doc("glucose", "Glucose", "Glucose fuels the brain."),
+        vec![triple("Glucose", "fuels", "Brain")],
+    );
+    glucose.entities = vec![EntityAliases {
+        name: "Glucose".into(),
+        aliases: vec!["blood sugar".into()],
+    }];
+    vec![
+        with(
+            doc("pancreas", "Pancreas", "The pancreas makes insulin."),
+            vec![triple("Pancreas", "produces", "Insulin")],
+        ),
+        with(
+            doc(
+                "insulin",
+                "Insulin",
+                "Insulin regulates glucose in the blood.",
+            ),
+            vec![triple("Insulin", "regulates", "Glucose")],
+        ),
+        glucose,
+        with(
+            doc("brain", "Brain", "The brain belongs to the nervous system."),
+            vec![triple("Brain", "part_of", "Nervous System")],
+        ),
+    ]
+}
+
+async fn engine(dir: &std::path::Path, graph: bool) -> ragstream::Engine {
+    let mut c = config(dir);
+    c.graph.enabled = graph;
+    c.contracts.default_index = "kb".into();
+    let e = engine_with(c);
+    let ops = corpus().into_iter().map(DocumentOp::Upsert).collect();
+    e.write(&name("kb"), ops).await.unwrap();
+    e
+}
+
+async fn ask(e: &ragstream::Engine, body: Value) -> Value {
+    let reply = answer(e, Contract::C001, None, body.to_string().as_bytes()).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.body
+}
+
+fn relations(body: &Value) -> Vec<String> {
+    let mut r: Vec<String> = body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["component_type"] == "relation")
+        .map(|h| {
+            format!(
+                "{} {} {}",
+                h["subject"].as_str().unwrap(),
+                h["relation"].as_str().unwrap(),
+                h["object"].as_str().unwrap()
+            )
+        })
+        .collect();
+    r.sort();
+    r
+}
+
+#[tokio::test]
+async fn a_named_entity_returns_its_relations_within_the_depth_and_not_beyond() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), true).await;
+    let q = |depth: u64| json!({"query": "What does the pancreas do?", "top_k": 50, "structural_depth": depth});
+
+    let one = ask(&e, q(1)).await;
+    assert_eq!(relations(&one), vec!["Pancreas produces Insulin"]);
+    assert_eq!(one["rewrite_terms"], json!(["pancreas"]));
+    assert_eq!(
+        one["kg"],
+        json!([{"subject": "Pancreas", "relation": "produces", "object": "Insulin"}])
+    );
+    let hit = one["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["component_type"] == "relation")
+        .unwrap();
+    assert_eq!(hit["metadata"]["collection"], "kb");
+
+    let two = ask(&e, q(2)).await;
+    assert_eq!(
+        relations(&two),
+        vec!["Insulin regulates Glucose", "Pancreas produces Insulin"]
+    );
+    assert_eq!(two["kg"].as_array().unwrap().len(), 2);
+    // Depth 3 reaches the brain; depth 2 did not.
+    let three = ask(&e, q(3)).await;
+    assert!(relations(&three).contains(&"Glucose fuels Brain".to_string()));
+    assert!(!relations(&three)
+        .iter()
+        .any(|r| r.contains("Nervous System")));
+    // Chunk hits are still there, merged with the relations.
+    assert!(two["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h.get("component_type").is_none() && h["content"].is_string()));
+}
+
+#[tokio::test]
+async fn graph_mode_off_is_the_contracts_fast_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), false).await;
+    let body = ask(
+        &e,
+        json!({"query": "What does the pancreas do?", "top_k": 50, "structural_depth": 2}),
+    )
+    .await;
+    assert!(relations(&body).is_empty());
+    assert!(body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h.get("subject").is_none()));
+    assert_eq!(body["kg"], json!([]));
+    assert_eq!(body["rewrite_terms"], json!([]));
+    // Graph mode on, but the request opts out.
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), true).await;
+    let body = ask(
+        &e,
+        json!({"query": "What does the pancreas do?", "fast_mode": true}),
+    )
+    .await;
+    assert!(relations(&body).is_empty());
+    assert_eq!(body["rewrite_terms"], json!([]));
+}
+
+#[tokio::test]
+async fn aliases_and_typos_link_and_widen_the_keyword_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), true).await;
+    let body = ask(&e, json!({"query": "blood sugar", "top_k": 50})).await;
+    assert_eq!(body["rewrite_terms"], json!(["glucose"]));
+    // The glucose document never says "blood sugar": the expansion found it.
+    assert!(body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h["content"] == "Glucose fuels the brain."));
+    let body = ask(&e, json!({"query": "where is insulen made", "top_k": 50})).await;
+    assert_eq!(body["rewrite_terms"], json!(["insulin"]));
+    assert!(relations(&body).contains(&"Pancreas produces Insulin".to_string()));
+}
+
+#[tokio::test]
+async fn deleting_a_document_removes_its_relations_but_a_pinned_version_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), true).await;
+    let kb = name("kb");
+    let before = e.index(&kb).await.unwrap().latest_version();
+    e.write(
+        &kb,
+        vec![DocumentOp::Delete {
+            document_id: "pancreas".into(),
+        }],
+    )
+    .await
+    .unwrap();
+    let body = ask(
+        &e,
+        json!({"query": "What does the pancreas do?", "top_k": 50, "structural_depth": 2}),
+    )
+    .await;
+    assert!(
+        !relations(&body).iter().any(|r| r.contains("produces")),
+        "{body}"
+    );
+    // The old version still holds the deleted document's relation.
+    let (old, _) = e
+        .graph_lookup(&kb, "What does insulin do?", Some(before), 1)
+        .await
+        .unwrap();
+    let facts: Vec<String> = old.relations.iter().map(|r| r.relation.clone()).collect();
+    assert!(facts.contains(&"produces".to_string()), "{facts:?}");
+    let (now, _) = e
+        .graph_lookup(&kb, "What does insulin do?", None, 1)
+        .await
+        .unwrap();
+    let facts: Vec<String> = now.relations.iter().map(|r| r.relation.clone()).collect();
+    assert_eq!(facts, vec!["regulates".to_string()]);
+
+    // Re-upserting a document with other triples replaces its facts.
+    let mut insulin = corpus().remove(1);
+    insulin.triples = vec![triple("Insulin", "lowers", "Glucose")];
+    e.write(&kb, vec![DocumentOp::Upsert(insulin)])
+        .await
+        .unwrap();
+    let (now, _) = e
+        .graph_lookup(&kb, "What does insulin do?", None, 1)
+        .await
+        .unwrap();
+    let facts: Vec<String> = now.relations.iter().map(|r| r.relation.clone()).collect();
+    assert_eq!(facts, vec!["lowers".to_string()]);
+}
+
+#[tokio::test]
+async fn bad_triples_are_refused_with_the_field() {
+    let mut d = doc("x", "X", "text");
+    d.triples = vec![triple("A", " ", "B")];
+    let e = d.validate(&Default::default()).unwrap_err();
+    assert_eq!(e.field, "triples[0].relation");
+    let parsed: Result<Document, _> = serde_json::from_value(json!({"id": "x", "text": "t",
+        "triples": [{"subject": "A", "relation": "r", "object": "B", "weight": 1}]}));
+    assert!(parsed.is_err(), "unknown triple fields are refused");
+}
