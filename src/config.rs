@@ -45,6 +45,8 @@ pub struct Config {
     pub telemetry: crate::telemetry::TelemetryConfig,
     /// Knowledge-graph retrieval (`[graph]`).
     pub graph: crate::graph::GraphConfig,
+    /// The optional triple-extraction stage (`[extractor]`, off by default).
+    pub extractor: crate::graph::extractor::ExtractorConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -397,6 +399,9 @@ impl Config {
             return bad(&key, &reason);
         }
         if let Err((key, reason)) = self.graph.check() {
+            return bad(&key, &reason);
+        }
+        if let Err((key, reason)) = self.extractor.check() {
             return bad(&key, &reason);
         }
         if self.index.ingest_batch_documents == 0 {

@@ -2,5 +2,6 @@
 //! with the command that produced them.
 
 pub mod embed;
+pub mod graph;
 pub mod pipeline;
 pub mod telemetry;

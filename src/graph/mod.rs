@@ -10,6 +10,7 @@
 //! query ─► link (view) ─► expand (hops) ─► score ─► relation hits, rewrite terms
 //! ```
 
+pub mod extractor;
 pub mod normalize;
 pub mod rows;
 pub mod store;

@@ -76,7 +76,7 @@ pub fn document_rows(doc: &Document, chunks: &[ChunkRow]) -> (Vec<TripleRow>, Ve
     };
     let mut triples: BTreeMap<String, TripleRow> = BTreeMap::new();
     let mut entities: BTreeMap<String, EntityRow> = BTreeMap::new();
-    for t in &doc.triples {
+    for t in doc.triples.iter().chain(&doc.extracted) {
         let (subject_key, object_key) = (normalize::key(&t.subject), normalize::key(&t.object));
         let chunk_id = match t.chunk {
             Some(i) => chunk_keys

@@ -54,6 +54,11 @@ pub struct Document {
     /// Other names of entities the triples mention (`{"name", "aliases"}`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub entities: Vec<EntityAliases>,
+    /// Triples the pipeline's extractor read from the chunks. Never submitted, never
+    /// serialised, so not part of the content hash: re-sending an unchanged document stays a
+    /// no-op instead of asking the model again.
+    #[serde(skip)]
+    pub extracted: Vec<Triple>,
 }
 
 /// A fact `subject —relation→ object`. `chunk` (0-based) names the chunk of the document it

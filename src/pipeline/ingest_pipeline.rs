@@ -19,8 +19,10 @@ use super::embedder_client::EmbedderClient;
 use super::index_writer::IndexWriter;
 use super::ingest_source::{CheckpointContext, IngestSource, IngestSourceSettings};
 use super::supervisor::{supervise, Backoff, RestartReport};
+use super::triple_extractor::TripleExtraction;
 use crate::config::KafkaConfig;
 use crate::engine::{Engine, EngineError};
+use crate::graph::extractor::HttpExtractor;
 use crate::transport::dead_letters::DeadLetters;
 use crate::transport::kafka::client_config;
 
@@ -85,6 +87,23 @@ impl IngestPipeline {
         let (to_embedder, embedder_inbox) = mailbox(EmbedderClient::NAME, MAILBOX_CAPACITY);
         let (to_writer, writer_inbox) = mailbox(IndexWriter::NAME, MAILBOX_CAPACITY);
         let mut actors = JoinSet::new();
+        // With the extractor on, the Chunker hands its batches to it, and it to the embedder.
+        let extraction = &self.engine.config().extractor;
+        let chunker_next = if extraction.enabled {
+            let extractor = HttpExtractor::new(extraction)
+                .map_err(|(key, reason)| ActorError::failed(NAME, format!("{key}: {reason}")))?;
+            let (to_extractor, extractor_inbox) = mailbox(TripleExtraction::NAME, MAILBOX_CAPACITY);
+            let stage = TripleExtraction {
+                extractor: Arc::new(extractor),
+                malformed_retries: extraction.malformed_retries,
+                dead_letters: Some(self.dead_letters.clone()),
+                next: to_embedder,
+            };
+            actors.spawn(actor::run(stage, extractor_inbox));
+            to_extractor
+        } else {
+            to_embedder
+        };
         let source = IngestSource {
             consumer: consumer.clone(),
             settings: IngestSourceSettings {
@@ -104,7 +123,7 @@ impl IngestPipeline {
             engine: self.engine.clone(),
             checkpoints: checkpoints.clone(),
             dead_letters: self.dead_letters.clone(),
-            next: to_embedder,
+            next: chunker_next,
         };
         actors.spawn(actor::run(chunker, chunker_inbox));
         let embedder = EmbedderClient {

@@ -23,6 +23,7 @@ pub mod ingest_pipeline;
 pub mod ingest_source;
 pub mod query_handler;
 pub mod supervisor;
+pub mod triple_extractor;
 
 use std::collections::{BTreeMap, BTreeSet};
 

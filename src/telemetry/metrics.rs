@@ -72,6 +72,9 @@ pub struct Metrics {
     pub actor_backpressure_seconds_total: CounterVec,
     /// Consumer lag of the pipeline group, by topic and partition (read at scrape time).
     pub consumer_lag_messages: IntGaugeVec,
+    /// Triple extraction that gave nothing, by reason (`malformed` chunks kept without
+    /// extracted triples, `refused` documents dead-lettered).
+    pub graph_extraction_failures_total: IntCounterVec,
 }
 
 fn histogram(name: &str, help: &str, labels: &[&str]) -> HistogramVec {
@@ -221,6 +224,11 @@ impl Metrics {
                 "Messages on a partition the pipeline group has not committed yet.",
                 &["topic", "partition"],
             ),
+            graph_extraction_failures_total: counter(
+                "ragstream_graph_extraction_failures_total",
+                "Triple extractions that gave nothing, by reason (malformed, refused).",
+                &["reason"],
+            ),
         };
         let r = &m.registry;
         for c in [
@@ -244,6 +252,7 @@ impl Metrics {
             m.messages_consumed_total.clone(),
             m.embedding_cache_lookups_total.clone(),
             m.embedder_circuit_opened_total.clone(),
+            m.graph_extraction_failures_total.clone(),
         ] {
             r.register(Box::new(c)).expect("registered once");
         }

@@ -10,6 +10,7 @@ mod daemon;
 mod deletes;
 mod embedder;
 mod engine;
+mod extractor;
 mod fake_provider;
 mod graph;
 mod pipeline;
