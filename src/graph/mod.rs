@@ -109,7 +109,6 @@ pub fn lookup(
     }
     let keys: Vec<String> = entities.iter().map(|e| e.key.clone()).collect();
     let reached = view.expand(&keys, depth, config.max_candidates);
-    let mut relations = view.score(&reached, query, query_vector);
-    relations.truncate(config.max_relations);
+    let relations = view.score(&reached, query, query_vector, config.max_relations);
     (rewrite_terms, expansion, relations)
 }

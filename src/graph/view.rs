@@ -3,7 +3,7 @@
 //! live triples by entity. Queries link their words to entities, walk up to `hops` relations
 //! out from them, and score what they reach against the query.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::normalize;
 use super::rows::{EntityRow, TripleRow};
@@ -57,20 +57,30 @@ struct Entity {
 
 pub struct GraphView {
     triples: Vec<TripleRow>,
+    /// Each triple's normalised words as ids in `vocabulary`, sorted (its keyword score).
+    words: Vec<Vec<u32>>,
+    vocabulary: HashMap<String, u32>,
+    /// Every triple's vector, one after the other (`dimensions` each; zeros when missing).
+    vectors: Vec<f32>,
+    has_vector: Vec<bool>,
+    dimensions: usize,
     entities: HashMap<String, Entity>,
     /// Normalised name or alias → entity key.
     names: HashMap<String, String>,
     /// One-deletion neighbourhood of each name of 5+ characters → the names.
     deletions: HashMap<String, Vec<String>>,
-    /// Entity key → indices of the live triples touching it.
-    edges: HashMap<String, Vec<u32>>,
+    /// Entity key → its number; by number: the live triples touching it.
+    ids: HashMap<String, u32>,
+    edges: Vec<Vec<u32>>,
+    /// Each triple's subject and object numbers.
+    ends: Vec<[u32; 2]>,
     /// Longest name, in words: the longest query n-gram worth looking up.
     longest: usize,
 }
 
 impl GraphView {
     /// Builds the view from a version's live rows.
-    pub fn new(triples: Vec<TripleRow>, entity_rows: Vec<EntityRow>) -> GraphView {
+    pub fn new(mut triples: Vec<TripleRow>, entity_rows: Vec<EntityRow>) -> GraphView {
         let mut entities: HashMap<String, Entity> = HashMap::new();
         let mut ordered: Vec<EntityRow> = entity_rows;
         // The same entity in many documents: the spelling of the first document wins.
@@ -87,22 +97,32 @@ impl GraphView {
                 }
             }
         }
-        let mut edges: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut edges: Vec<Vec<u32>> = Vec::new();
+        let mut ends: Vec<[u32; 2]> = Vec::with_capacity(triples.len());
         for (i, t) in triples.iter().enumerate() {
-            for key in [&t.subject_key, &t.object_key] {
+            let mut pair = [0u32; 2];
+            for (end, key) in [&t.subject_key, &t.object_key].into_iter().enumerate() {
                 entities.entry(key.clone()).or_insert_with(|| Entity {
-                    name: if *key == t.subject_key {
+                    name: if end == 0 {
                         t.subject.clone()
                     } else {
                         t.object.clone()
                     },
                     aliases: Vec::new(),
                 });
-                let list = edges.entry(key.clone()).or_default();
+                let next = ids.len() as u32;
+                let id = *ids.entry(key.clone()).or_insert(next);
+                if id as usize == edges.len() {
+                    edges.push(Vec::new());
+                }
+                let list = &mut edges[id as usize];
                 if list.last() != Some(&(i as u32)) {
                     list.push(i as u32);
                 }
+                pair[end] = id;
             }
+            ends.push(pair);
         }
         let mut names: HashMap<String, String> = HashMap::new();
         for (key, e) in &entities {
@@ -128,8 +148,50 @@ impl GraphView {
             .map(|n| n.split(' ').count())
             .max()
             .unwrap_or(0);
+        let mut vocabulary: HashMap<String, u32> = HashMap::new();
+        let words = triples
+            .iter()
+            .map(|t| {
+                let mut w: Vec<u32> = normalize::tokens(&t.text())
+                    .into_iter()
+                    .map(|word| {
+                        let next = vocabulary.len() as u32;
+                        *vocabulary.entry(word).or_insert(next)
+                    })
+                    .collect();
+                w.sort_unstable();
+                w.dedup();
+                w
+            })
+            .collect();
+        let dimensions = triples
+            .iter()
+            .find_map(|t| t.vector.as_ref().map(Vec::len))
+            .unwrap_or(0);
+        // The vectors move into one block (read in the scoring loop); the rows keep none.
+        let mut vectors = Vec::with_capacity(triples.len() * dimensions);
+        let mut has_vector = Vec::with_capacity(triples.len());
+        for t in &mut triples {
+            match t.vector.take() {
+                Some(v) if v.len() == dimensions => {
+                    vectors.extend_from_slice(&v);
+                    has_vector.push(true);
+                }
+                _ => {
+                    vectors.extend(std::iter::repeat_n(0.0, dimensions));
+                    has_vector.push(false);
+                }
+            }
+        }
         GraphView {
             triples,
+            words,
+            vocabulary,
+            vectors,
+            has_vector,
+            dimensions,
+            ids,
+            ends,
             entities,
             names,
             deletions,
@@ -218,27 +280,26 @@ impl GraphView {
     /// Relations within `hops` of `entities`, each with the depth it was first reached at;
     /// at most `limit` of them (nearest first), so that a hub cannot make a query slow.
     pub fn expand(&self, entities: &[String], hops: usize, limit: usize) -> Vec<(u32, usize)> {
-        let mut reached: BTreeMap<u32, usize> = BTreeMap::new();
-        let mut visited: BTreeSet<&str> = entities.iter().map(String::as_str).collect();
-        let mut frontier: Vec<&str> = entities.iter().map(String::as_str).collect();
+        let mut reached: Vec<(u32, usize)> = Vec::new();
+        let mut seen: HashSet<u32> = HashSet::new();
+        let mut frontier: Vec<u32> = entities
+            .iter()
+            .filter_map(|k| self.ids.get(k))
+            .copied()
+            .collect();
+        let mut visited: HashSet<u32> = frontier.iter().copied().collect();
         'walk: for depth in 1..=hops {
-            let mut next: Vec<&str> = Vec::new();
+            let mut next: Vec<u32> = Vec::new();
             for entity in &frontier {
-                for &t in self
-                    .edges
-                    .get(*entity)
-                    .map(Vec::as_slice)
-                    .unwrap_or_default()
-                {
-                    if reached.contains_key(&t) {
+                for &t in &self.edges[*entity as usize] {
+                    if !seen.insert(t) {
                         continue;
                     }
-                    reached.insert(t, depth);
+                    reached.push((t, depth));
                     if reached.len() >= limit {
                         break 'walk;
                     }
-                    let triple = &self.triples[t as usize];
-                    for other in [triple.subject_key.as_str(), triple.object_key.as_str()] {
+                    for other in self.ends[t as usize] {
                         if visited.insert(other) {
                             next.push(other);
                         }
@@ -247,42 +308,69 @@ impl GraphView {
             }
             frontier = next;
         }
-        reached.into_iter().collect()
+        reached.sort_unstable();
+        reached
     }
 
     /// Scores reached relations against the query: cosine of the relation's text and the
     /// query (`semantic`, mapped to 0..1) and the share of the query's words the relation's
     /// text holds (`keyword`), blended 0.7/0.3, then discounted by 0.8 per hop beyond the
-    /// first. Best first; ties by triple id.
+    /// first. The best `limit`, best first; ties by triple id.
     pub fn score(
         &self,
         reached: &[(u32, usize)],
         query: &str,
         query_vector: Option<&[f32]>,
+        limit: usize,
     ) -> Vec<RelationHit> {
-        let words: BTreeSet<String> = normalize::tokens(query).into_iter().collect();
-        let mut hits: Vec<RelationHit> = reached
+        let query_words: BTreeSet<String> = normalize::tokens(query).into_iter().collect();
+        let mut words: Vec<u32> = query_words
+            .iter()
+            .filter_map(|w| self.vocabulary.get(w))
+            .copied()
+            .collect();
+        words.sort_unstable();
+        // Scores first (cheap), hits only for the best: a hub reaches thousands of relations.
+        let mut scored: Vec<(f64, f64, f64, u32, usize)> = reached
             .iter()
             .map(|&(i, depth)| {
-                let t = &self.triples[i as usize];
-                let semantic = match (query_vector, t.vector.as_deref()) {
-                    (Some(q), Some(v)) if q.len() == v.len() => {
-                        let cos: f64 = q
-                            .iter()
-                            .zip(v)
-                            .map(|(a, b)| f64::from(*a) * f64::from(*b))
-                            .sum();
-                        crate::retrieval::fusion::semantic_similarity(cos as f32)
+                let semantic = match query_vector {
+                    Some(q) if q.len() == self.dimensions && self.has_vector[i as usize] => {
+                        let at = i as usize * self.dimensions;
+                        let v = &self.vectors[at..at + self.dimensions];
+                        let cos: f32 = q.iter().zip(v).map(|(a, b)| a * b).sum();
+                        crate::retrieval::fusion::semantic_similarity(cos)
                     }
                     _ => 0.0,
                 };
-                let text: BTreeSet<String> = normalize::tokens(&t.text()).into_iter().collect();
-                let keyword = if words.is_empty() {
+                let keyword = if query_words.is_empty() {
                     0.0
                 } else {
-                    words.intersection(&text).count() as f64 / words.len() as f64
+                    let shared = self.words[i as usize]
+                        .iter()
+                        .filter(|w| words.binary_search(w).is_ok())
+                        .count();
+                    shared as f64 / query_words.len() as f64
                 };
                 let score = (0.7 * semantic + 0.3 * keyword) * 0.8f64.powi(depth as i32 - 1);
+                (score, semantic, keyword, i, depth)
+            })
+            .collect();
+        let order = |a: &(f64, f64, f64, u32, usize), b: &(f64, f64, f64, u32, usize)| {
+            b.0.total_cmp(&a.0).then_with(|| {
+                let (ta, tb) = (&self.triples[a.3 as usize], &self.triples[b.3 as usize]);
+                ta.triple_id.cmp(&tb.triple_id)
+            })
+        };
+        if scored.len() > limit {
+            scored.select_nth_unstable_by(limit, order);
+            scored.truncate(limit);
+        }
+        scored.sort_by(order);
+        scored
+            .into_iter()
+            .map(|(score, semantic, keyword, i, depth)| {
+                let t = &self.triples[i as usize];
                 RelationHit {
                     subject: t.subject.clone(),
                     relation: t.relation.clone(),
@@ -296,13 +384,7 @@ impl GraphView {
                     keyword_score: keyword,
                 }
             })
-            .collect();
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.triple_id.cmp(&b.triple_id))
-        });
-        hits
+            .collect()
     }
 }
 
@@ -396,7 +478,11 @@ mod tests {
     fn nearer_and_more_relevant_relations_score_higher() {
         let v = view();
         let reached = v.expand(&["insulin".to_string()], 2, 100);
-        let hits = v.score(&reached, "what does insulin regulate", None);
+        let hits = v.score(&reached, "what does insulin regulate", None, 10);
+        assert_eq!(
+            v.score(&reached, "what does insulin regulate", None, 1),
+            hits[..1]
+        );
         assert_eq!(hits[0].relation, "regulates");
         assert_eq!(hits.last().unwrap().depth, 2);
         assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
