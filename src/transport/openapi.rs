@@ -1135,6 +1135,18 @@ fn contract_001_schemas() -> Vec<(&'static str, Value)> {
                     "description": "Results wanted; out of range is refused, not clamped.",
                 }),
             ),
+            (
+                "fast_mode",
+                json!({"type": "boolean", "description": "true: chunk hits only (structural \
+                    depth 0). Defaults to the server's mode: graph.enabled = false is fast mode, \
+                    and a request cannot turn graph mode on there."}),
+            ),
+            (
+                "structural_depth",
+                json!({"type": "integer", "minimum": 0, "description": "Graph mode: relations \
+                    within this many hops of the query's entities (default graph.default_depth, \
+                    at most graph.max_depth). Ignored (forced to 0) in fast mode."}),
+            ),
         ],
     );
     let response = object(
@@ -1144,19 +1156,23 @@ fn contract_001_schemas() -> Vec<(&'static str, Value)> {
                 "results",
                 array(
                     schema_ref("RagResult"),
-                    "Chunk hits in rank order (the contract has no score field).",
+                    "Chunk hits and (graph mode) relation hits in rank order (the contract \
+                     has no score field); the two lists are merged by reciprocal rank.",
                 ),
             ),
             (
                 "kg",
                 array(
                     schema_ref("KgTriple"),
-                    "Relation facts: always empty (no knowledge graph yet).",
+                    "The triples of the relation hits in results; empty in fast mode.",
                 ),
             ),
             (
                 "rewrite_terms",
-                strings("Query rewrite terms: always empty (no query rewriting yet)."),
+                strings(
+                    "Normalised names of the entities the query named (they also widen the \
+                     keyword branch); empty in fast mode.",
+                ),
             ),
         ],
     );
@@ -1165,8 +1181,9 @@ fn contract_001_schemas() -> Vec<(&'static str, Value)> {
             "RagQueryRequest",
             described(
                 request,
-                "The MCP tool input. Other keys (MCP extras such as fast_mode) are \
-                       ignored. Ranking is hybrid with alpha 0.5.",
+                "The MCP tool input, plus the graph options fast_mode and \
+                       structural_depth. Other keys (MCP extras) are ignored. Chunk ranking is \
+                       hybrid with alpha 0.5.",
             ),
         ),
         (
@@ -1226,9 +1243,9 @@ fn rag_result_schema() -> Value {
     );
     described(
         schema,
-        "A chunk hit (`metadata`, `content`). Relation hits (`component_type: relation` \
-               with `subject`, `relation`, `object`) belong to the contract's graph mode, which \
-               ragstream does not serve: it returns chunk hits only.",
+        "A chunk hit (`metadata`, `content`) or, in graph mode, a relation hit \
+               (`component_type: relation` with `subject`, `relation`, `object` and \
+               `metadata.collection`).",
     )
 }
 
@@ -1915,6 +1932,45 @@ fn document_schema() -> Value {
                     "propertyNames": {"pattern": "^[^=]+$", "not": {"enum": BUILT_IN_FIELDS}},
                     "description": "Custom metadata; keys may not be a built-in metadata field \
                         or contain `=`. Scalars (and lists of scalars) are filterable.",
+                }),
+            ),
+            (
+                "triples",
+                json!({
+                    "type": "array",
+                    "default": [],
+                    "items": closed(object(
+                        &["subject", "relation", "object"],
+                        vec![
+                            ("subject", text("An entity; at most 512 bytes.")),
+                            ("relation", text("A short verb phrase; at most 512 bytes.")),
+                            ("object", text("An entity; at most 512 bytes.")),
+                            ("chunk", json!({"type": "integer", "minimum": 0,
+                                "description": "The chunk (0-based) the fact was read from; \
+                                    without it the fact is linked to the chunk that names its \
+                                    subject or object."})),
+                        ],
+                    )),
+                    "description": "Knowledge-graph facts this document states: stored with \
+                        the index version, searched by contract 001 in graph mode, removed \
+                        (soft) with the document.",
+                }),
+            ),
+            (
+                "entities",
+                json!({
+                    "type": "array",
+                    "default": [],
+                    "items": closed(object(
+                        &["name"],
+                        vec![
+                            ("name", text("An entity the triples name.")),
+                            ("aliases", json!({"type": "array", "items": {"type": "string",
+                                "minLength": 1}, "default": [],
+                                "description": "Other names a query may use for it."})),
+                        ],
+                    )),
+                    "description": "Aliases of the triples' entities.",
                 }),
             ),
         ],

@@ -236,3 +236,37 @@ async fn bad_triples_are_refused_with_the_field() {
         "triples": [{"subject": "A", "relation": "r", "object": "B", "weight": 1}]}));
     assert!(parsed.is_err(), "unknown triple fields are refused");
 }
+
+#[test]
+fn triples_sent_through_kafka_come_back_from_contract_001_over_http() {
+    use crate::daemon::{curl, kcat_produce, start_daemon_with, wait_for};
+    let d = start_daemon_with(&[("RAGSTREAM_GRAPH_ENABLED", "true")]);
+    let event = json!({"schema_version": 1, "op": "upsert", "index": "kb", "document": {
+        "id": "pancreas", "text": "The pancreas makes insulin.",
+        "triples": [{"subject": "Pancreas", "relation": "produces", "object": "Insulin"}]}});
+    kcat_produce(
+        &d.bootstrap,
+        "ragstream.documents",
+        &[],
+        &[event.to_string()],
+    );
+    let url = format!("{}/v1/indexes/kb/rag/query", d.http);
+    let ask = || {
+        curl(&[
+            "-X",
+            "POST",
+            "-H",
+            "content-type: application/json",
+            "-d",
+            r#"{"query": "What does the pancreas make?", "top_k": 5}"#,
+            &url,
+        ])
+    };
+    wait_for("the document to be searchable", || {
+        ask().1["results"].as_array().is_some_and(|r| !r.is_empty())
+    });
+    let (code, body) = ask();
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(relations(&body), vec!["Pancreas produces Insulin"]);
+    assert_eq!(body["rewrite_terms"], json!(["pancreas"]));
+}
