@@ -26,7 +26,10 @@ const FIELDS: &[&str] = &[
     "top_k",
     "debug",
     "index_version",
+    "graph_depth",
 ];
+/// Deepest `graph_depth` a request may ask for (`graph.max_depth` may lower it).
+const MAX_GRAPH_DEPTH: u64 = 5;
 /// Longest `path_prefix` accepted (it becomes a pattern in the keyword store).
 const MAX_PATH_PREFIX: usize = 1024;
 const FILTER_KEYS: &[&str] = &["project_id", "path_prefix", "tags", "updated_after"];
@@ -45,6 +48,10 @@ pub struct QueryRequest {
     pub index_version: Option<u64>,
     /// Rerank with the configured reranker (default true; without one nothing happens).
     pub rerank: bool,
+    /// ragstream's opt-in extension: knowledge-graph relations within this many hops of the
+    /// query's entities come back as `relations` (with `rewrite_terms`). Absent: the
+    /// contract's shape, unchanged.
+    pub graph_depth: Option<usize>,
 }
 
 fn bad(field: &str, rule: impl Into<String>) -> ValidationError {
@@ -169,6 +176,19 @@ pub fn parse_request(
         }
     }
     filters.clauses = Filters::parse(&bag)?.clauses;
+    let graph_depth = match obj.get("graph_depth") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .filter(|d| *d <= MAX_GRAPH_DEPTH)
+                .ok_or_else(|| {
+                    bad(
+                        "graph_depth",
+                        format!("must be an integer between 0 and {MAX_GRAPH_DEPTH}"),
+                    )
+                })? as usize,
+        ),
+    };
     Ok(QueryRequest {
         query,
         profile,
@@ -179,6 +199,7 @@ pub fn parse_request(
         debug,
         index_version,
         rerank,
+        graph_depth,
     })
 }
 
@@ -216,6 +237,29 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
     search.hybrid_alpha = resolved.semantic_weight;
     search.index_version = req.index_version;
     search.rerank = req.rerank;
+    let mut graph = None;
+    if let Some(depth) = req.graph_depth {
+        let max = engine.config().graph.max_depth;
+        if depth > max {
+            let e = bad(
+                "graph_depth",
+                format!("must be at most graph.max_depth ({max})"),
+            );
+            return super::error_reply(&e.into());
+        }
+        match engine
+            .graph_lookup(index, &req.query, req.index_version, depth)
+            .await
+        {
+            Ok((found, vector)) => {
+                search.index_version = Some(found.index_version);
+                search.keyword_expansion = found.keyword_expansion.clone();
+                search.query_vector = vector;
+                graph = Some(found);
+            }
+            Err(e) => return super::error_reply(&e),
+        }
+    }
     let result = match engine.search(index, &search).await {
         Ok(r) => r,
         Err(e) => return super::error_reply(&e),
@@ -271,6 +315,23 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         "results": results,
         "documents": documents,
     });
+    if let Some(graph) = graph {
+        let d = body.as_object_mut().expect("object");
+        let relations: Vec<Value> = graph
+            .relations
+            .iter()
+            .map(|r| {
+                json!({
+                    "subject": r.subject, "relation": r.relation, "object": r.object,
+                    "document_id": r.document_id, "chunk_id": r.chunk_id, "depth": r.depth,
+                    "score": r.score,
+                    "score_detail": {"semantic": r.semantic_score, "lexical": r.keyword_score},
+                })
+            })
+            .collect();
+        d.insert("relations".into(), json!(relations));
+        d.insert("rewrite_terms".into(), json!(graph.rewrite_terms));
+    }
     if req.debug {
         let d = body.as_object_mut().expect("object");
         d.insert(

@@ -1359,6 +1359,14 @@ fn query_request_schema() -> Value {
                     "Answer from this retained version instead of the newest.",
                 ),
             ),
+            (
+                "graph_depth",
+                json!({"type": "integer", "minimum": 0, "maximum": 5, "description":
+                    "ragstream extension (opt-in): knowledge-graph relations within this many \
+                     hops of the query's entities are returned as `relations`, with \
+                     `rewrite_terms`; the entities' names also widen the lexical branch. At \
+                     most graph.max_depth."}),
+            ),
         ],
     );
     with(
@@ -1448,6 +1456,20 @@ fn query_response_schema() -> Value {
                     schema_ref("DocumentGroup"),
                     "The passages grouped by document, in order of each document's best passage.",
                 ),
+            ),
+            (
+                "relations",
+                json!({"type": "array", "description": "Only with graph_depth: relations \
+                    reached from the query's entities, best first (score = 0.7 semantic + 0.3 \
+                    lexical, times 0.8 per hop beyond the first).", "items": {"type": "object",
+                    "properties": {"subject": {"type": "string"}, "relation": {"type": "string"},
+                    "object": {"type": "string"}, "document_id": {"type": "string"},
+                    "chunk_id": {"type": ["string", "null"]}, "depth": {"type": "integer"},
+                    "score": {"type": "number"}, "score_detail": {"type": "object"}}}}),
+            ),
+            (
+                "rewrite_terms",
+                strings("Only with graph_depth: normalised names of the entities the query named."),
             ),
             (
                 "retrieval_profile_effective",

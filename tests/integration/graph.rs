@@ -270,3 +270,48 @@ fn triples_sent_through_kafka_come_back_from_contract_001_over_http() {
     assert_eq!(relations(&body), vec!["Pancreas produces Insulin"]);
     assert_eq!(body["rewrite_terms"], json!(["pancreas"]));
 }
+
+#[tokio::test]
+async fn contract_002_returns_relations_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    // Graph mode of 001 off: 002's opt-in does not depend on it.
+    let e = engine(dir.path(), false).await;
+    let ask = |body: Value| {
+        let e = &e;
+        async move {
+            let reply = answer(
+                e,
+                Contract::C002,
+                Some(name("kb")),
+                body.to_string().as_bytes(),
+            )
+            .await;
+            assert_eq!(reply.status, 200, "{}", reply.body);
+            reply.body
+        }
+    };
+    let plain = ask(json!({"query": "What does the pancreas do?"})).await;
+    assert!(plain.get("relations").is_none() && plain.get("rewrite_terms").is_none());
+    let graph = ask(json!({"query": "What does the pancreas do?", "graph_depth": 2})).await;
+    let facts: Vec<&str> = graph["relations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["relation"].as_str().unwrap())
+        .collect();
+    assert_eq!(facts.len(), 2, "{graph}");
+    assert!(facts.contains(&"produces") && facts.contains(&"regulates"));
+    assert_eq!(graph["relations"][0]["depth"], 1);
+    assert_eq!(graph["rewrite_terms"], json!(["pancreas"]));
+    let reply = answer(
+        &e,
+        Contract::C002,
+        Some(name("kb")),
+        json!({"query": "q", "graph_depth": 9})
+            .to_string()
+            .as_bytes(),
+    )
+    .await;
+    assert_eq!(reply.status, 400);
+    assert_eq!(reply.body["error"]["field"], "graph_depth");
+}
