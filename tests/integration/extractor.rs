@@ -72,15 +72,21 @@ impl ChatServer {
             requests: Arc::default(),
         };
         let data = web::Data::new(state.clone());
-        let server = HttpServer::new(move || {
-            App::new()
-                .app_data(data.clone())
-                .route("/v1/chat/completions", web::post().to(chat))
-        })
-        .workers(1)
-        .listen(listener)
-        .unwrap();
-        tokio::spawn(server.run());
+        // Its own thread and runtime: usable from async tests and from plain daemon tests.
+        std::thread::spawn(move || {
+            actix_web::rt::System::new().block_on(async move {
+                HttpServer::new(move || {
+                    App::new()
+                        .app_data(data.clone())
+                        .route("/v1/chat/completions", web::post().to(chat))
+                })
+                .workers(1)
+                .listen(listener)
+                .unwrap()
+                .run()
+                .await
+            })
+        });
         state
     }
 
@@ -247,4 +253,46 @@ async fn extracted_triples_reach_the_graph_and_malformed_output_loses_nothing() 
         .collect();
     assert_eq!(relations, vec!["produces"]);
     assert_eq!(engine.stats(&kb).await.unwrap().documents, 3);
+}
+
+#[test]
+fn the_daemon_extracts_triples_from_documents_it_consumes() {
+    use crate::daemon::{curl, kcat_produce, start_daemon_with, upsert, wait_for};
+    let server = ChatServer::start();
+    let d = start_daemon_with(&[
+        ("RAGSTREAM_GRAPH_ENABLED", "true"),
+        ("RAGSTREAM_EXTRACTOR_ENABLED", "true"),
+        ("RAGSTREAM_EXTRACTOR_URL", &server.url),
+        ("RAGSTREAM_EXTRACTOR_MODEL", "test-model"),
+    ]);
+    kcat_produce(
+        &d.bootstrap,
+        "ragstream.documents",
+        &[],
+        &[upsert("pancreas", "Pancreas produces insulin.")],
+    );
+    let url = format!("{}/v1/indexes/kb/rag/query", d.http);
+    let ask = || {
+        curl(&[
+            "-X",
+            "POST",
+            "-d",
+            r#"{"query": "What does the pancreas make?"}"#,
+            &url,
+        ])
+        .1
+    };
+    wait_for("the extracted relation", || {
+        ask()["kg"].as_array().is_some_and(|kg| !kg.is_empty())
+    });
+    assert_eq!(
+        ask()["kg"],
+        json!([{"subject": "Pancreas", "relation": "produces", "object": "insulin"}])
+    );
+    let sent = server.requests.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1, "one chunk, one request");
+    assert_eq!(
+        sent[0]["messages"][1]["content"],
+        "Pancreas produces insulin."
+    );
 }
