@@ -315,3 +315,41 @@ async fn contract_002_returns_relations_only_when_asked() {
     assert_eq!(reply.status, 400);
     assert_eq!(reply.body["error"]["field"], "graph_depth");
 }
+
+#[tokio::test]
+async fn graph_versions_are_pruned_with_the_index_versions_that_name_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.retain_versions = 2;
+    let e = engine_with(c);
+    let kb = name("kb");
+    let manifests = || {
+        std::fs::read_dir(dir.path().join("indexes/kb/triples.lance/_versions"))
+            .unwrap()
+            .count()
+    };
+    for round in 0..6 {
+        let mut d = doc(
+            "d",
+            "D",
+            &format!("Round {round}: the pancreas makes insulin."),
+        );
+        d.triples = vec![triple("Pancreas", &format!("step_{round}"), "Insulin")];
+        e.write(&kb, vec![DocumentOp::Upsert(d)]).await.unwrap();
+    }
+    let index = e.index(&kb).await.unwrap();
+    let latest = index.latest_version();
+    assert!(
+        manifests() <= 3,
+        "graph versions are pruned: {} left",
+        manifests()
+    );
+    // The oldest retained index version still answers with its own graph.
+    let (old, _) = e
+        .graph_lookup(&kb, "pancreas", Some(latest - 1), 1)
+        .await
+        .unwrap();
+    assert_eq!(old.relations[0].relation, "step_4");
+    let (now, _) = e.graph_lookup(&kb, "pancreas", None, 1).await.unwrap();
+    assert_eq!(now.relations[0].relation, "step_5");
+}
