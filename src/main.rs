@@ -325,6 +325,18 @@ fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, Failure> {
     ragstream::embedding::select::configured(config).map_err(failure)
 }
 
+/// Writes a bench or eval report as JSON to `path`, when one was given.
+fn write_report(
+    path: Option<&std::path::Path>,
+    report: &impl serde::Serialize,
+) -> Result<(), Failure> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    std::fs::write(path, serde_json::to_vec_pretty(report).expect("json"))
+        .map_err(|e| failure(format!("{}: {e}", path.display())))
+}
+
 fn index_name(name: &str) -> Result<IndexName, Failure> {
     IndexName::parse(name).map_err(|e| usage(format!("--index {e}")))
 }
@@ -555,10 +567,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     _ => println!(),
                 }
             }
-            if let Some(path) = out {
-                std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json"))
-                    .map_err(|e| failure(format!("{}: {e}", path.display())))?;
-            }
+            write_report(out.as_deref(), &report)?;
         }
         Command::Bench {
             command:
@@ -617,10 +626,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             );
             line("query over HTTP (hybrid, top 10)", &report.http_query);
             line("query over the bus (hybrid, top 10)", &report.bus_query);
-            if let Some(path) = out {
-                std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json"))
-                    .map_err(|e| failure(format!("{}: {e}", path.display())))?;
-            }
+            write_report(out.as_deref(), &report)?;
         }
         Command::Bench {
             command:
@@ -676,10 +682,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 "graph lookup adds {:.3} ms at the median",
                 report.added_p50_ms
             );
-            if let Some(path) = out {
-                std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json"))
-                    .map_err(|e| failure(format!("{}: {e}", path.display())))?;
-            }
+            write_report(out.as_deref(), &report)?;
         }
         Command::Bench {
             command:
@@ -728,10 +731,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 report.export_requests,
                 report.spans_exported_bytes
             );
-            if let Some(path) = out {
-                std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json"))
-                    .map_err(|e| failure(format!("{}: {e}", path.display())))?;
-            }
+            write_report(out.as_deref(), &report)?;
         }
         Command::Index {
             command:
@@ -808,10 +808,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     m.method, m.ndcg_at_10, m.recall_at_100, m.latency_p50_ms, m.latency_p99_ms
                 );
             }
-            if let Some(path) = out {
-                std::fs::write(&path, serde_json::to_vec_pretty(&report).expect("json"))
-                    .map_err(|e| failure(format!("{}: {e}", path.display())))?;
-            }
+            write_report(out.as_deref(), &report)?;
         }
     }
     Ok(())

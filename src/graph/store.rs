@@ -20,8 +20,8 @@ use super::rows::{
     batch_to_entities, batch_to_triples, entities_to_batch, entity_schema, triple_schema,
     triples_to_batch, EntityRow, TripleRow,
 };
-use crate::index::StoreError;
-use crate::retrieval::filters::{sql_string, LIVE_ROWS};
+use crate::index::{in_list, StoreError};
+use crate::retrieval::filters::LIVE_ROWS;
 
 /// Chunk-commit property: `"<triples version>/<entities version>"`.
 pub const GRAPH_PROPERTY: &str = "ragstream.graph";
@@ -65,11 +65,6 @@ pub struct GraphStore {
     dir: PathBuf,
     triples: Mutex<Option<Dataset>>,
     entities: Mutex<Option<Dataset>>,
-}
-
-fn in_list(column: &str, values: &[String]) -> String {
-    let items: Vec<String> = values.iter().map(|v| sql_string(v)).collect();
-    format!("{column} IN ({})", items.join(", "))
 }
 
 async fn open(path: &Path) -> Result<Option<Dataset>, StoreError> {
@@ -197,6 +192,21 @@ impl GraphStore {
         }
         if change.documents.is_empty() {
             return Ok(self.latest());
+        }
+        // Documents that never had graph rows, and bring none: nothing to commit (most
+        // batches of an index where only some documents state triples).
+        if !has_rows {
+            if let Some(t) = self.triples() {
+                let filter = in_list("document_id", &change.documents);
+                let stored = t.count_rows(Some(filter.clone())).await?;
+                let named = match self.entities() {
+                    Some(e) => e.count_rows(Some(filter)).await?,
+                    None => 0,
+                };
+                if stored == 0 && named == 0 {
+                    return Ok(self.latest());
+                }
+            }
         }
         let triples = match self.triples() {
             Some(ds) => ds,

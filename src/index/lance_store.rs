@@ -45,7 +45,8 @@ fn live(filter: String) -> String {
     format!("{filter} AND {LIVE_ROWS}")
 }
 
-fn in_list(column: &str, values: &[String]) -> String {
+/// `column IN ('a', 'b')`, values quoted for Lance's SQL filters.
+pub(crate) fn in_list(column: &str, values: &[String]) -> String {
     let items: Vec<String> = values.iter().map(|v| sql_string(v)).collect();
     format!("{column} IN ({})", items.join(", "))
 }

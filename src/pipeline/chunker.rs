@@ -11,7 +11,7 @@ use super::checkpoints::{not_yet_committed, Checkpoints};
 use super::{Batch, IndexWork, PlannedBatch, SourcedEvent};
 use crate::engine::{Engine, EngineError};
 use crate::model::IndexName;
-use crate::transport::dead_letters::{DeadLetters, Origin};
+use crate::transport::dead_letters::DeadLetters;
 
 pub struct Chunker {
     pub engine: Arc<Engine>,
@@ -72,20 +72,8 @@ impl Chunker {
             // Permanent: this index can never take these events. They go to the DLQ with the
             // reason, and the pipeline continues.
             for ev in &events {
-                let origin = Origin {
-                    topic: ev.topic.clone(),
-                    partition: ev.partition,
-                    offset: ev.offset,
-                };
-                let (key, payload) = (ev.event.key(), ev.event.to_json().to_string());
                 self.dead_letters
-                    .send(
-                        &origin,
-                        Some(key.as_bytes()),
-                        Some(payload.as_bytes()),
-                        "embedder_mismatch",
-                        &e.to_string(),
-                    )
+                    .send_event(ev, "embedder_mismatch", &e.to_string())
                     .await;
             }
             return Ok(None);

@@ -23,7 +23,7 @@ use super::{IndexWork, PlannedBatch};
 use crate::embedding::{EmbedError, Embedder};
 use crate::graph::rows::TripleRow;
 use crate::index::{ChunkRow, WritePlan};
-use crate::transport::dead_letters::{DeadLetters, Origin};
+use crate::transport::dead_letters::DeadLetters;
 
 /// Longest wait between two attempts while a provider is unavailable.
 const MAX_WAIT: Duration = Duration::from_secs(10);
@@ -115,17 +115,9 @@ impl EmbedderClient {
         work.triples
             .retain(|t| !dropped.contains(t.document_id.as_str()));
         for ev in rejected {
-            let origin = Origin {
-                topic: ev.topic.clone(),
-                partition: ev.partition,
-                offset: ev.offset,
-            };
-            let (key, payload) = (ev.event.key(), ev.event.to_json().to_string());
             dead_letters
-                .send(
-                    &origin,
-                    Some(key.as_bytes()),
-                    Some(payload.as_bytes()),
+                .send_event(
+                    &ev,
                     "embedding_rejected",
                     &failed[ev.event.op.document_id()],
                 )

@@ -18,7 +18,7 @@ use super::{IndexWork, PlannedBatch};
 use crate::graph::extractor::{ExtractError, TripleExtractor};
 use crate::index::{ChunkRow, DocumentOp};
 use crate::model::Triple;
-use crate::transport::dead_letters::{DeadLetters, Origin};
+use crate::transport::dead_letters::DeadLetters;
 
 const MAX_WAIT: Duration = Duration::from_secs(10);
 
@@ -169,17 +169,9 @@ impl TripleExtraction {
         work.triples
             .retain(|t| !refused.contains_key(t.document_id.as_str()));
         for ev in gone {
-            let origin = Origin {
-                topic: ev.topic.clone(),
-                partition: ev.partition,
-                offset: ev.offset,
-            };
-            let (key, payload) = (ev.event.key(), ev.event.to_json().to_string());
             dead_letters
-                .send(
-                    &origin,
-                    Some(key.as_bytes()),
-                    Some(payload.as_bytes()),
+                .send_event(
+                    &ev,
                     "extraction_rejected",
                     &refused[ev.event.op.document_id()],
                 )

@@ -353,3 +353,34 @@ async fn graph_versions_are_pruned_with_the_index_versions_that_name_them() {
     let (now, _) = e.graph_lookup(&kb, "pancreas", None, 1).await.unwrap();
     assert_eq!(now.relations[0].relation, "step_5");
 }
+
+#[tokio::test]
+async fn documents_without_triples_leave_the_graph_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), true).await;
+    let kb = name("kb");
+    let manifests = || {
+        std::fs::read_dir(dir.path().join("indexes/kb/triples.lance/_versions"))
+            .unwrap()
+            .count()
+    };
+    let before = manifests();
+    e.write(
+        &kb,
+        vec![DocumentOp::Upsert(doc(
+            "plain",
+            "Plain",
+            "No facts stated here.",
+        ))],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        manifests(),
+        before,
+        "no graph commit for a document without triples"
+    );
+    // The new index version still names the graph: relations are found at it.
+    let (found, _) = e.graph_lookup(&kb, "pancreas", None, 1).await.unwrap();
+    assert_eq!(found.relations.len(), 1);
+}
