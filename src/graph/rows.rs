@@ -4,13 +4,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow_array::builder::{FixedSizeListBuilder, Float32Builder, ListBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use sha2::{Digest, Sha256};
 
 use super::normalize;
+use crate::index::rows::{string_lists, strings, vector_column, vector_field};
 use crate::index::ChunkRow;
 use crate::model::Document;
 
@@ -171,14 +171,7 @@ pub fn triple_schema(dimensions: usize) -> SchemaRef {
         utf8("subject_key", false),
         utf8("object_key", false),
         utf8("deleted_at", true),
-        Field::new(
-            "vector",
-            DataType::FixedSizeList(
-                Arc::new(Field::new("item", DataType::Float32, true)),
-                dimensions as i32,
-            ),
-            false,
-        ),
+        vector_field(dimensions),
     ]))
 }
 
@@ -195,37 +188,13 @@ pub fn entity_schema() -> SchemaRef {
     ]))
 }
 
-fn strings<'a>(values: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
-    let mut b = StringBuilder::new();
-    for v in values {
-        b.append_option(v);
-    }
-    Arc::new(b.finish())
-}
-
-fn lists<'a>(values: impl Iterator<Item = &'a Vec<String>>) -> ArrayRef {
-    let mut b = ListBuilder::new(StringBuilder::new());
-    for list in values {
-        for v in list {
-            b.values().append_value(v);
-        }
-        b.append(true);
-    }
-    Arc::new(b.finish())
-}
-
 pub fn triples_to_batch(rows: &[TripleRow], dimensions: usize) -> Result<RecordBatch, String> {
-    let mut vectors =
-        FixedSizeListBuilder::with_capacity(Float32Builder::new(), dimensions as i32, rows.len());
-    for r in rows {
-        let v = r
-            .vector
-            .as_ref()
-            .filter(|v| v.len() == dimensions)
-            .ok_or_else(|| format!("triple {} has no {dimensions}-d vector", r.triple_id))?;
-        vectors.values().append_slice(v);
-        vectors.append(true);
-    }
+    let vectors = vector_column(
+        rows.iter()
+            .map(|r| (r.triple_id.as_str(), r.vector.as_ref())),
+        dimensions,
+    )
+    .map_err(|e| format!("triple {e}"))?;
     let columns: Vec<ArrayRef> = vec![
         strings(rows.iter().map(|r| Some(r.triple_id.as_str()))),
         strings(rows.iter().map(|r| Some(r.document_id.as_str()))),
@@ -236,7 +205,7 @@ pub fn triples_to_batch(rows: &[TripleRow], dimensions: usize) -> Result<RecordB
         strings(rows.iter().map(|r| Some(r.subject_key.as_str()))),
         strings(rows.iter().map(|r| Some(r.object_key.as_str()))),
         strings(rows.iter().map(|r| r.deleted_at.as_deref())),
-        Arc::new(vectors.finish()),
+        vectors,
     ];
     RecordBatch::try_new(triple_schema(dimensions), columns).map_err(|e| e.to_string())
 }
@@ -251,8 +220,8 @@ pub fn entities_to_batch(rows: &[EntityRow]) -> Result<RecordBatch, String> {
         strings(rows.iter().map(|r| Some(r.entity_key.as_str()))),
         strings(rows.iter().map(|r| Some(r.name.as_str()))),
         strings(rows.iter().map(|r| Some(r.document_id.as_str()))),
-        lists(rows.iter().map(|r| &r.chunk_ids)),
-        lists(rows.iter().map(|r| &r.aliases)),
+        string_lists(rows.iter().map(|r| r.chunk_ids.as_slice())),
+        string_lists(rows.iter().map(|r| r.aliases.as_slice())),
         strings(rows.iter().map(|r| r.deleted_at.as_deref())),
     ];
     RecordBatch::try_new(entity_schema(), columns).map_err(|e| e.to_string())

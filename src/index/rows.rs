@@ -140,6 +140,52 @@ fn vector_item() -> Arc<Field> {
     Arc::new(Field::new("item", DataType::Float32, true))
 }
 
+/// The vector column's field (chunks and graph triples alike).
+pub(crate) fn vector_field(dimensions: usize) -> Field {
+    Field::new(
+        VECTOR_COLUMN,
+        DataType::FixedSizeList(vector_item(), dimensions as i32),
+        false,
+    )
+}
+
+/// A utf8 column.
+pub(crate) fn strings<'a>(values: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
+    let mut b = StringBuilder::new();
+    values.for_each(|v| b.append_option(v));
+    Arc::new(b.finish())
+}
+
+/// A list-of-utf8 column.
+pub(crate) fn string_lists<'a>(values: impl Iterator<Item = &'a [String]>) -> ArrayRef {
+    let mut b = ListBuilder::new(StringBuilder::new());
+    for list in values {
+        for item in list {
+            b.values().append_value(item);
+        }
+        b.append(true);
+    }
+    Arc::new(b.finish())
+}
+
+/// The vector column of rows named by their ids; a row without a vector of `dimensions`
+/// is an error naming it.
+pub(crate) fn vector_column<'a>(
+    rows: impl Iterator<Item = (&'a str, Option<&'a Vec<f32>>)>,
+    dimensions: usize,
+) -> Result<ArrayRef, String> {
+    let mut vectors = FixedSizeListBuilder::new(Float32Builder::new(), dimensions as i32)
+        .with_field(vector_item());
+    for (id, v) in rows {
+        let v = v
+            .filter(|v| v.len() == dimensions)
+            .ok_or_else(|| format!("{id} has no {dimensions}-d vector"))?;
+        vectors.values().append_slice(v);
+        vectors.append(true);
+    }
+    Ok(Arc::new(vectors.finish()))
+}
+
 /// Column marking soft-deleted rows. It comes after the vector because indexes written
 /// before soft deletes gain it by schema evolution, which appends.
 pub const DELETED_AT_COLUMN: &str = "deleted_at";
@@ -169,11 +215,7 @@ pub fn chunk_schema(dimensions: usize) -> SchemaRef {
         utf8("metadata", false),
         string_list("meta_kv"),
         utf8("doc_hash", false),
-        Field::new(
-            VECTOR_COLUMN,
-            DataType::FixedSizeList(vector_item(), dimensions as i32),
-            false,
-        ),
+        vector_field(dimensions),
         utf8(DELETED_AT_COLUMN, true),
     ]))
 }
@@ -209,21 +251,6 @@ pub fn columns_without_vector() -> Vec<&'static str> {
 
 /// Builds a record batch; every row must carry a vector of `dimensions`.
 pub fn rows_to_batch(rows: &[ChunkRow], dimensions: usize) -> Result<RecordBatch, String> {
-    fn strings<'a>(values: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
-        let mut b = StringBuilder::new();
-        values.for_each(|v| b.append_option(v));
-        Arc::new(b.finish())
-    }
-    fn lists(values: impl Iterator<Item = Vec<String>>) -> ArrayRef {
-        let mut b = ListBuilder::new(StringBuilder::new());
-        for list in values {
-            for item in list {
-                b.values().append_value(item);
-            }
-            b.append(true);
-        }
-        Arc::new(b.finish())
-    }
     fn u32s(values: impl Iterator<Item = Option<u32>>) -> ArrayRef {
         let mut b = UInt32Builder::new();
         values.for_each(|v| b.append_option(v));
@@ -232,17 +259,12 @@ pub fn rows_to_batch(rows: &[ChunkRow], dimensions: usize) -> Result<RecordBatch
     let mut bools = BooleanBuilder::new();
     rows.iter()
         .for_each(|r| bools.append_option(r.managed_by_source));
-    let mut vectors = FixedSizeListBuilder::new(Float32Builder::new(), dimensions as i32)
-        .with_field(vector_item());
-    for r in rows {
-        let v = r
-            .vector
-            .as_ref()
-            .filter(|v| v.len() == dimensions)
-            .ok_or_else(|| format!("chunk {} has no {dimensions}-d vector", r.chunk_id))?;
-        vectors.values().append_slice(v);
-        vectors.append(true);
-    }
+    let vectors = vector_column(
+        rows.iter()
+            .map(|r| (r.chunk_id.as_str(), r.vector.as_ref())),
+        dimensions,
+    )
+    .map_err(|e| format!("chunk {e}"))?;
     let columns: Vec<ArrayRef> = vec![
         strings(rows.iter().map(|r| Some(r.chunk_id.as_str()))),
         strings(rows.iter().map(|r| Some(r.document_id.as_str()))),
@@ -267,7 +289,7 @@ pub fn rows_to_batch(rows: &[ChunkRow], dimensions: usize) -> Result<RecordBatch
         strings(rows.iter().map(|r| r.source_path.as_deref())),
         Arc::new(bools.finish()),
         strings(rows.iter().map(|r| r.project_id.as_deref())),
-        lists(rows.iter().map(|r| r.tags.clone())),
+        string_lists(rows.iter().map(|r| r.tags.as_slice())),
         strings(rows.iter().map(|r| r.updated_at.as_deref())),
         strings(
             rows.iter()
@@ -276,9 +298,15 @@ pub fn rows_to_batch(rows: &[ChunkRow], dimensions: usize) -> Result<RecordBatch
                 .iter()
                 .map(|s| s.as_deref()),
         ),
-        lists(rows.iter().map(ChunkRow::metadata_terms)),
+        string_lists(
+            rows.iter()
+                .map(ChunkRow::metadata_terms)
+                .collect::<Vec<_>>()
+                .iter()
+                .map(Vec::as_slice),
+        ),
         strings(rows.iter().map(|r| Some(r.doc_hash.as_str()))),
-        Arc::new(vectors.finish()),
+        vectors,
         strings(rows.iter().map(|r| r.deleted_at.as_deref())),
     ];
     RecordBatch::try_new(chunk_schema(dimensions), columns).map_err(|e| e.to_string())
