@@ -177,6 +177,31 @@ pub struct IndexConfig {
     pub retain_versions: u64,
     /// Documents per ingest batch on the command line (one batch = one version).
     pub ingest_batch_documents: usize,
+    /// Rows from which an approximate (IVF_PQ) vector index is built in the background;
+    /// below, the semantic branch is exact.
+    pub vector_index_min_rows: usize,
+    /// IVF partitions (0: √rows, 16..4096) and PQ sub-vectors (0: dimensions / 8).
+    pub vector_index_partitions: usize,
+    pub vector_index_sub_vectors: usize,
+    /// Rebuild once rows the index does not cover exceed this share of those it does
+    /// (they are searched exactly meanwhile).
+    pub vector_index_rebuild_share: f64,
+    /// Partitions probed per query, and candidates re-ranked exactly (× k).
+    pub vector_nprobes: usize,
+    pub vector_refine_factor: u32,
+}
+
+impl IndexConfig {
+    pub fn vector(&self) -> crate::index::vector_index::VectorIndexSettings {
+        crate::index::vector_index::VectorIndexSettings {
+            min_rows: self.vector_index_min_rows,
+            partitions: self.vector_index_partitions,
+            sub_vectors: self.vector_index_sub_vectors,
+            rebuild_unindexed_share: self.vector_index_rebuild_share,
+            nprobes: self.vector_nprobes,
+            refine_factor: self.vector_refine_factor,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -222,9 +247,16 @@ impl Default for ChunkingSection {
 
 impl Default for IndexConfig {
     fn default() -> Self {
+        let vector = crate::index::vector_index::VectorIndexSettings::default();
         IndexConfig {
             retain_versions: 100,
             ingest_batch_documents: 512,
+            vector_index_min_rows: vector.min_rows,
+            vector_index_partitions: vector.partitions,
+            vector_index_sub_vectors: vector.sub_vectors,
+            vector_index_rebuild_share: vector.rebuild_unindexed_share,
+            vector_nprobes: vector.nprobes,
+            vector_refine_factor: vector.refine_factor,
         }
     }
 }
@@ -402,6 +434,9 @@ impl Config {
             return bad(&key, &reason);
         }
         if let Err((key, reason)) = self.extractor.check() {
+            return bad(&key, &reason);
+        }
+        if let Err((key, reason)) = self.index.vector().check(None) {
             return bad(&key, &reason);
         }
         if self.index.ingest_batch_documents == 0 {

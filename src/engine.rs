@@ -173,6 +173,8 @@ impl Engine {
             )
             .await?,
         );
+        let v = self.config.index.vector();
+        index.lance().set_vector_search(v.nprobes, v.refine_factor);
         open.insert(name.clone(), index.clone());
         Ok(index)
     }
@@ -193,6 +195,8 @@ impl Engine {
             )
             .await?,
         );
+        let v = self.config.index.vector();
+        index.lance().set_vector_search(v.nprobes, v.refine_factor);
         open.insert(name.clone(), index.clone());
         Ok(index)
     }
@@ -221,14 +225,33 @@ impl Engine {
             }
         }
         let index = self.create_index(name).await?;
-        index
+        let outcome = index
             .write(
                 ops,
                 &self.chunker,
                 self.ingest_embedder.as_ref(),
                 properties,
             )
-            .await
+            .await?;
+        self.maintain_vector_index(&index);
+        Ok(outcome)
+    }
+
+    /// Builds the vector index of `index` in the background when it is due (see
+    /// [`crate::index::vector_index`]); at most one build per index runs at a time, and
+    /// neither ingestion nor queries wait for it.
+    pub fn maintain_vector_index(&self, index: &Arc<Index>) {
+        if tokio::runtime::Handle::try_current().is_err() || !index.begin_vector_build() {
+            return;
+        }
+        let settings = self.config.index.vector();
+        let index = index.clone();
+        tokio::spawn(async move {
+            if let Err(e) = index.build_vector_index(&settings).await {
+                tracing::warn!(index = %index.name(), error = %e, "building the vector index failed; will retry after the next commit");
+            }
+            index.end_vector_build();
+        });
     }
 
     pub async fn search(

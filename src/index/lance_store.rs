@@ -27,6 +27,8 @@ const VERSION_CACHE: usize = 8;
 pub struct LanceStore {
     /// Vector dimensions of new rows (changes only with a reembed).
     dimensions: std::sync::atomic::AtomicUsize,
+    /// Partitions probed and refine factor of searches on a version with a vector index.
+    vector_search: Mutex<(usize, u32)>,
     latest: Mutex<Dataset>,
     versions: Mutex<Vec<(u64, Dataset)>>,
 }
@@ -91,9 +93,21 @@ impl LanceStore {
         }
         Ok(LanceStore {
             dimensions: dimensions.into(),
+            vector_search: Mutex::new((20, 10)),
             latest: Mutex::new(dataset),
             versions: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Searches on a version with a vector index probe `nprobes` partitions and re-rank
+    /// `refine_factor × k` candidates exactly.
+    pub fn set_vector_search(&self, nprobes: usize, refine_factor: u32) {
+        *self.vector_search.lock().expect("vector search lock") = (nprobes, refine_factor);
+    }
+
+    /// Makes `ds` (a commit made outside [`LanceStore::commit`]) the newest version.
+    pub fn replace_latest(&self, ds: Dataset) {
+        *self.latest.lock().expect("lance latest lock") = ds;
     }
 
     pub fn latest(&self) -> Dataset {
@@ -338,6 +352,10 @@ impl LanceStore {
             .distance_metric(lance_linalg::distance::DistanceType::Cosine)
             .prefilter(true)
             .project(&columns)?;
+        if super::vector_index::has_index(ds).await? {
+            let (nprobes, refine) = *self.vector_search.lock().expect("vector search lock");
+            scanner.nprobes(nprobes).refine(refine);
+        }
         if let Some(f) = filter {
             scanner.filter(f)?;
         }

@@ -4,6 +4,7 @@
 mod keyword_store;
 mod lance_store;
 pub mod rows;
+pub mod vector_index;
 mod versioned_directory;
 mod writer;
 
@@ -154,6 +155,8 @@ pub struct Index {
     /// Loaded graph versions, newest last, and which graph version each index version names.
     graph_views: std::sync::Mutex<Vec<(GraphVersion, Arc<GraphView>)>>,
     graph_versions: std::sync::Mutex<std::collections::HashMap<u64, Option<GraphVersion>>>,
+    /// A vector-index build is running (one at a time).
+    vector_build: std::sync::atomic::AtomicBool,
     retain_versions: u64,
     write_lock: tokio::sync::Mutex<()>,
     dir: PathBuf,
@@ -293,6 +296,7 @@ impl Index {
             graph,
             graph_views: std::sync::Mutex::new(Vec::new()),
             graph_versions: std::sync::Mutex::new(std::collections::HashMap::new()),
+            vector_build: std::sync::atomic::AtomicBool::new(false),
             retain_versions,
             write_lock: tokio::sync::Mutex::new(()),
             dir,

@@ -133,6 +133,7 @@ impl IndexWriter {
             chunks = outcome.chunks_written, "batch committed")
         });
         if let Some(version) = outcome.index_version {
+            self.engine.maintain_vector_index(&index);
             for s in &spans {
                 s.record("index_version", version);
             }

@@ -20,4 +20,5 @@ mod rerank;
 mod retrievers;
 mod telemetry;
 mod traces;
+mod vector_index;
 mod versions;

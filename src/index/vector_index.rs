@@ -1,0 +1,199 @@
+//! The approximate vector index (issue 8, first part). Below `vector_index_min_rows` the
+//! semantic branch is an exact scan; above it an IVF_PQ index is trained on a snapshot —
+//! outside the write lock, so ingestion and queries go on — and committed through the
+//! writer (under its lock, with a keyword snapshot of the same version, as every version
+//! needs one). Rows written since the build live in fragments the index does not cover; Lance
+//! searches those exactly and merges them in, so a new chunk is findable at once. Queries
+//! probe `nprobes` partitions and re-rank `refine_factor × k` candidates by their exact
+//! distance.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use lance::dataset::transaction::{Operation, Transaction};
+use lance::dataset::CommitBuilder;
+use lance::index::vector::VectorIndexParams;
+use lance::index::DatasetIndexExt;
+use lance::Dataset;
+use lance_index::IndexType;
+
+use super::rows::VECTOR_COLUMN;
+use super::{Index, StoreError, KAFKA_CHECKPOINT};
+
+/// The index's name in the Lance dataset.
+pub const VECTOR_INDEX: &str = "vector_idx";
+
+/// How the vector index is built and searched (`[index]` keys `vector_*`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VectorIndexSettings {
+    /// Rows from which an index is built (below: exact search only).
+    pub min_rows: usize,
+    /// IVF partitions; 0 picks √rows (clamped to 16..4096).
+    pub partitions: usize,
+    /// PQ sub-vectors; 0 picks dimensions / 8.
+    pub sub_vectors: usize,
+    /// Rebuild once the rows the index does not cover exceed this share of those it does.
+    pub rebuild_unindexed_share: f64,
+    /// Partitions probed per query.
+    pub nprobes: usize,
+    /// Candidates re-ranked by exact distance, as a multiple of k.
+    pub refine_factor: u32,
+}
+
+impl Default for VectorIndexSettings {
+    fn default() -> Self {
+        VectorIndexSettings {
+            min_rows: 100_000,
+            partitions: 0,
+            sub_vectors: 0,
+            rebuild_unindexed_share: 0.2,
+            nprobes: 20,
+            refine_factor: 10,
+        }
+    }
+}
+
+impl VectorIndexSettings {
+    pub fn check(&self, dimensions: Option<usize>) -> Result<(), (String, String)> {
+        if self.nprobes == 0 || self.refine_factor == 0 {
+            return Err((
+                "index.vector_nprobes".into(),
+                "vector nprobes and refine_factor must be at least 1".into(),
+            ));
+        }
+        if let (Some(d), s) = (dimensions, self.sub_vectors) {
+            if s != 0 && d % s != 0 {
+                return Err((
+                    "index.vector_sub_vectors".into(),
+                    format!("must divide the embedder's {d} dimensions"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn params(&self, rows: usize, dimensions: usize) -> VectorIndexParams {
+        let partitions = if self.partitions > 0 {
+            self.partitions
+        } else {
+            ((rows as f64).sqrt() as usize).clamp(16, 4096)
+        };
+        let sub_vectors = if self.sub_vectors > 0 {
+            self.sub_vectors
+        } else if dimensions % 8 == 0 {
+            dimensions / 8
+        } else {
+            1
+        };
+        VectorIndexParams::ivf_pq(
+            partitions,
+            8,
+            sub_vectors,
+            lance_linalg::distance::DistanceType::Cosine,
+            50,
+        )
+    }
+}
+
+/// Rows the vector index covers and rows the dataset has (live or not).
+pub async fn coverage(ds: &Dataset) -> Result<(usize, usize), StoreError> {
+    let total = ds.count_rows(None).await?;
+    let indices = ds.load_indices().await?;
+    let Some(index) = indices.iter().find(|i| i.name == VECTOR_INDEX) else {
+        return Ok((0, total));
+    };
+    let Some(bitmap) = &index.fragment_bitmap else {
+        return Ok((0, total));
+    };
+    let mut covered = 0;
+    for fragment in ds.get_fragments() {
+        if bitmap.contains(fragment.id() as u32) {
+            covered += fragment.count_rows(None).await?;
+        }
+    }
+    Ok((covered, total))
+}
+
+/// Whether `ds` has a vector index (queries then set nprobes and refine).
+pub async fn has_index(ds: &Dataset) -> Result<bool, StoreError> {
+    Ok(ds
+        .load_indices()
+        .await?
+        .iter()
+        .any(|i| i.name == VECTOR_INDEX))
+}
+
+impl Index {
+    /// Claims the right to run a build; false if one is running.
+    pub fn begin_vector_build(&self) -> bool {
+        !self
+            .vector_build
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn end_vector_build(&self) {
+        self.vector_build
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Builds (or rebuilds) the vector index when `settings` say it is due; returns the
+    /// version that carries it. Training reads a snapshot without the write lock; only the
+    /// commit takes it.
+    pub async fn build_vector_index(
+        &self,
+        settings: &VectorIndexSettings,
+    ) -> Result<Option<u64>, StoreError> {
+        let snapshot = self.lance.latest();
+        let (covered, total) = coverage(&snapshot).await?;
+        let due = total >= settings.min_rows
+            && (covered == 0
+                || (total - covered) as f64 > covered as f64 * settings.rebuild_unindexed_share);
+        if !due {
+            return Ok(None);
+        }
+        let read_version = snapshot.version_id();
+        let dimensions = self.info().dimensions;
+        let params = settings.params(total, dimensions);
+        let mut training = snapshot;
+        let metadata = lance::index::CreateIndexBuilder::new(
+            &mut training,
+            &[VECTOR_COLUMN],
+            IndexType::Vector,
+            &params,
+        )
+        .name(VECTOR_INDEX.to_string())
+        .replace(true)
+        .execute_uncommitted()
+        .await?;
+
+        let _guard = self.write_lock.lock().await;
+        let latest = self.lance.latest();
+        // Every version carries what readers look up by version: the graph it goes with and
+        // the Kafka checkpoint.
+        let mut properties = HashMap::new();
+        let props = self.lance.commit_properties(latest.version_id()).await?;
+        for key in [crate::graph::store::GRAPH_PROPERTY, KAFKA_CHECKPOINT] {
+            if let Some(v) = props.get(key) {
+                properties.insert(key.to_string(), v.clone());
+            }
+        }
+        let mut transaction = Transaction::new(
+            read_version,
+            Operation::CreateIndex {
+                new_indices: vec![metadata],
+                removed_indices: Vec::new(),
+            },
+            None,
+        );
+        transaction.transaction_properties = Some(Arc::new(properties));
+        let committed = CommitBuilder::new(Arc::new(latest))
+            .execute(transaction)
+            .await?;
+        let version = committed.version_id();
+        self.lance.replace_latest(committed);
+        self.keyword.apply(version, &[], &[])?;
+        self.apply_retention().await?;
+        tracing::info!(index = %self.name, version, rows = total, "vector index built");
+        Ok(Some(version))
+    }
+}

@@ -1,0 +1,91 @@
+//! The approximate vector index: built in the background once an index has enough rows,
+//! new rows findable at once (searched exactly until the next build), and recall against
+//! exact search at a version before the build.
+
+use ragstream::index::vector_index::coverage;
+use ragstream::retrieval::{SearchMethod, SearchRequest};
+
+use crate::common::{config, doc, engine_with, name, upserts};
+
+const WORDS: &[&str] = &[
+    "volcano", "glacier", "desert", "forest", "river", "ocean", "mountain", "canyon", "island",
+    "meadow", "tundra", "swamp", "valley", "plateau", "lagoon", "delta", "reef", "savanna",
+    "prairie", "fjord", "geyser", "marsh", "dune", "cliff", "cave", "crater", "estuary",
+    "steppe", "taiga", "atoll",
+];
+
+/// Document `i`: four words picked by `i`, so that neighbours differ.
+fn text(i: usize) -> String {
+    let n = WORDS.len();
+    format!(
+        "{} {} {} {} number {i}",
+        WORDS[i % n],
+        WORDS[(i / n) % n],
+        WORDS[(i * 7 + 3) % n],
+        WORDS[(i * 13 + 5) % n]
+    )
+}
+
+fn semantic(q: &str, version: Option<u64>) -> SearchRequest {
+    let mut r = SearchRequest::new(q, SearchMethod::Semantic, 10);
+    r.index_version = version;
+    r
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.vector_index_min_rows = 600;
+    c.index.vector_index_partitions = 8;
+    let e = engine_with(c);
+    let kb = name("kb");
+    let docs: Vec<_> = (0..800).map(|i| doc(&format!("d{i}"), "", &text(i))).collect();
+    e.write(&kb, upserts(docs)).await.unwrap();
+    let index = e.index(&kb).await.unwrap();
+    let exact_version = index.latest_version();
+    // The build runs in the background after the commit; wait for its version.
+    let started = std::time::Instant::now();
+    while coverage(&index.lance().latest()).await.unwrap().0 == 0 {
+        assert!(started.elapsed().as_secs() < 60, "no vector index after 60 s");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let indexed_version = index.latest_version();
+    assert!(indexed_version > exact_version);
+    assert_eq!(coverage(&index.lance().latest()).await.unwrap(), (800, 800));
+
+    // Recall@10 of the index against exact search (the version before the build).
+    let mut found = 0;
+    let mut wanted = 0;
+    for i in (0..800).step_by(40) {
+        let q = text(i);
+        let exact = e.search(&kb, &semantic(&q, Some(exact_version))).await.unwrap();
+        let approx = e.search(&kb, &semantic(&q, Some(indexed_version))).await.unwrap();
+        let approx_ids: Vec<&str> = approx.hits.iter().map(|h| h.row.chunk_id.as_str()).collect();
+        wanted += exact.hits.len();
+        found += exact
+            .hits
+            .iter()
+            .filter(|h| approx_ids.contains(&h.row.chunk_id.as_str()))
+            .count();
+    }
+    let recall = found as f64 / wanted as f64;
+    assert!(recall >= 0.9, "recall@10 {recall}");
+
+    // A new document is findable at once: its fragment is not indexed yet and is searched
+    // exactly.
+    e.write(&kb, upserts(vec![doc("new", "", "aurora borealis over the polar night")]))
+        .await
+        .unwrap();
+    let hits = e
+        .search(&kb, &semantic("aurora borealis over the polar night", None))
+        .await
+        .unwrap();
+    assert_eq!(hits.hits[0].row.document_id, "new");
+    let (covered, total) = coverage(&index.lance().latest()).await.unwrap();
+    assert_eq!((covered, total), (800, 801), "the new row is not covered yet");
+    // The keyword store has the index version's snapshot too (hybrid works at it).
+    let mut hybrid = SearchRequest::new("volcano", SearchMethod::Hybrid, 5);
+    hybrid.index_version = Some(indexed_version);
+    assert!(!e.search(&kb, &hybrid).await.unwrap().hits.is_empty());
+}
