@@ -62,7 +62,7 @@ impl VectorIndexSettings {
             ));
         }
         if let (Some(d), s) = (dimensions, self.sub_vectors) {
-            if s != 0 && d % s != 0 {
+            if s != 0 && !d.is_multiple_of(s) {
                 return Err((
                     "index.vector_sub_vectors".into(),
                     format!("must divide the embedder's {d} dimensions"),
@@ -80,7 +80,7 @@ impl VectorIndexSettings {
         };
         let sub_vectors = if self.sub_vectors > 0 {
             self.sub_vectors
-        } else if dimensions % 8 == 0 {
+        } else if dimensions.is_multiple_of(8) {
             dimensions / 8
         } else {
             1
