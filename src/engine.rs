@@ -247,10 +247,18 @@ impl Engine {
         let settings = self.config.index.vector();
         let index = index.clone();
         tokio::spawn(async move {
-            if let Err(e) = index.build_vector_index(&settings).await {
-                tracing::warn!(index = %index.name(), error = %e, "building the vector index failed; will retry after the next commit");
+            // Released even if the build panics, so that a later commit can try again.
+            struct Release(Arc<Index>);
+            impl Drop for Release {
+                fn drop(&mut self) {
+                    self.0.end_vector_build();
+                }
             }
-            index.end_vector_build();
+            let release = Release(index);
+            if let Err(e) = release.0.build_vector_index(&settings).await {
+                tracing::warn!(index = %release.0.name(), error = %e,
+                    "building the vector index failed; will retry after the next commit");
+            }
         });
     }
 

@@ -137,6 +137,28 @@ enum BenchCommand {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// An index of `--chunks` chunks (SciFact passages recombined): ingest throughput, query
+    /// latency per method at a concurrency, ANN recall@10 against exact search, RSS, disk.
+    Scale {
+        #[arg(long, default_value = "../shared/data/scifact/corpus.jsonl")]
+        corpus: PathBuf,
+        #[arg(long, default_value = "../shared/data/scifact/queries.jsonl")]
+        queries: PathBuf,
+        #[arg(long, default_value_t = 100_000)]
+        chunks: usize,
+        /// Queries per method.
+        #[arg(long, default_value_t = 1000)]
+        query_count: usize,
+        #[arg(long, default_value_t = 1)]
+        concurrency: usize,
+        #[arg(long, default_value_t = 50)]
+        recall_queries: usize,
+        /// Keep (and on a rerun reuse) the index here instead of a scratch directory.
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// What graph lookup adds to a contract-001 query: fast mode against graph mode on an
     /// index whose documents carry triples made from their own words.
     Graph {
@@ -626,6 +648,55 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             );
             line("query over HTTP (hybrid, top 10)", &report.http_query);
             line("query over the bus (hybrid, top 10)", &report.bus_query);
+            write_report(out.as_deref(), &report)?;
+        }
+        Command::Bench {
+            command:
+                BenchCommand::Scale {
+                    corpus,
+                    queries,
+                    chunks,
+                    query_count,
+                    concurrency,
+                    recall_queries,
+                    data_dir,
+                    json: out,
+                },
+        } => {
+            if chunks == 0 || query_count == 0 || concurrency == 0 {
+                return Err(usage(
+                    "--chunks, --query-count and --concurrency must be at least 1",
+                ));
+            }
+            let options = ragstream::bench::scale::ScaleBenchOptions {
+                corpus,
+                queries,
+                chunks,
+                query_count,
+                concurrency,
+                recall_queries,
+                data_dir,
+            };
+            let report =
+                ragstream::bench::scale::run(config.clone(), load_embedder(&config)?, &options)
+                    .await
+                    .map_err(failure)?;
+            println!(
+                "embedder {} · {} chunks · ingest {:.0} chunks/s ({:.1} s) · vector index over {} rows ({:.1} s)",
+                report.embedder, report.chunks, report.chunks_per_second, report.ingest_seconds,
+                report.vector_index_rows, report.index_build_seconds
+            );
+            for l in &report.latency {
+                println!(
+                    "{:<9} c={} n={:<6} p50 {:>8.2} ms  p99 {:>8.2} ms  p999 {:>8.2} ms  {:>7.1} q/s",
+                    l.method, report.concurrency, l.queries, l.p50_ms, l.p99_ms, l.p999_ms,
+                    l.queries_per_second
+                );
+            }
+            println!(
+                "ANN recall@10 vs exact {:.4} · RSS {:.0} MiB · disk {:.0} MiB",
+                report.ann_recall_at_10, report.rss_mib, report.disk_mib
+            );
             write_report(out.as_deref(), &report)?;
         }
         Command::Bench {

@@ -4,4 +4,5 @@
 pub mod embed;
 pub mod graph;
 pub mod pipeline;
+pub mod scale;
 pub mod telemetry;

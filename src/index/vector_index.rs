@@ -151,7 +151,6 @@ impl Index {
         if !due {
             return Ok(None);
         }
-        let read_version = snapshot.version_id();
         let dimensions = self.info().dimensions;
         let params = settings.params(total, dimensions);
         let mut training = snapshot;
@@ -177,11 +176,23 @@ impl Index {
                 properties.insert(key.to_string(), v.clone());
             }
         }
+        // A rebuild replaces the index of that name explicitly: two with overlapping fragments
+        // make Lance 14's commit try to recompute coverage, which its IVF index cannot do.
+        let replaced: Vec<_> = latest
+            .load_indices()
+            .await?
+            .iter()
+            .filter(|i| i.name == VECTOR_INDEX)
+            .cloned()
+            .collect();
+        // Committed as if read at the newest version: commits since the snapshot only appended
+        // fragments (searched exactly until the next build) or marked rows deleted in covered
+        // ones (deletion files, which searches apply to the index's rows too).
         let mut transaction = Transaction::new(
-            read_version,
+            latest.version_id(),
             Operation::CreateIndex {
                 new_indices: vec![metadata],
-                removed_indices: Vec::new(),
+                removed_indices: replaced,
             },
             None,
         );

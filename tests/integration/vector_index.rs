@@ -10,8 +10,8 @@ use crate::common::{config, doc, engine_with, name, upserts};
 const WORDS: &[&str] = &[
     "volcano", "glacier", "desert", "forest", "river", "ocean", "mountain", "canyon", "island",
     "meadow", "tundra", "swamp", "valley", "plateau", "lagoon", "delta", "reef", "savanna",
-    "prairie", "fjord", "geyser", "marsh", "dune", "cliff", "cave", "crater", "estuary",
-    "steppe", "taiga", "atoll",
+    "prairie", "fjord", "geyser", "marsh", "dune", "cliff", "cave", "crater", "estuary", "steppe",
+    "taiga", "atoll",
 ];
 
 /// Document `i`: four words picked by `i`, so that neighbours differ.
@@ -40,14 +40,19 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
     c.index.vector_index_partitions = 8;
     let e = engine_with(c);
     let kb = name("kb");
-    let docs: Vec<_> = (0..800).map(|i| doc(&format!("d{i}"), "", &text(i))).collect();
+    let docs: Vec<_> = (0..800)
+        .map(|i| doc(&format!("d{i}"), "", &text(i)))
+        .collect();
     e.write(&kb, upserts(docs)).await.unwrap();
     let index = e.index(&kb).await.unwrap();
     let exact_version = index.latest_version();
     // The build runs in the background after the commit; wait for its version.
     let started = std::time::Instant::now();
     while coverage(&index.lance().latest()).await.unwrap().0 == 0 {
-        assert!(started.elapsed().as_secs() < 60, "no vector index after 60 s");
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "no vector index after 60 s"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     let indexed_version = index.latest_version();
@@ -59,9 +64,19 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
     let mut wanted = 0;
     for i in (0..800).step_by(40) {
         let q = text(i);
-        let exact = e.search(&kb, &semantic(&q, Some(exact_version))).await.unwrap();
-        let approx = e.search(&kb, &semantic(&q, Some(indexed_version))).await.unwrap();
-        let approx_ids: Vec<&str> = approx.hits.iter().map(|h| h.row.chunk_id.as_str()).collect();
+        let exact = e
+            .search(&kb, &semantic(&q, Some(exact_version)))
+            .await
+            .unwrap();
+        let approx = e
+            .search(&kb, &semantic(&q, Some(indexed_version)))
+            .await
+            .unwrap();
+        let approx_ids: Vec<&str> = approx
+            .hits
+            .iter()
+            .map(|h| h.row.chunk_id.as_str())
+            .collect();
         wanted += exact.hits.len();
         found += exact
             .hits
@@ -74,18 +89,66 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
 
     // A new document is findable at once: its fragment is not indexed yet and is searched
     // exactly.
-    e.write(&kb, upserts(vec![doc("new", "", "aurora borealis over the polar night")]))
-        .await
-        .unwrap();
+    e.write(
+        &kb,
+        upserts(vec![doc("new", "", "aurora borealis over the polar night")]),
+    )
+    .await
+    .unwrap();
     let hits = e
         .search(&kb, &semantic("aurora borealis over the polar night", None))
         .await
         .unwrap();
     assert_eq!(hits.hits[0].row.document_id, "new");
     let (covered, total) = coverage(&index.lance().latest()).await.unwrap();
-    assert_eq!((covered, total), (800, 801), "the new row is not covered yet");
+    assert_eq!(
+        (covered, total),
+        (800, 801),
+        "the new row is not covered yet"
+    );
     // The keyword store has the index version's snapshot too (hybrid works at it).
     let mut hybrid = SearchRequest::new("volcano", SearchMethod::Hybrid, 5);
     hybrid.index_version = Some(indexed_version);
     assert!(!e.search(&kb, &hybrid).await.unwrap().hits.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_build_racing_ingestion_commits_and_blocks_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.vector_index_min_rows = 400;
+    c.index.vector_index_partitions = 4;
+    let e = std::sync::Arc::new(engine_with(c));
+    let kb = name("kb");
+    let docs: Vec<_> = (0..500)
+        .map(|i| doc(&format!("d{i}"), "", &text(i)))
+        .collect();
+    e.write(&kb, upserts(docs)).await.unwrap();
+    let index = e.index(&kb).await.unwrap();
+    // Commits keep coming (and some replace earlier documents) while the build trains.
+    for round in 0..20 {
+        let docs: Vec<_> = (0..10)
+            .map(|i| {
+                let n = 500 + round * 10 + i;
+                doc(&format!("d{}", n % 520), "", &text(n))
+            })
+            .collect();
+        e.write(&kb, upserts(docs)).await.unwrap();
+    }
+    let started = std::time::Instant::now();
+    while coverage(&index.lance().latest()).await.unwrap().0 == 0 {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "no vector index after 60 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        e.maintain_vector_index(&index);
+    }
+    // Every document is found by its current text, indexed or not: d10 was replaced during
+    // the build (its text is now text(530)), d300 never changed, d505 came with the races.
+    for (id, n) in [("d10", 530), ("d300", 300), ("d505", 505)] {
+        let r = e.search(&kb, &semantic(&text(n), None)).await.unwrap();
+        assert_eq!(r.hits[0].row.document_id, id, "{id}");
+    }
+    assert_eq!(e.stats(&kb).await.unwrap().documents, 520);
 }

@@ -1,0 +1,316 @@
+//! `ragstream bench scale`: an index of a given size, built from SciFact passages recombined
+//! (one chunk per document), measured for ingest throughput, query latency per method at a
+//! concurrency (p50/p99/p999), recall@10 of the approximate vector index against exact
+//! search (the version before the index was built), RSS and disk use.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::pipeline::BenchError;
+use crate::config::Config;
+use crate::embedding::Embedder;
+use crate::engine::Engine;
+use crate::eval::beir::{percentile, read_corpus, read_queries};
+use crate::index::vector_index::coverage;
+use crate::index::DocumentOp;
+use crate::model::{Document, IndexName};
+use crate::retrieval::{SearchMethod, SearchRequest};
+
+#[derive(Debug, Clone)]
+pub struct ScaleBenchOptions {
+    pub corpus: PathBuf,
+    pub queries: PathBuf,
+    pub chunks: usize,
+    pub query_count: usize,
+    pub concurrency: usize,
+    pub recall_queries: usize,
+    /// Keep the data directory here (and reuse it when it already holds the index).
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct MethodLatency {
+    pub method: String,
+    pub queries: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub queries_per_second: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ScaleBenchReport {
+    pub embedder: String,
+    pub chunks: usize,
+    pub ingest_seconds: f64,
+    pub chunks_per_second: f64,
+    pub index_build_seconds: f64,
+    pub vector_index_rows: usize,
+    pub concurrency: usize,
+    pub latency: Vec<MethodLatency>,
+    pub ann_recall_at_10: f64,
+    pub rss_mib: f64,
+    pub disk_mib: f64,
+}
+
+/// `count` documents of about 120 words, each made of sentences of other SciFact passages.
+fn documents(corpus: &[Document], count: usize) -> Vec<Document> {
+    let sentences: Vec<&str> = corpus
+        .iter()
+        .filter_map(|d| d.text.as_deref())
+        .flat_map(|t| t.split(". "))
+        .filter(|s| s.split_whitespace().count() >= 6)
+        .collect();
+    let mut rng = fastrand::Rng::with_seed(7);
+    (0..count)
+        .map(|i| {
+            let mut text = String::new();
+            while text.split_whitespace().count() < 120 {
+                text.push_str(sentences[rng.usize(..sentences.len())]);
+                text.push_str(". ");
+            }
+            Document {
+                id: format!("s{i}"),
+                text: Some(text),
+                ..Default::default()
+            }
+        })
+        .collect()
+}
+
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn disk_mib(dir: &Path) -> f64 {
+    fn walk(p: &Path) -> u64 {
+        std::fs::read_dir(p)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| match e.metadata() {
+                Ok(m) if m.is_dir() => walk(&e.path()),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            })
+            .sum()
+    }
+    walk(dir) as f64 / (1024.0 * 1024.0)
+}
+
+pub async fn run(
+    mut config: Config,
+    embedder: Arc<dyn Embedder>,
+    options: &ScaleBenchOptions,
+) -> Result<ScaleBenchReport, BenchError> {
+    let scratch = options.data_dir.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("ragstream-bench-{}", uuid::Uuid::new_v4()))
+    });
+    config.storage.data_dir = scratch.clone();
+    let engine = Arc::new(Engine::new(config.clone(), embedder));
+    let result = measure(&engine, &config, options).await;
+    if options.data_dir.is_none() {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    result
+}
+
+async fn measure(
+    engine: &Arc<Engine>,
+    config: &Config,
+    options: &ScaleBenchOptions,
+) -> Result<ScaleBenchReport, BenchError> {
+    let failed =
+        |what: &str, e: &dyn std::fmt::Display| BenchError::Stalled(format!("{what}: {e}"));
+    let name = IndexName::parse("scale").expect("a valid name");
+    let corpus = read_corpus(&options.corpus)?;
+    let have = match engine.index(&name).await {
+        Ok(index) => index.stats().await.map_err(|e| failed("stats", &e))?.chunks,
+        Err(_) => 0,
+    };
+    let started = Instant::now();
+    let mut written = 0;
+    if have < options.chunks {
+        let docs = documents(&corpus, options.chunks);
+        let batch = config.index.ingest_batch_documents.max(1);
+        for (n, chunk) in docs[have..].chunks(batch).enumerate() {
+            let ops = chunk.iter().cloned().map(DocumentOp::Upsert).collect();
+            let outcome = engine
+                .write(&name, ops)
+                .await
+                .map_err(|e| failed("ingest", &e))?;
+            written += outcome.chunks_written;
+            if n % 20 == 0 {
+                eprintln!(
+                    "ingested {} of {} chunks ({:.0}/s)",
+                    have + written,
+                    options.chunks,
+                    written as f64 / started.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+    let ingest_seconds = started.elapsed().as_secs_f64();
+    let index = engine.index(&name).await.map_err(|e| failed("index", &e))?;
+    let exact_version = index.latest_version();
+    // The background build (started by the last commit) or, if none is due yet, nothing.
+    let building = Instant::now();
+    let settings = config.index.vector();
+    let mut vector_rows = 0;
+    if index.stats().await.map_err(|e| failed("stats", &e))?.chunks >= settings.min_rows {
+        loop {
+            let (covered, total) = coverage(&index.lance().latest())
+                .await
+                .map_err(|e| failed("coverage", &e))?;
+            if covered > 0
+                && (total - covered) as f64 <= covered as f64 * settings.rebuild_unindexed_share
+            {
+                vector_rows = covered;
+                break;
+            }
+            engine.maintain_vector_index(&index);
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+    let index_build_seconds = building.elapsed().as_secs_f64();
+
+    let queries: Vec<String> = read_queries(&options.queries)?
+        .into_iter()
+        .map(|q| q.text)
+        .collect();
+    let queries: Vec<String> = queries
+        .iter()
+        .cycle()
+        .take(options.query_count)
+        .cloned()
+        .collect();
+    let mut latency = Vec::new();
+    for method in [
+        SearchMethod::Semantic,
+        SearchMethod::Keyword,
+        SearchMethod::Hybrid,
+    ] {
+        let queue = Arc::new(std::sync::Mutex::new(queries.clone()));
+        let times = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let wall = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..options.concurrency.max(1) {
+            let (engine, queue, times, name) =
+                (engine.clone(), queue.clone(), times.clone(), name.clone());
+            tasks.push(tokio::spawn(async move {
+                loop {
+                    let Some(q) = queue.lock().expect("queue").pop() else {
+                        return Ok::<(), EngineErrorText>(());
+                    };
+                    let t = Instant::now();
+                    engine
+                        .search(&name, &SearchRequest::new(q, method, 10))
+                        .await
+                        .map_err(|e| EngineErrorText(e.to_string()))?;
+                    times
+                        .lock()
+                        .expect("times")
+                        .push(t.elapsed().as_secs_f64() * 1000.0);
+                }
+            }));
+        }
+        for t in tasks {
+            t.await
+                .map_err(|e| failed("query task", &e))?
+                .map_err(|e| failed("query", &e.0))?;
+        }
+        let mut ms = times.lock().expect("times").clone();
+        ms.sort_by(f64::total_cmp);
+        latency.push(MethodLatency {
+            method: method.name().to_string(),
+            queries: ms.len(),
+            p50_ms: percentile(&ms, 50.0),
+            p99_ms: percentile(&ms, 99.0),
+            p999_ms: percentile(&ms, 99.9),
+            queries_per_second: ms.len() as f64 / wall.elapsed().as_secs_f64(),
+        });
+    }
+
+    // Recall@10 of the approximate index against exact search at the version before it.
+    let mut recall = 1.0;
+    if vector_rows > 0 && exact_version < index.latest_version() {
+        let (mut found, mut wanted) = (0, 0);
+        for q in queries.iter().take(options.recall_queries) {
+            let mut exact = SearchRequest::new(q.clone(), SearchMethod::Semantic, 10);
+            exact.index_version = Some(exact_version);
+            let exact = engine
+                .search(&name, &exact)
+                .await
+                .map_err(|e| failed("exact", &e))?;
+            let approx = engine
+                .search(
+                    &name,
+                    &SearchRequest::new(q.clone(), SearchMethod::Semantic, 10),
+                )
+                .await
+                .map_err(|e| failed("approximate", &e))?;
+            let ids: Vec<&str> = approx
+                .hits
+                .iter()
+                .map(|h| h.row.chunk_id.as_str())
+                .collect();
+            wanted += exact.hits.len();
+            found += exact
+                .hits
+                .iter()
+                .filter(|h| ids.contains(&h.row.chunk_id.as_str()))
+                .count();
+        }
+        recall = found as f64 / wanted.max(1) as f64;
+    }
+    let chunks = index.stats().await.map_err(|e| failed("stats", &e))?.chunks;
+    Ok(ScaleBenchReport {
+        embedder: engine.embedder().id().to_string(),
+        chunks,
+        ingest_seconds,
+        chunks_per_second: written as f64 / ingest_seconds.max(1e-9),
+        index_build_seconds,
+        vector_index_rows: vector_rows,
+        concurrency: options.concurrency,
+        latency,
+        ann_recall_at_10: recall,
+        rss_mib: rss_mib(),
+        disk_mib: disk_mib(&config.storage.data_dir),
+    })
+}
+
+#[derive(Debug)]
+struct EngineErrorText(String);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recombined_documents_are_deterministic_and_about_a_chunk_long() {
+        let corpus = vec![Document {
+            id: "a".into(),
+            text: Some(
+                "One two three four five six. Seven eight nine ten eleven twelve. ".repeat(5),
+            ),
+            ..Default::default()
+        }];
+        let a = documents(&corpus, 3);
+        assert_eq!(a, documents(&corpus, 3));
+        assert_eq!(a.len(), 3);
+        assert!(a
+            .iter()
+            .all(|d| d.text.as_ref().unwrap().split_whitespace().count() >= 120));
+    }
+}
