@@ -144,6 +144,11 @@ impl Index {
         settings: &VectorIndexSettings,
     ) -> Result<Option<u64>, StoreError> {
         let snapshot = self.lance.latest();
+        // Called after every commit: the row count (manifest metadata) settles most calls
+        // before the per-fragment coverage walk.
+        if snapshot.count_rows(None).await? < settings.min_rows {
+            return Ok(None);
+        }
         let (covered, total) = coverage(&snapshot).await?;
         let due = total >= settings.min_rows
             && (covered == 0
