@@ -56,7 +56,6 @@ impl GraphVersion {
 #[derive(Debug, Clone, Default)]
 pub struct GraphChange {
     pub documents: Vec<String>,
-    pub deleted: Vec<String>,
     pub triples: Vec<TripleRow>,
     pub entities: Vec<EntityRow>,
 }

@@ -204,7 +204,6 @@ impl Index {
             plan.graph.entities.extend(entities);
         }
         plan.graph.documents = plan.documents.clone();
-        plan.graph.deleted = deleted;
         plan.removed_chunk_ids = self.lance.chunk_ids_of(&latest, &plan.documents).await?;
         Ok(plan)
     }
