@@ -22,6 +22,9 @@ use super::{Index, StoreError, KAFKA_CHECKPOINT};
 
 /// The index's name in the Lance dataset.
 pub const VECTOR_INDEX: &str = "vector_idx";
+/// A BTree over `chunk_id`, built with it: hydrating candidates by id is then a lookup, not
+/// a scan (rows written since are scanned, as for vectors).
+pub const ID_INDEX: &str = "chunk_id_idx";
 
 /// How the vector index is built and searched (`[index]` keys `vector_*`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -158,6 +161,18 @@ impl Index {
         }
         let dimensions = self.info().dimensions;
         let params = settings.params(total, dimensions);
+        let mut by_id = snapshot.clone();
+        let id_params = lance_index::scalar::ScalarIndexParams::default();
+        let id_metadata = lance::index::CreateIndexBuilder::new(
+            &mut by_id,
+            &["chunk_id"],
+            IndexType::BTree,
+            &id_params,
+        )
+        .name(ID_INDEX.to_string())
+        .replace(true)
+        .execute_uncommitted()
+        .await?;
         let mut training = snapshot;
         let metadata = lance::index::CreateIndexBuilder::new(
             &mut training,
@@ -187,7 +202,7 @@ impl Index {
             .load_indices()
             .await?
             .iter()
-            .filter(|i| i.name == VECTOR_INDEX)
+            .filter(|i| i.name == VECTOR_INDEX || i.name == ID_INDEX)
             .cloned()
             .collect();
         // Committed as if read at the newest version: commits since the snapshot only appended
@@ -196,7 +211,7 @@ impl Index {
         let mut transaction = Transaction::new(
             latest.version_id(),
             Operation::CreateIndex {
-                new_indices: vec![metadata],
+                new_indices: vec![metadata, id_metadata],
                 removed_indices: replaced,
             },
             None,

@@ -2,7 +2,8 @@
 //! new rows findable at once (searched exactly until the next build), and recall against
 //! exact search at a version before the build.
 
-use ragstream::index::vector_index::coverage;
+use lance::index::DatasetIndexExt;
+use ragstream::index::vector_index::{coverage, ID_INDEX};
 use ragstream::retrieval::{SearchMethod, SearchRequest};
 
 use crate::common::{config, doc, engine_with, name, upserts};
@@ -58,6 +59,17 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
     let indexed_version = index.latest_version();
     assert!(indexed_version > exact_version);
     assert_eq!(coverage(&index.lance().latest()).await.unwrap(), (800, 800));
+    // The chunk-id index comes with it (hydration by id is then a lookup).
+    let names: Vec<String> = index
+        .lance()
+        .latest()
+        .load_indices()
+        .await
+        .unwrap()
+        .iter()
+        .map(|i| i.name.clone())
+        .collect();
+    assert!(names.contains(&ID_INDEX.to_string()), "{names:?}");
 
     // Recall@10 of the index against exact search (the version before the build).
     let mut found = 0;
