@@ -5,7 +5,8 @@
 //! needs one). Rows written since the build live in fragments the index does not cover; Lance
 //! searches those exactly and merges them in, so a new chunk is findable at once. Queries
 //! probe `nprobes` partitions and re-rank `refine_factor × k` candidates by their exact
-//! distance.
+//! distance. A BTree over `chunk_id` is built and committed with it, so that hydrating
+//! candidates by id is a lookup rather than a scan.
 
 use std::collections::HashMap;
 use std::sync::Arc;
