@@ -20,7 +20,7 @@ use crate::config::Config;
 use crate::contracts::{self, Contract, Target};
 use crate::embedding::Embedder;
 use crate::engine::Engine;
-use crate::eval::beir::{read_corpus, read_queries};
+use crate::eval::beir::read_queries;
 use crate::index::DocumentOp;
 use crate::model::{IndexName, Triple};
 
@@ -91,7 +91,7 @@ pub async fn run(
     embedder: Arc<dyn Embedder>,
     options: &GraphBenchOptions,
 ) -> Result<GraphBenchReport, BenchError> {
-    let scratch = std::env::temp_dir().join(format!("ragstream-bench-{}", uuid::Uuid::new_v4()));
+    let scratch = super::scratch_dir();
     config.storage.data_dir = scratch.clone();
     config.graph.enabled = true;
     config.graph.default_depth = options.depth;
@@ -108,14 +108,7 @@ async fn measure(
 ) -> Result<GraphBenchReport, BenchError> {
     let index = IndexName::parse("bench").expect("a valid name");
     let engine = Engine::new(config.clone(), embedder);
-    let mut documents = read_corpus(&options.corpus)?;
-    if documents.len() < options.documents {
-        return Err(BenchError::SmallCorpus {
-            have: documents.len(),
-            need: options.documents,
-        });
-    }
-    documents.truncate(options.documents);
+    let mut documents = super::corpus_head(&options.corpus, options.documents)?;
     for d in &mut documents {
         let text = d.text.clone().unwrap_or_default();
         d.triples = triples_of(&text, options.triples_per_document);

@@ -159,7 +159,7 @@ pub async fn run(
     // A scratch daemon: embedded broker, free port, its own data directory.
     config.kafka.brokers = String::new();
     config.http.bind = "127.0.0.1:0".into();
-    let scratch = std::env::temp_dir().join(format!("ragstream-bench-{}", uuid::Uuid::new_v4()));
+    let scratch = super::scratch_dir();
     config.storage.data_dir = scratch.clone();
     let report = measure(config, embedder, options, corpus).await;
     let _ = std::fs::remove_dir_all(&scratch);

@@ -114,9 +114,7 @@ pub async fn run(
     embedder: Arc<dyn Embedder>,
     options: &ScaleBenchOptions,
 ) -> Result<ScaleBenchReport, BenchError> {
-    let scratch = options.data_dir.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("ragstream-bench-{}", uuid::Uuid::new_v4()))
-    });
+    let scratch = options.data_dir.clone().unwrap_or_else(super::scratch_dir);
     config.storage.data_dir = scratch.clone();
     let engine = Arc::new(Engine::new(config.clone(), embedder));
     let result = measure(&engine, &config, options).await;

@@ -29,7 +29,7 @@ use crate::config::Config;
 use crate::contracts::{self, Contract, Target};
 use crate::embedding::Embedder;
 use crate::engine::Engine;
-use crate::eval::beir::{read_corpus, read_queries};
+use crate::eval::beir::read_queries;
 use crate::model::IndexName;
 use crate::telemetry::traces::{LogFormat, Telemetry};
 
@@ -83,7 +83,7 @@ fn measure(
     embedder: Arc<dyn Embedder>,
     options: &TelemetryBenchOptions,
 ) -> Result<TelemetryBenchReport, BenchError> {
-    let scratch = std::env::temp_dir().join(format!("ragstream-bench-{}", uuid::Uuid::new_v4()));
+    let scratch = super::scratch_dir();
     config.storage.data_dir = scratch.clone();
     let result = measure_in(runtime, config, embedder, options);
     let _ = std::fs::remove_dir_all(&scratch);
@@ -98,14 +98,7 @@ fn measure_in(
 ) -> Result<TelemetryBenchReport, BenchError> {
     let engine = Engine::new(config.clone(), embedder);
     let index = IndexName::parse("bench").expect("a valid name");
-    let mut documents = read_corpus(&options.corpus)?;
-    if documents.len() < options.documents {
-        return Err(BenchError::SmallCorpus {
-            have: documents.len(),
-            need: options.documents,
-        });
-    }
-    documents.truncate(options.documents);
+    let documents = super::corpus_head(&options.corpus, options.documents)?;
     runtime
         .block_on(crate::ingest::ingest_documents(
             &engine, &index, documents, false,

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{Schema, SchemaRef};
 use sha2::{Digest, Sha256};
 
 use super::normalize;
-use crate::index::rows::{string_lists, strings, vector_column, vector_field};
+use crate::index::rows::{string_list, string_lists, strings, utf8, vector_column, vector_field};
 use crate::index::ChunkRow;
 use crate::model::Document;
 
@@ -146,18 +146,6 @@ fn triple_id(document_id: &str, subject_key: &str, relation: &str, object_key: &
         h.update([0]);
     }
     hex::encode(&h.finalize()[..16])
-}
-
-fn utf8(name: &str, nullable: bool) -> Field {
-    Field::new(name, DataType::Utf8, nullable)
-}
-
-fn string_list(name: &str) -> Field {
-    Field::new(
-        name,
-        DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
-        false,
-    )
 }
 
 pub fn triple_schema(dimensions: usize) -> SchemaRef {

@@ -10,17 +10,14 @@ use std::sync::{Arc, Mutex};
 use arrow_array::{RecordBatch, RecordBatchIterator};
 use futures::TryStreamExt;
 use lance::dataset::cleanup::CleanupPolicy;
-use lance::dataset::{
-    CommitBuilder, DeleteBuilder, MergeInsertBuilder, WhenMatched, WhenNotMatched,
-    WhenNotMatchedBySource, WriteMode, WriteParams,
-};
+use lance::dataset::{CommitBuilder, WriteMode, WriteParams};
 use lance::Dataset;
 
 use super::rows::{
     batch_to_entities, batch_to_triples, entities_to_batch, entity_schema, triple_schema,
     triples_to_batch, EntityRow, TripleRow,
 };
-use crate::index::{in_list, StoreError};
+use crate::index::{in_list, replace_documents, StoreError};
 use crate::retrieval::filters::LIVE_ROWS;
 
 /// Chunk-commit property: `"<triples version>/<entities version>"`.
@@ -91,26 +88,7 @@ async fn replace(
     batch: Option<RecordBatch>,
 ) -> Result<Dataset, StoreError> {
     let ds = Arc::new(ds);
-    let transaction = match batch {
-        None => {
-            DeleteBuilder::new(ds.clone(), in_list("document_id", documents))
-                .execute_uncommitted()
-                .await?
-                .transaction
-        }
-        Some(batch) => {
-            let delete_if =
-                WhenNotMatchedBySource::delete_if(&ds, &in_list("document_id", documents))?;
-            MergeInsertBuilder::try_new(ds.clone(), vec![key.to_string()])?
-                .when_matched(WhenMatched::UpdateAll)
-                .when_not_matched(WhenNotMatched::InsertAll)
-                .when_not_matched_by_source(delete_if)
-                .try_build()?
-                .execute_uncommitted_batches(vec![batch])
-                .await?
-                .transaction
-        }
-    };
+    let transaction = replace_documents(&ds, key, documents, batch).await?;
     Ok(CommitBuilder::new(ds).execute(transaction).await?)
 }
 

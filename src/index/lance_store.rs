@@ -53,6 +53,36 @@ pub(crate) fn in_list(column: &str, values: &[String]) -> String {
     format!("{column} IN ({})", items.join(", "))
 }
 
+/// The uncommitted change that replaces every row of `documents` in `ds` with `batch`
+/// (merged on `key`); no batch deletes them. Chunks and graph rows are written this way.
+pub(crate) async fn replace_documents(
+    ds: &Arc<Dataset>,
+    key: &str,
+    documents: &[String],
+    batch: Option<RecordBatch>,
+) -> Result<Transaction, StoreError> {
+    Ok(match batch {
+        None => {
+            DeleteBuilder::new(ds.clone(), in_list("document_id", documents))
+                .execute_uncommitted()
+                .await?
+                .transaction
+        }
+        Some(batch) => {
+            let delete_if =
+                WhenNotMatchedBySource::delete_if(ds, &in_list("document_id", documents))?;
+            MergeInsertBuilder::try_new(ds.clone(), vec![key.to_string()])?
+                .when_matched(WhenMatched::UpdateAll)
+                .when_not_matched(WhenNotMatched::InsertAll)
+                .when_not_matched_by_source(delete_if)
+                .try_build()?
+                .execute_uncommitted_batches(vec![batch])
+                .await?
+                .transaction
+        }
+    })
+}
+
 impl LanceStore {
     /// Opens the dataset at `uri`, creating an empty one (version 1) if there is none.
     pub async fn open_or_create(uri: &str, dimensions: usize) -> Result<Self, StoreError> {
@@ -384,11 +414,8 @@ impl LanceStore {
         properties: HashMap<String, String>,
     ) -> Result<u64, StoreError> {
         let ds = Arc::new(self.latest());
-        let mut transaction: Transaction = if rows.is_empty() {
-            DeleteBuilder::new(ds.clone(), in_list("document_id", documents))
-                .execute_uncommitted()
-                .await?
-                .transaction
+        let batch = if rows.is_empty() {
+            None
         } else {
             // Identical chunk ids within one batch would make the merge ambiguous.
             let mut seen = HashSet::new();
@@ -399,18 +426,9 @@ impl LanceStore {
                 )));
             }
             let dimensions = self.dimensions.load(std::sync::atomic::Ordering::SeqCst);
-            let batch = rows_to_batch(rows, dimensions).map_err(StoreError::Corrupt)?;
-            let delete_if =
-                WhenNotMatchedBySource::delete_if(&ds, &in_list("document_id", documents))?;
-            MergeInsertBuilder::try_new(ds.clone(), vec!["chunk_id".to_string()])?
-                .when_matched(WhenMatched::UpdateAll)
-                .when_not_matched(WhenNotMatched::InsertAll)
-                .when_not_matched_by_source(delete_if)
-                .try_build()?
-                .execute_uncommitted_batches(vec![batch])
-                .await?
-                .transaction
+            Some(rows_to_batch(rows, dimensions).map_err(StoreError::Corrupt)?)
         };
+        let mut transaction = replace_documents(&ds, "chunk_id", documents, batch).await?;
         transaction.transaction_properties = Some(Arc::new(properties));
         let committed = CommitBuilder::new(ds.clone()).execute(transaction).await?;
         let version = committed.version_id();

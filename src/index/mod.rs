@@ -17,7 +17,7 @@ use tracing::Instrument;
 use serde::{Deserialize, Serialize};
 
 pub use keyword_store::KeywordStore;
-pub(crate) use lance_store::in_list;
+pub(crate) use lance_store::{in_list, replace_documents};
 pub use lance_store::{Census, LanceStore};
 pub use rows::ChunkRow;
 pub use writer::{DocumentOp, WriteOutcome, WritePlan, KAFKA_CHECKPOINT};

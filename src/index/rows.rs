@@ -124,11 +124,11 @@ impl ChunkRow {
     }
 }
 
-fn utf8(name: &str, nullable: bool) -> Field {
+pub(crate) fn utf8(name: &str, nullable: bool) -> Field {
     Field::new(name, DataType::Utf8, nullable)
 }
 
-fn string_list(name: &str) -> Field {
+pub(crate) fn string_list(name: &str) -> Field {
     Field::new(
         name,
         DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),

@@ -555,19 +555,8 @@ async fn status(
         Ok(c) => c,
         Err(e) => return engine_error(&e.into()),
     };
-    let (kafka, bootstrap) = (state.kafka.clone(), state.bootstrap.clone());
-    let positions = tokio::task::spawn_blocking(move || {
-        crate::transport::kafka::positions(
-            &kafka,
-            &bootstrap,
-            &kafka.documents_topic,
-            &kafka.group_id,
-            Duration::from_secs(5),
-        )
-    })
-    .await;
-    let lag = match positions {
-        Ok(Ok(positions)) => {
+    let lag = match documents_positions(&state, Duration::from_secs(5)).await {
+        Ok(positions) => {
             let partitions = crate::transport::kafka::indexing_lag(
                 &state.documents_topic,
                 &positions,
@@ -576,8 +565,7 @@ async fn status(
             let total: i64 = partitions.iter().map(|p| p.lag).sum();
             json!({"messages": total, "partitions": partitions})
         }
-        Ok(Err(e)) => json!({"error": format!("Kafka did not answer: {e}")}),
-        Err(e) => json!({"error": format!("lag lookup failed: {e}")}),
+        Err(e) => json!({"error": e}),
     };
     HttpResponse::Ok().json(json!({
         "index": index.as_str(),
@@ -585,6 +573,27 @@ async fn status(
         "last_commit_at": handle.last_commit_at(),
         "indexing_lag": lag,
     }))
+}
+
+/// Where the pipeline group stands on each partition of the documents topic (read from
+/// Kafka on the blocking pool), or why it could not be read.
+async fn documents_positions(
+    state: &HttpState,
+    timeout: Duration,
+) -> Result<Vec<crate::transport::kafka::PartitionPosition>, String> {
+    let (kafka, bootstrap) = (state.kafka.clone(), state.bootstrap.clone());
+    tokio::task::spawn_blocking(move || {
+        crate::transport::kafka::positions(
+            &kafka,
+            &bootstrap,
+            &kafka.documents_topic,
+            &kafka.group_id,
+            timeout,
+        )
+    })
+    .await
+    .map_err(|e| format!("lag lookup failed: {e}"))?
+    .map_err(|e| format!("Kafka did not answer: {e}"))
 }
 
 /// Prometheus metrics (no token: scrapers are configured per deployment, and the figures
@@ -599,18 +608,7 @@ async fn metrics(state: web::Data<HttpState>) -> HttpResponse {
             None,
         );
     };
-    let (kafka, bootstrap) = (state.kafka.clone(), state.bootstrap.clone());
-    let positions = tokio::task::spawn_blocking(move || {
-        crate::transport::kafka::positions(
-            &kafka,
-            &bootstrap,
-            &kafka.documents_topic,
-            &kafka.group_id,
-            Duration::from_secs(2),
-        )
-    })
-    .await;
-    if let Ok(Ok(positions)) = positions {
+    if let Ok(positions) = documents_positions(&state, Duration::from_secs(2)).await {
         let lag = &m.consumer_lag_messages;
         for p in positions {
             let consumed = p.committed_offset.unwrap_or(p.low_offset);
