@@ -189,6 +189,13 @@ pub struct IndexConfig {
     /// Partitions probed per query, and candidates re-ranked exactly (× k).
     pub vector_nprobes: usize,
     pub vector_refine_factor: u32,
+    /// How often the daemon's maintenance actor runs a pass over each open index (0: never).
+    pub maintenance_interval_ms: u64,
+    /// Compact once this many fragments are smaller than `compaction_target_rows`.
+    pub compaction_min_fragments: usize,
+    pub compaction_target_rows: usize,
+    /// Soft-deleted chunks older than this are removed for good by maintenance.
+    pub purge_deleted_after_seconds: u64,
 }
 
 impl IndexConfig {
@@ -200,6 +207,14 @@ impl IndexConfig {
             rebuild_unindexed_share: self.vector_index_rebuild_share,
             nprobes: self.vector_nprobes,
             refine_factor: self.vector_refine_factor,
+        }
+    }
+
+    pub fn maintenance(&self) -> crate::index::maintenance::MaintenanceSettings {
+        crate::index::maintenance::MaintenanceSettings {
+            min_small_fragments: self.compaction_min_fragments,
+            target_rows: self.compaction_target_rows,
+            purge_deleted_after: std::time::Duration::from_secs(self.purge_deleted_after_seconds),
         }
     }
 }
@@ -248,6 +263,7 @@ impl Default for ChunkingSection {
 impl Default for IndexConfig {
     fn default() -> Self {
         let vector = crate::index::vector_index::VectorIndexSettings::default();
+        let maintenance = crate::index::maintenance::MaintenanceSettings::default();
         IndexConfig {
             retain_versions: 100,
             ingest_batch_documents: 512,
@@ -257,6 +273,10 @@ impl Default for IndexConfig {
             vector_index_rebuild_share: vector.rebuild_unindexed_share,
             vector_nprobes: vector.nprobes,
             vector_refine_factor: vector.refine_factor,
+            maintenance_interval_ms: 30_000,
+            compaction_min_fragments: maintenance.min_small_fragments,
+            compaction_target_rows: maintenance.target_rows,
+            purge_deleted_after_seconds: maintenance.purge_deleted_after.as_secs(),
         }
     }
 }
@@ -400,6 +420,12 @@ impl Config {
         }
         if self.index.retain_versions == 0 {
             return bad("index.retain_versions", "must be at least 1");
+        }
+        if self.index.compaction_min_fragments < 2 {
+            return bad("index.compaction_min_fragments", "must be at least 2");
+        }
+        if self.index.compaction_target_rows == 0 {
+            return bad("index.compaction_target_rows", "must be at least 1");
         }
         if self.kafka.partitions < 1 {
             return bad("kafka.partitions", "must be at least 1");

@@ -68,7 +68,7 @@ pub async fn run_broker(config: Config) -> Result<(), DaemonError> {
 }
 
 /// A running daemon: embedded broker (unless a cluster is configured), the supervised ingest
-/// pipeline, the query handler and HTTP.
+/// pipeline, the query handler, the maintenance actor and HTTP.
 pub struct Daemon {
     pub bootstrap: String,
     pub http_addr: std::net::SocketAddr,
@@ -77,6 +77,7 @@ pub struct Daemon {
     stop: watch::Sender<bool>,
     ingest: tokio::task::JoinHandle<()>,
     queries: tokio::task::JoinHandle<()>,
+    maintenance: tokio::task::JoinHandle<()>,
     http: actix_web::dev::ServerHandle,
     ready: Arc<AtomicBool>,
     producer: FutureProducer,
@@ -125,6 +126,10 @@ impl Daemon {
             .set("heartbeat.interval.ms", "500")
             .create()?;
         query_consumer.subscribe(&[kafka.queries_topic.as_str()])?;
+        let maintenance = tokio::spawn(crate::pipeline::maintenance::run(
+            engine.clone(),
+            stopped.clone(),
+        ));
         let queries = tokio::spawn(query_handler::run(
             engine.clone(),
             Arc::new(query_consumer),
@@ -156,6 +161,7 @@ impl Daemon {
             stop,
             ingest,
             queries,
+            maintenance,
             http,
             ready,
             producer,
@@ -169,6 +175,9 @@ impl Daemon {
         self.ready.store(false, Ordering::SeqCst);
         let _ = self.stop.send(true);
         let _ = self.queries.await;
+        // A pass stops at its next await; a commit it made is whole (Lance commits are atomic
+        // and the keyword store is repaired from Lance on open).
+        let _ = self.maintenance.await;
         let mut ingest = self.ingest;
         if tokio::time::timeout(self.grace, &mut ingest).await.is_err() {
             tracing::error!(grace = ?self.grace,

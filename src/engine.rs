@@ -385,6 +385,21 @@ impl Engine {
         Ok(self.index(name).await?.rebuild_keyword().await?)
     }
 
+    /// One maintenance pass over `name` (compaction, purge, version pruning).
+    pub async fn maintain(
+        &self,
+        name: &IndexName,
+    ) -> Result<crate::index::maintenance::MaintenanceReport, EngineError> {
+        let index = self.index(name).await?;
+        let report = index
+            .maintain(&self.config.index.maintenance())
+            .instrument(tracing::info_span!("maintenance", index = %name))
+            .await?;
+        // Compaction may leave rows the vector index does not cover past the rebuild share.
+        self.maintain_vector_index(&index);
+        Ok(report)
+    }
+
     pub async fn stats(&self, name: &IndexName) -> Result<IndexStats, EngineError> {
         Ok(self.index(name).await?.stats().await?)
     }

@@ -219,6 +219,20 @@ enum IndexCommand {
         #[arg(long)]
         embedder: String,
     },
+    /// One maintenance pass, as the daemon's maintenance actor runs them: compact small
+    /// fragments, remove chunks soft-deleted past `index.purge_deleted_after_seconds`, prune
+    /// versions beyond `index.retain_versions`. Prints what it did.
+    Maintain { name: String },
+    /// Keep a version from pruning under a name (a Lance tag); the newest version if
+    /// `--version` is not given.
+    Tag {
+        name: String,
+        tag: String,
+        #[arg(long)]
+        version: Option<u64>,
+    },
+    /// Remove a tag; its version is pruned by the next retention pass if it is old.
+    Untag { name: String, tag: String },
     /// Measure which centre `auto` should start from on this index, on judged queries of its
     /// domain (BEIR queries.jsonl and a qrels TSV), and store the best one.
     Calibrate {
@@ -502,6 +516,48 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             println!("{}", serde_json::to_string_pretty(&stats).expect("json"));
         }
         Command::Index {
+            command: IndexCommand::Maintain { name },
+        } => {
+            let name = index_name(&name)?;
+            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            let report = engine
+                .index(&name)
+                .await?
+                .maintain(&config.index.maintenance())
+                .await
+                .map_err(ragstream::engine::EngineError::from)?;
+            println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        }
+        Command::Index {
+            command: IndexCommand::Tag { name, tag, version },
+        } => {
+            let name = index_name(&name)?;
+            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            let version = engine
+                .index(&name)
+                .await?
+                .tag(&tag, version)
+                .await
+                .map_err(ragstream::engine::EngineError::from)?;
+            println!(
+                "{}",
+                json!({"index": name.as_str(), "tag": tag, "index_version": version})
+            );
+        }
+        Command::Index {
+            command: IndexCommand::Untag { name, tag },
+        } => {
+            let name = index_name(&name)?;
+            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            engine
+                .index(&name)
+                .await?
+                .untag(&tag)
+                .await
+                .map_err(ragstream::engine::EngineError::from)?;
+            println!("{}", json!({"index": name.as_str(), "untagged": tag}));
+        }
+        Command::Index {
             command: IndexCommand::Reembed { name, embedder },
         } => {
             let name = index_name(&name)?;
@@ -692,6 +748,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     l.method, report.concurrency, l.queries, l.p50_ms, l.p99_ms, l.p999_ms,
                     l.queries_per_second
                 );
+            }
+            for p in &report.phases {
+                println!("  phase {:<28} p50 {:>8.2} ms", p.phase, p.p50_ms);
             }
             println!(
                 "ANN recall@10 vs exact {:.4} · RSS {:.0} MiB · disk {:.0} MiB",

@@ -42,6 +42,12 @@ pub struct MethodLatency {
 }
 
 #[derive(Debug, Serialize)]
+pub struct PhaseTime {
+    pub phase: String,
+    pub p50_ms: f64,
+}
+
+#[derive(Debug, Serialize)]
 pub struct ScaleBenchReport {
     pub embedder: String,
     pub chunks: usize,
@@ -52,6 +58,8 @@ pub struct ScaleBenchReport {
     pub concurrency: usize,
     pub latency: Vec<MethodLatency>,
     pub ann_recall_at_10: f64,
+    /// Median milliseconds of each step a hybrid query takes, timed alone.
+    pub phases: Vec<PhaseTime>,
     pub rss_mib: f64,
     pub disk_mib: f64,
 }
@@ -272,6 +280,9 @@ async fn measure(
         }
         recall = found as f64 / wanted.max(1) as f64;
     }
+    let phases = phases(engine, &index, &queries[..queries.len().min(100)])
+        .await
+        .map_err(|e| failed("phases", &e))?;
     let chunks = index.stats().await.map_err(|e| failed("stats", &e))?.chunks;
     Ok(ScaleBenchReport {
         embedder: engine.embedder().id().to_string(),
@@ -283,6 +294,7 @@ async fn measure(
         concurrency: options.concurrency,
         latency,
         ann_recall_at_10: recall,
+        phases,
         rss_mib: rss_mib(),
         disk_mib: disk_mib(&config.storage.data_dir),
     })
@@ -290,6 +302,68 @@ async fn measure(
 
 #[derive(Debug)]
 struct EngineErrorText(String);
+
+/// Times the steps of a hybrid query one at a time (median over `queries`): where the
+/// latency goes.
+async fn phases(
+    engine: &Arc<Engine>,
+    index: &Arc<crate::index::Index>,
+    queries: &[String],
+) -> Result<Vec<PhaseTime>, crate::engine::EngineError> {
+    use crate::retrieval::filters::{Filters, LIVE_ROWS};
+    let fetch = crate::retrieval::fusion::overfetch(10);
+    let mut times: Vec<(&str, Vec<f64>)> = [
+        "embed query",
+        "snapshot",
+        "semantic (live rows)",
+        "semantic (no filter)",
+        "keyword",
+        "hydrate (ids, with vectors)",
+        "hydrate (ids, no vectors)",
+    ]
+    .into_iter()
+    .map(|p| (p, Vec::new()))
+    .collect();
+    let filters = Filters::default();
+    for q in queries {
+        let mut t = Instant::now();
+        let mut lap = |i: usize, times: &mut Vec<(&str, Vec<f64>)>| {
+            times[i].1.push(t.elapsed().as_secs_f64() * 1000.0);
+            t = Instant::now();
+        };
+        let v = engine.embedder().embed(&[q.as_str()])?.remove(0);
+        lap(0, &mut times);
+        let snapshot = index.snapshot(None).await?;
+        lap(1, &mut times);
+        let lance = index.lance();
+        lance
+            .nearest(&snapshot.dataset, &v, fetch, Some(LIVE_ROWS))
+            .await?;
+        lap(2, &mut times);
+        let found = lance.nearest(&snapshot.dataset, &v, fetch, None).await?;
+        lap(3, &mut times);
+        let ranked = index
+            .keyword()
+            .search(&snapshot.searcher, q, &filters, fetch)?;
+        lap(4, &mut times);
+        let ids: Vec<String> = ranked.into_iter().map(|(id, _)| id).collect();
+        lance.rows(&snapshot.dataset, &ids, true).await?;
+        lap(5, &mut times);
+        let ids: Vec<String> = found.into_iter().map(|(r, _)| r.chunk_id).collect();
+        lance.rows(&snapshot.dataset, &ids, false).await?;
+        lap(6, &mut times);
+    }
+    Ok(times
+        .into_iter()
+        .map(|(phase, mut ms)| {
+            ms.sort_by(f64::total_cmp);
+            PhaseTime {
+                phase: phase.to_string(),
+                p50_ms: percentile(&ms, 50.0),
+            }
+        })
+        .collect())
+}
 
 #[cfg(test)]
 mod tests {

@@ -234,6 +234,28 @@ impl LanceStore {
         Ok(ids)
     }
 
+    /// Chunk ids of the rows matching `filter` at `ds`.
+    pub async fn chunk_ids_where(
+        &self,
+        ds: &Dataset,
+        filter: Option<String>,
+    ) -> Result<Vec<String>, StoreError> {
+        self.string_column(ds, "chunk_id", filter).await
+    }
+
+    /// Commits a change read at `read` (made with this store's other writes held off) and
+    /// makes it the newest version.
+    pub async fn commit_transaction(
+        &self,
+        read: Arc<Dataset>,
+        transaction: Transaction,
+    ) -> Result<u64, StoreError> {
+        let committed = CommitBuilder::new(read).execute(transaction).await?;
+        let version = committed.version_id();
+        *self.latest.lock().expect("lance latest lock") = committed;
+        Ok(version)
+    }
+
     async fn string_column(
         &self,
         ds: &Dataset,
@@ -430,10 +452,7 @@ impl LanceStore {
         };
         let mut transaction = replace_documents(&ds, "chunk_id", documents, batch).await?;
         transaction.transaction_properties = Some(Arc::new(properties));
-        let committed = CommitBuilder::new(ds.clone()).execute(transaction).await?;
-        let version = committed.version_id();
-        *self.latest.lock().expect("lance latest lock") = committed;
-        Ok(version)
+        self.commit_transaction(ds, transaction).await
     }
 
     pub fn set_dimensions(&self, dimensions: usize) {
@@ -487,11 +506,38 @@ impl LanceStore {
             .unwrap_or_default())
     }
 
+    /// Names `version` `tag` (a Lance tag); retention never prunes a tagged version.
+    pub async fn tag(&self, tag: &str, version: u64) -> Result<(), StoreError> {
+        let ds = self.latest();
+        match ds.tags().get_version(tag).await {
+            Ok(_) => Ok(ds.tags().update(tag, version).await?),
+            Err(_) => Ok(ds.tags().create(tag, version).await?),
+        }
+    }
+
+    pub async fn untag(&self, tag: &str) -> Result<(), StoreError> {
+        Ok(self.latest().tags().delete(tag).await?)
+    }
+
+    /// Tags and the versions they name.
+    pub async fn tags(&self) -> Result<BTreeMap<String, u64>, StoreError> {
+        Ok(self
+            .latest()
+            .tags()
+            .list()
+            .await?
+            .into_iter()
+            .map(|(name, contents)| (name, contents.version))
+            .collect())
+    }
+
     /// Deletes versions older than `oldest_kept` (the newest version always stays).
     pub async fn prune_before(&self, oldest_kept: u64) -> Result<(), StoreError> {
         let policy = CleanupPolicy {
             before_version: Some(oldest_kept),
             delete_unverified: false,
+            // Tagged versions are kept, not an error.
+            error_if_tagged_old_versions: false,
             ..Default::default()
         };
         self.latest().cleanup_with_policy(policy).await?;

@@ -3,6 +3,7 @@
 
 mod keyword_store;
 mod lance_store;
+pub mod maintenance;
 pub mod rows;
 pub mod vector_index;
 mod versioned_directory;
@@ -117,11 +118,59 @@ impl IndexInfo {
 /// the Lance commit and the `index.json` update is finished on the next open.
 pub const EMBEDDER_PROPERTY: &str = "ragstream.embedder";
 
-/// A consistent view of both stores at one version.
+/// A consistent view of both stores at one version. While it lives, its version is pinned:
+/// retention and maintenance do not prune it from under a running query.
 pub struct Snapshot {
     pub version: u64,
     pub dataset: lance::Dataset,
     pub searcher: tantivy::Searcher,
+    _pin: VersionPin,
+}
+
+/// Versions in use by snapshots, with how many hold each.
+#[derive(Default)]
+struct VersionPins(std::sync::Mutex<std::collections::BTreeMap<u64, usize>>);
+
+impl VersionPins {
+    fn pin(self: &Arc<Self>, version: u64) -> VersionPin {
+        *self
+            .0
+            .lock()
+            .expect("version pins lock")
+            .entry(version)
+            .or_default() += 1;
+        VersionPin {
+            pins: self.clone(),
+            version,
+        }
+    }
+
+    fn oldest(&self) -> Option<u64> {
+        self.0
+            .lock()
+            .expect("version pins lock")
+            .keys()
+            .next()
+            .copied()
+    }
+}
+
+/// Releases its version when dropped.
+struct VersionPin {
+    pins: Arc<VersionPins>,
+    version: u64,
+}
+
+impl Drop for VersionPin {
+    fn drop(&mut self) {
+        let mut pins = self.pins.0.lock().expect("version pins lock");
+        if let Some(n) = pins.get_mut(&self.version) {
+            *n -= 1;
+            if *n == 0 {
+                pins.remove(&self.version);
+            }
+        }
+    }
 }
 
 /// Figures for `ragstream index stats`.
@@ -141,6 +190,8 @@ pub struct IndexStats {
     pub deleted_chunks: usize,
     /// Rows in the keyword store, live and deleted (equals `chunks + deleted_chunks`).
     pub keyword_chunks: u64,
+    /// Lance tags and the versions they keep from pruning.
+    pub tags: std::collections::BTreeMap<String, u64>,
     pub created_at: String,
 }
 
@@ -155,8 +206,10 @@ pub struct Index {
     /// Loaded graph versions, newest last, and which graph version each index version names.
     graph_views: std::sync::Mutex<Vec<(GraphVersion, Arc<GraphView>)>>,
     graph_versions: std::sync::Mutex<std::collections::HashMap<u64, Option<GraphVersion>>>,
-    /// A vector-index build is running (one at a time).
+    /// A vector-index build or a compaction is running (one at a time).
     vector_build: std::sync::atomic::AtomicBool,
+    /// Versions that running queries read.
+    pins: Arc<VersionPins>,
     retain_versions: u64,
     write_lock: tokio::sync::Mutex<()>,
     dir: PathBuf,
@@ -297,6 +350,7 @@ impl Index {
             graph_views: std::sync::Mutex::new(Vec::new()),
             graph_versions: std::sync::Mutex::new(std::collections::HashMap::new()),
             vector_build: std::sync::atomic::AtomicBool::new(false),
+            pins: Arc::default(),
             retain_versions,
             write_lock: tokio::sync::Mutex::new(()),
             dir,
@@ -365,12 +419,15 @@ impl Index {
     /// Both stores at `version` (latest if `None`).
     pub async fn snapshot(&self, version: Option<u64>) -> Result<Snapshot, StoreError> {
         let version = version.unwrap_or_else(|| self.lance.latest_version());
+        // Pinned before the stores are opened, so that retention cannot prune it between.
+        let pin = self.pins.pin(version);
         let dataset = self.lance.at(version).await?;
         let searcher = self.keyword.searcher(version)?;
         Ok(Snapshot {
             version,
             dataset,
             searcher,
+            _pin: pin,
         })
     }
 
@@ -416,10 +473,15 @@ impl Index {
         Ok(missing)
     }
 
-    /// Prunes versions beyond the retention policy from both stores.
+    /// Prunes versions beyond the retention policy from both stores, except versions a
+    /// running query reads and versions a Lance tag names (Lance's cleanup keeps those; the
+    /// keyword store keeps whatever Lance kept).
     async fn apply_retention(&self) -> Result<(), StoreError> {
         let latest = self.lance.latest_version();
-        let oldest_kept = latest.saturating_sub(self.retain_versions - 1).max(1);
+        let mut oldest_kept = latest.saturating_sub(self.retain_versions - 1).max(1);
+        if let Some(pinned) = self.pins.oldest() {
+            oldest_kept = oldest_kept.min(pinned);
+        }
         let versions = self.lance.versions().await?;
         if versions.first().is_some_and(|v| *v < oldest_kept) {
             self.lance.prune_before(oldest_kept).await?;
@@ -511,8 +573,26 @@ impl Index {
             deleted_documents: census.deleted_documents,
             deleted_chunks: census.deleted_chunks,
             keyword_chunks: snapshot.searcher.num_docs(),
+            tags: self.lance.tags().await?,
             created_at: info.created_at.clone(),
         })
+    }
+
+    /// Names a retained version (the newest if `None`) `tag`, so that retention keeps it
+    /// (and its keyword snapshot and graph) until the tag is removed. Returns the version.
+    pub async fn tag(&self, tag: &str, version: Option<u64>) -> Result<u64, StoreError> {
+        let _guard = self.write_lock.lock().await;
+        let version = version.unwrap_or_else(|| self.lance.latest_version());
+        // An unknown or pruned version is the usual VersionUnavailable error.
+        self.snapshot(Some(version)).await?;
+        self.lance.tag(tag, version).await?;
+        Ok(version)
+    }
+
+    /// Removes `tag`; its version is pruned by the next retention pass if it is old.
+    pub async fn untag(&self, tag: &str) -> Result<(), StoreError> {
+        let _guard = self.write_lock.lock().await;
+        self.lance.untag(tag).await
     }
 
     /// Rebuilds the keyword store's view of the newest version from Lance, the source of
@@ -526,6 +606,26 @@ impl Index {
             .await?;
         self.keyword.replace_all(version, &rows)?;
         Ok((version, rows.len()))
+    }
+
+    /// Sets the gauges that describe the newest version: fragments, rows, versions on disk.
+    async fn record_shape(&self) -> Result<(), StoreError> {
+        let Some(m) = crate::telemetry::metrics() else {
+            return Ok(());
+        };
+        let name = self.name.as_str();
+        let (fragments, rows) = self.lance.shape().await?;
+        let versions = self.lance.versions().await?.len();
+        for (gauge, value) in [
+            (&m.index_fragments, fragments),
+            (&m.index_rows, rows),
+            (&m.index_versions, versions),
+        ] {
+            gauge
+                .with_label_values(&[name])
+                .set(i64::try_from(value).unwrap_or(i64::MAX));
+        }
+        Ok(())
     }
 
     /// When the newest version was committed (RFC 3339).

@@ -277,13 +277,7 @@ impl Index {
         m.index_version
             .with_label_values(&[name])
             .set(i64::try_from(version).unwrap_or(i64::MAX));
-        let (fragments, rows) = self.lance.shape().await?;
-        m.index_fragments
-            .with_label_values(&[name])
-            .set(i64::try_from(fragments).unwrap_or(i64::MAX));
-        m.index_rows
-            .with_label_values(&[name])
-            .set(i64::try_from(rows).unwrap_or(i64::MAX));
+        self.record_shape().await?;
         Ok(outcome)
     }
 

@@ -351,6 +351,12 @@ pub fn now_timestamp() -> String {
     canonical(time::OffsetDateTime::now_utc())
 }
 
+/// The timestamp `ago` before now, in the same form as [`now_timestamp`] (which sorts as
+/// text in time order).
+pub fn timestamp_before(ago: std::time::Duration) -> String {
+    canonical(time::OffsetDateTime::now_utc() - ago)
+}
+
 fn canonical(t: time::OffsetDateTime) -> String {
     let t = t.to_offset(time::UtcOffset::UTC);
     format!(

@@ -7,8 +7,8 @@ pub mod metadata;
 
 pub use chunk::{Chunk, ChunkId, Offsets};
 pub use document::{
-    canonical_timestamp, now_timestamp, Document, DocumentLimits, EntityAliases, Page, Triple,
-    MAX_GRAPH_TERM_BYTES,
+    canonical_timestamp, now_timestamp, timestamp_before, Document, DocumentLimits, EntityAliases,
+    Page, Triple, MAX_GRAPH_TERM_BYTES,
 };
 pub use index_name::IndexName;
 

@@ -6,6 +6,7 @@
 //!                     DLQ, pause)           plan, chunk)            new chunks)           newest version, commit
 //!                                                                                          with the checkpoint)
 //! Kafka queries ───► QueryHandler ─► reply topic
+//! timer ───────────► Maintenance (compact, purge, prune; through each index's write lock)
 //! ```
 //!
 //! Every arrow is a bounded mailbox, so a slow stage stops the source, which pauses its Kafka
@@ -21,6 +22,7 @@ pub mod events;
 pub mod index_writer;
 pub mod ingest_pipeline;
 pub mod ingest_source;
+pub mod maintenance;
 pub mod query_handler;
 pub mod supervisor;
 pub mod triple_extractor;

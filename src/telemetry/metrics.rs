@@ -49,6 +49,14 @@ pub struct Metrics {
     /// Lance fragments and rows (live and soft-deleted) of each index's newest version.
     pub index_fragments: IntGaugeVec,
     pub index_rows: IntGaugeVec,
+    /// Versions on disk (queryable by `index_version`) of each index.
+    pub index_versions: IntGaugeVec,
+    /// Maintenance passes, their duration, and what they did, by index.
+    pub maintenance_runs_total: IntCounterVec,
+    pub maintenance_duration_seconds: HistogramVec,
+    pub maintenance_fragments_compacted_total: IntCounterVec,
+    pub maintenance_chunks_purged_total: IntCounterVec,
+    pub maintenance_versions_pruned_total: IntCounterVec,
     /// Messages sent to the dead-letter topic, by reason.
     pub dead_letters_total: IntCounterVec,
     /// Supervised restarts of a pipeline.
@@ -158,6 +166,36 @@ impl Metrics {
                 "Rows (chunks, live and soft-deleted) of each index's newest version.",
                 &["index"],
             ),
+            index_versions: gauge(
+                "ragstream_index_versions",
+                "Versions of each index still on disk (queryable by index_version).",
+                &["index"],
+            ),
+            maintenance_runs_total: counter(
+                "ragstream_maintenance_runs_total",
+                "Maintenance passes (purge, compaction, version pruning), by index.",
+                &["index"],
+            ),
+            maintenance_duration_seconds: histogram(
+                "ragstream_maintenance_duration_seconds",
+                "Time of one maintenance pass, by index.",
+                &["index"],
+            ),
+            maintenance_fragments_compacted_total: counter(
+                "ragstream_maintenance_fragments_compacted_total",
+                "Lance fragments rewritten by compaction, by index.",
+                &["index"],
+            ),
+            maintenance_chunks_purged_total: counter(
+                "ragstream_maintenance_chunks_purged_total",
+                "Soft-deleted chunks removed for good after their retention, by index.",
+                &["index"],
+            ),
+            maintenance_versions_pruned_total: counter(
+                "ragstream_maintenance_versions_pruned_total",
+                "Index versions pruned by maintenance passes, by index.",
+                &["index"],
+            ),
             dead_letters_total: counter(
                 "ragstream_dead_letters_total",
                 "Messages sent to the dead-letter topic, by reason.",
@@ -239,6 +277,7 @@ impl Metrics {
             m.freshness_seconds.clone(),
             m.embed_duration_seconds.clone(),
             m.embed_batch_texts.clone(),
+            m.maintenance_duration_seconds.clone(),
         ] {
             r.register(Box::new(c)).expect("registered once");
         }
@@ -253,6 +292,10 @@ impl Metrics {
             m.embedding_cache_lookups_total.clone(),
             m.embedder_circuit_opened_total.clone(),
             m.graph_extraction_failures_total.clone(),
+            m.maintenance_runs_total.clone(),
+            m.maintenance_fragments_compacted_total.clone(),
+            m.maintenance_chunks_purged_total.clone(),
+            m.maintenance_versions_pruned_total.clone(),
         ] {
             r.register(Box::new(c)).expect("registered once");
         }
@@ -260,6 +303,7 @@ impl Metrics {
             m.index_version.clone(),
             m.index_fragments.clone(),
             m.index_rows.clone(),
+            m.index_versions.clone(),
             m.actor_mailbox_depth.clone(),
             m.consumer_lag_messages.clone(),
         ] {

@@ -1,0 +1,207 @@
+//! Keeping an index fast under streaming writes: compacting the small fragments each commit
+//! leaves behind, purging soft-deleted chunks once their retention has passed, and pruning
+//! versions beyond the retention policy (never one a running query or a Lance tag needs).
+//!
+//! Every step that commits runs under the index's write lock, so maintenance and the writer
+//! never race for a version; compaction also claims the vector-build slot, because a build
+//! trained on fragments that compaction then rewrites would point at rows that moved.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lance::dataset::optimize::{compact_files, CompactionOptions};
+use lance::dataset::DeleteBuilder;
+use serde::Serialize;
+
+use super::rows::DELETED_AT_COLUMN;
+use super::{Index, StoreError, KAFKA_CHECKPOINT};
+use crate::graph::store::GRAPH_PROPERTY;
+
+/// How maintenance decides what to do (`[index]` keys `compaction_*`, `purge_deleted_*`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaintenanceSettings {
+    /// Compact once at least this many fragments hold fewer than `target_rows` rows.
+    pub min_small_fragments: usize,
+    /// Rows a compacted fragment aims for.
+    pub target_rows: usize,
+    /// Soft-deleted chunks older than this are removed for good (older versions that
+    /// still show them keep them until those versions are pruned).
+    pub purge_deleted_after: Duration,
+}
+
+impl Default for MaintenanceSettings {
+    fn default() -> Self {
+        MaintenanceSettings {
+            min_small_fragments: 16,
+            target_rows: 250_000,
+            purge_deleted_after: Duration::from_secs(7 * 24 * 3600),
+        }
+    }
+}
+
+/// What one maintenance pass did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MaintenanceReport {
+    pub index: String,
+    /// Fragments before and after the pass.
+    pub fragments_before: usize,
+    pub fragments_after: usize,
+    /// Fragments rewritten by compaction, and the fragments they became.
+    pub fragments_compacted: usize,
+    pub fragments_written: usize,
+    /// Soft-deleted chunks removed for good.
+    pub chunks_purged: usize,
+    /// Versions pruned (Lance versions and keyword commit points alike).
+    pub versions_pruned: usize,
+    /// Versions still on disk after the pass.
+    pub versions_retained: usize,
+    /// The newest version after the pass (maintenance commits make new versions with the
+    /// same live chunks).
+    pub index_version: u64,
+    /// Compaction was due but a vector-index build held the slot; it runs next time.
+    pub compaction_deferred: bool,
+    pub seconds: f64,
+}
+
+/// The properties a maintenance commit carries over from the newest version, so that every
+/// version still names its graph and Kafka checkpoint.
+async fn carried_properties(index: &Index) -> Result<HashMap<String, String>, StoreError> {
+    let latest = index.lance.latest_version();
+    let props = index.lance.commit_properties(latest).await?;
+    Ok([GRAPH_PROPERTY, KAFKA_CHECKPOINT]
+        .into_iter()
+        .filter_map(|k| props.get(k).map(|v| (k.to_string(), v.clone())))
+        .collect())
+}
+
+impl Index {
+    /// One maintenance pass: purge, compact, prune. Returns what it did.
+    pub async fn maintain(
+        &self,
+        settings: &MaintenanceSettings,
+    ) -> Result<MaintenanceReport, StoreError> {
+        let started = Instant::now();
+        let versions_before = self.lance.versions().await?.len();
+        let mut report = MaintenanceReport {
+            index: self.name.to_string(),
+            fragments_before: self.lance.latest().get_fragments().len(),
+            ..Default::default()
+        };
+        report.chunks_purged = self.purge_deleted(settings.purge_deleted_after).await?;
+        if self.small_fragments(settings.target_rows) >= settings.min_small_fragments {
+            if self.begin_vector_build() {
+                let compacted = self.compact(settings.target_rows).await;
+                self.end_vector_build();
+                (report.fragments_compacted, report.fragments_written) = compacted?;
+            } else {
+                report.compaction_deferred = true;
+            }
+        }
+        {
+            let _guard = self.write_lock.lock().await;
+            self.apply_retention().await?;
+        }
+        let versions_after = self.lance.versions().await?;
+        // Maintenance commits add versions too; what was pruned is what is gone.
+        let added =
+            usize::from(report.chunks_purged > 0) + usize::from(report.fragments_written > 0);
+        report.versions_pruned = (versions_before + added).saturating_sub(versions_after.len());
+        report.versions_retained = versions_after.len();
+        report.fragments_after = self.lance.latest().get_fragments().len();
+        report.index_version = self.lance.latest_version();
+        report.seconds = started.elapsed().as_secs_f64();
+        record(&report);
+        self.record_shape().await?;
+        Ok(report)
+    }
+
+    /// Fragments of the newest version below `target_rows` rows.
+    pub fn small_fragments(&self, target_rows: usize) -> usize {
+        self.lance
+            .latest()
+            .get_fragments()
+            .iter()
+            .filter(|f| {
+                f.metadata()
+                    .physical_rows
+                    .is_none_or(|rows| rows < target_rows)
+            })
+            .count()
+    }
+
+    /// Rewrites small fragments (and fragments with many deleted rows) into fragments of
+    /// about `target_rows`, in one commit that carries the newest version's properties; the
+    /// vector and id indexes are remapped to the moved rows. Returns fragments removed and
+    /// added.
+    async fn compact(&self, target_rows: usize) -> Result<(usize, usize), StoreError> {
+        let _guard = self.write_lock.lock().await;
+        let mut ds = self.lance.latest();
+        let options = CompactionOptions {
+            target_rows_per_fragment: target_rows,
+            materialize_deletions: true,
+            transaction_properties: Some(Arc::new(carried_properties(self).await?)),
+            ..Default::default()
+        };
+        let metrics = compact_files(&mut ds, options, None).await?;
+        if metrics.fragments_removed == 0 {
+            return Ok((0, 0));
+        }
+        let version = ds.version_id();
+        self.lance.replace_latest(ds);
+        // Same rows, new version: the keyword store records the version unchanged.
+        self.keyword.apply(version, &[], &[])?;
+        tracing::info!(index = %self.name, version, removed = metrics.fragments_removed,
+            added = metrics.fragments_added, "compacted fragments");
+        Ok((metrics.fragments_removed, metrics.fragments_added))
+    }
+
+    /// Removes chunks soft-deleted more than `after` ago, from Lance and the keyword store,
+    /// in one new version. Returns how many.
+    async fn purge_deleted(&self, after: Duration) -> Result<usize, StoreError> {
+        let cutoff = crate::model::timestamp_before(after);
+        let filter = format!(
+            "{DELETED_AT_COLUMN} IS NOT NULL AND {DELETED_AT_COLUMN} < {}",
+            crate::retrieval::filters::sql_string(&cutoff)
+        );
+        let _guard = self.write_lock.lock().await;
+        let latest = Arc::new(self.lance.latest());
+        let ids = self
+            .lance
+            .chunk_ids_where(&latest, Some(filter.clone()))
+            .await?;
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let mut transaction = DeleteBuilder::new(latest.clone(), filter)
+            .execute_uncommitted()
+            .await?
+            .transaction;
+        transaction.transaction_properties = Some(Arc::new(carried_properties(self).await?));
+        let version = self.lance.commit_transaction(latest, transaction).await?;
+        self.keyword.apply(version, &ids, &[])?;
+        tracing::info!(index = %self.name, version, chunks = ids.len(), "purged deleted chunks");
+        Ok(ids.len())
+    }
+}
+
+/// Counts the pass in the metrics (when they are on).
+fn record(report: &MaintenanceReport) {
+    let Some(m) = crate::telemetry::metrics() else {
+        return;
+    };
+    let name = report.index.as_str();
+    m.maintenance_runs_total.with_label_values(&[name]).inc();
+    m.maintenance_duration_seconds
+        .with_label_values(&[name])
+        .observe(report.seconds);
+    m.maintenance_fragments_compacted_total
+        .with_label_values(&[name])
+        .inc_by(report.fragments_compacted as u64);
+    m.maintenance_chunks_purged_total
+        .with_label_values(&[name])
+        .inc_by(report.chunks_purged as u64);
+    m.maintenance_versions_pruned_total
+        .with_label_values(&[name])
+        .inc_by(report.versions_pruned as u64);
+}

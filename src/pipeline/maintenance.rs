@@ -1,0 +1,44 @@
+//! The maintenance actor: every `index.maintenance_interval_ms` it runs one maintenance pass
+//! ([`crate::index::maintenance`]) over each index under the data directory. The pass takes
+//! the index's write lock for each commit it makes, so it interleaves with the index writer
+//! between batches rather than racing it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::engine::Engine;
+
+pub async fn run(engine: Arc<Engine>, mut stopped: watch::Receiver<bool>) {
+    let every = engine.config().index.maintenance_interval_ms;
+    if every == 0 {
+        return;
+    }
+    let mut ticks = tokio::time::interval(Duration::from_millis(every));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The first tick is immediate: skip it, a daemon that just started has nothing to tidy.
+    ticks.tick().await;
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            _ = stopped.changed() => return,
+        }
+        for name in crate::index::list_indexes(&engine.config().storage.data_dir) {
+            let pass = engine.maintain(&name);
+            let report = tokio::select! {
+                r = pass => r,
+                _ = stopped.changed() => return,
+            };
+            match report {
+                Ok(r) if r.fragments_compacted + r.chunks_purged + r.versions_pruned > 0 => {
+                    tracing::info!(index = %name, compacted = r.fragments_compacted,
+                        written = r.fragments_written, purged = r.chunks_purged,
+                        pruned = r.versions_pruned, seconds = r.seconds, "maintenance pass");
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(index = %name, error = %e, "maintenance pass failed"),
+            }
+        }
+    }
+}
