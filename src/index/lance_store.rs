@@ -10,7 +10,7 @@ use futures::TryStreamExt;
 use lance::dataset::cleanup::CleanupPolicy;
 use lance::dataset::transaction::Transaction;
 use lance::dataset::{
-    CommitBuilder, DeleteBuilder, MergeInsertBuilder, NewColumnTransform, WhenMatched,
+    CommitBuilder, DeleteBuilder, InsertBuilder, MergeInsertBuilder, NewColumnTransform, WhenMatched,
     WhenNotMatched, WhenNotMatchedBySource, WriteMode, WriteParams,
 };
 use lance::Dataset;
@@ -429,11 +429,13 @@ impl LanceStore {
 
     /// One commit: replaces every chunk of `documents` with `rows` (documents without rows
     /// are deleted), records `properties` in the commit, and returns the new version.
+    /// `append`: the caller knows none of `documents` has rows, so `rows` are appended.
     pub async fn commit(
         &self,
         documents: &[String],
         rows: &[ChunkRow],
         properties: HashMap<String, String>,
+        append: bool,
     ) -> Result<u64, StoreError> {
         let ds = Arc::new(self.latest());
         let batch = if rows.is_empty() {
@@ -450,7 +452,19 @@ impl LanceStore {
             let dimensions = self.dimensions.load(std::sync::atomic::Ordering::SeqCst);
             Some(rows_to_batch(rows, dimensions).map_err(StoreError::Corrupt)?)
         };
-        let mut transaction = replace_documents(&ds, "chunk_id", documents, batch).await?;
+        let mut transaction = match batch {
+            Some(batch) if append => {
+                let params = WriteParams {
+                    mode: WriteMode::Append,
+                    ..Default::default()
+                };
+                InsertBuilder::new(ds.clone())
+                    .with_params(&params)
+                    .execute_uncommitted(vec![batch])
+                    .await?
+            }
+            batch => replace_documents(&ds, "chunk_id", documents, batch).await?,
+        };
         transaction.transaction_properties = Some(Arc::new(properties));
         self.commit_transaction(ds, transaction).await
     }

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use lance::dataset::optimize::{compact_files, CompactionOptions};
 use lance::dataset::DeleteBuilder;
+use lance::index::DatasetIndexExt;
+use lance_index::optimize::OptimizeOptions;
 use serde::Serialize;
 
 use super::rows::DELETED_AT_COLUMN;
@@ -59,8 +61,12 @@ pub struct MaintenanceReport {
     /// The newest version after the pass (maintenance commits make new versions with the
     /// same live chunks).
     pub index_version: u64,
-    /// Compaction was due but a vector-index build held the slot; it runs next time.
-    pub compaction_deferred: bool,
+    /// Rows written since the indexes were last built or updated, added to them (the vector
+    /// index's new rows go to their nearest existing partitions; id indexes merge them in).
+    pub rows_indexed: usize,
+    /// Compaction or index updates were due but a vector-index build held the slot; they
+    /// run next time.
+    pub deferred: bool,
     pub seconds: f64,
 }
 
@@ -89,13 +95,20 @@ impl Index {
             ..Default::default()
         };
         report.chunks_purged = self.purge_deleted(settings.purge_deleted_after).await?;
-        if self.small_fragments(settings.target_rows) >= settings.min_small_fragments {
+        let compact = (self.small_fragments(settings.target_rows) >= settings.min_small_fragments)
+            .then_some(settings.target_rows);
+        let (covered, total) = super::vector_index::coverage(&self.lance.latest()).await?;
+        let update = covered > 0 && covered < total;
+        if compact.is_some() || update {
             if self.begin_vector_build() {
-                let compacted = self.compact(settings.target_rows).await;
+                let done = self.compact_and_update(compact, update).await;
                 self.end_vector_build();
-                (report.fragments_compacted, report.fragments_written) = compacted?;
+                let (compacted, written, indexed) = done?;
+                report.fragments_compacted = compacted;
+                report.fragments_written = written;
+                report.rows_indexed = indexed;
             } else {
-                report.compaction_deferred = true;
+                report.deferred = true;
             }
         }
         {
@@ -130,30 +143,55 @@ impl Index {
             .count()
     }
 
-    /// Rewrites small fragments (and fragments with many deleted rows) into fragments of
-    /// about `target_rows`, in one commit that carries the newest version's properties; the
-    /// vector and id indexes are remapped to the moved rows. Returns fragments removed and
-    /// added.
-    async fn compact(&self, target_rows: usize) -> Result<(usize, usize), StoreError> {
+    /// Under the write lock: rewrites small fragments (and fragments with many deleted
+    /// rows) into fragments of about `compact` rows (if given), the indexes remapped to the moved rows;
+    /// then adds rows no index covers yet to the existing indexes. Each is one commit that
+    /// carries the newest version's properties. Returns fragments removed and added, and
+    /// rows newly indexed.
+    async fn compact_and_update(
+        &self,
+        compact: Option<usize>,
+        update: bool,
+    ) -> Result<(usize, usize, usize), StoreError> {
         let _guard = self.write_lock.lock().await;
+        let properties = Arc::new(carried_properties(self).await?);
         let mut ds = self.lance.latest();
-        let options = CompactionOptions {
-            target_rows_per_fragment: target_rows,
-            materialize_deletions: true,
-            transaction_properties: Some(Arc::new(carried_properties(self).await?)),
-            ..Default::default()
-        };
-        let metrics = compact_files(&mut ds, options, None).await?;
-        if metrics.fragments_removed == 0 {
-            return Ok((0, 0));
+        let (mut removed, mut added, mut indexed) = (0, 0, 0);
+        if let Some(target_rows) = compact {
+            let options = CompactionOptions {
+                target_rows_per_fragment: target_rows,
+                materialize_deletions: true,
+                transaction_properties: Some(properties.clone()),
+                ..Default::default()
+            };
+            let metrics = compact_files(&mut ds, options, None).await?;
+            (removed, added) = (metrics.fragments_removed, metrics.fragments_added);
+            self.commit_same_rows(&ds, removed > 0)?;
         }
-        let version = ds.version_id();
-        self.lance.replace_latest(ds);
-        // Same rows, new version: the keyword store records the version unchanged.
-        self.keyword.apply(version, &[], &[])?;
-        tracing::info!(index = %self.name, version, removed = metrics.fragments_removed,
-            added = metrics.fragments_added, "compacted fragments");
-        Ok((metrics.fragments_removed, metrics.fragments_added))
+        if update {
+            let (before, _) = super::vector_index::coverage(&ds).await?;
+            // Merged into the existing segment: every update adding a delta segment would make
+            // each query search one more.
+            let mut options = OptimizeOptions::merge(1);
+            options.transaction_properties = Some(properties);
+            ds.optimize_indices(&options).await?;
+            let (after, _) = super::vector_index::coverage(&ds).await?;
+            indexed = after.saturating_sub(before);
+            self.commit_same_rows(&ds, true)?;
+        }
+        tracing::info!(index = %self.name, version = ds.version_id(), removed, added, indexed,
+            "compacted fragments and updated indexes");
+        Ok((removed, added, indexed))
+    }
+
+    /// Makes `ds` (a maintenance commit: same rows, new version) the newest version, with a
+    /// keyword snapshot of it, when `changed`.
+    fn commit_same_rows(&self, ds: &lance::Dataset, changed: bool) -> Result<(), StoreError> {
+        if changed && ds.version_id() != self.lance.latest_version() {
+            self.lance.replace_latest(ds.clone());
+            self.keyword.apply(ds.version_id(), &[], &[])?;
+        }
+        Ok(())
     }
 
     /// Removes chunks soft-deleted more than `after` ago, from Lance and the keyword store,

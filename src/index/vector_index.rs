@@ -5,8 +5,8 @@
 //! needs one). Rows written since the build live in fragments the index does not cover; Lance
 //! searches those exactly and merges them in, so a new chunk is findable at once. Queries
 //! probe `nprobes` partitions and re-rank `refine_factor × k` candidates by their exact
-//! distance. A BTree over `chunk_id` is built and committed with it, so that hydrating
-//! candidates by id is a lookup rather than a scan.
+//! distance. BTrees over `chunk_id` and `document_id` are built and committed with it, so
+//! that hydrating candidates and planning a batch look rows up rather than scan for them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,6 +26,8 @@ pub const VECTOR_INDEX: &str = "vector_idx";
 /// A BTree over `chunk_id`, built with it: hydrating candidates by id is then a lookup, not
 /// a scan (rows written since are scanned, as for vectors).
 pub const ID_INDEX: &str = "chunk_id_idx";
+/// A BTree over `document_id`: planning a batch looks up its documents' rows by id.
+pub const DOCUMENT_INDEX: &str = "document_id_idx";
 
 /// How the vector index is built and searched (`[index]` keys `vector_*`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -164,16 +166,21 @@ impl Index {
         let params = settings.params(total, dimensions);
         let mut by_id = snapshot.clone();
         let id_params = lance_index::scalar::ScalarIndexParams::default();
-        let id_metadata = lance::index::CreateIndexBuilder::new(
-            &mut by_id,
-            &["chunk_id"],
-            IndexType::BTree,
-            &id_params,
-        )
-        .name(ID_INDEX.to_string())
-        .replace(true)
-        .execute_uncommitted()
-        .await?;
+        let mut id_indices = Vec::new();
+        for (column, name) in [("chunk_id", ID_INDEX), ("document_id", DOCUMENT_INDEX)] {
+            id_indices.push(
+                lance::index::CreateIndexBuilder::new(
+                    &mut by_id,
+                    &[column],
+                    IndexType::BTree,
+                    &id_params,
+                )
+                .name(name.to_string())
+                .replace(true)
+                .execute_uncommitted()
+                .await?,
+            );
+        }
         let mut training = snapshot;
         let metadata = lance::index::CreateIndexBuilder::new(
             &mut training,
@@ -203,7 +210,7 @@ impl Index {
             .load_indices()
             .await?
             .iter()
-            .filter(|i| i.name == VECTOR_INDEX || i.name == ID_INDEX)
+            .filter(|i| [VECTOR_INDEX, ID_INDEX, DOCUMENT_INDEX].contains(&i.name.as_str()))
             .cloned()
             .collect();
         // Committed as if read at the newest version: commits since the snapshot only appended
@@ -212,7 +219,7 @@ impl Index {
         let mut transaction = Transaction::new(
             latest.version_id(),
             Operation::CreateIndex {
-                new_indices: vec![metadata, id_metadata],
+                new_indices: [vec![metadata], id_indices].concat(),
                 removed_indices: replaced,
             },
             None,

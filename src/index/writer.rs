@@ -49,6 +49,9 @@ pub struct WritePlan {
     pub unchanged: usize,
     /// The knowledge-graph rows of the same documents (triples carry vectors once embedded).
     pub graph: GraphChange,
+    /// The version this plan was made against (0: unknown). When it is still the newest at
+    /// commit time and no document had rows, the commit is a plain append.
+    pub planned_at: u64,
 }
 
 impl WritePlan {
@@ -157,7 +160,10 @@ impl Index {
         }
         let latest = self.lance.latest();
         let stored = self.lance.doc_hashes(&latest, &order).await?;
-        let mut plan = WritePlan::default();
+        let mut plan = WritePlan {
+            planned_at: latest.version_id(),
+            ..WritePlan::default()
+        };
         let mut deleted = Vec::new();
         for id in order {
             match last.remove(&id).expect("every id has an op") {
@@ -240,9 +246,14 @@ impl Index {
             properties.insert(GRAPH_PROPERTY.to_string(), graph.to_property());
         }
         let started = std::time::Instant::now();
+        // New documents only, and nothing committed since the plan: no row to replace, so an
+        // append (no merge against the existing rows, whose cost grows with the index).
+        let append = plan.removed_chunk_ids.is_empty()
+            && plan.planned_at == self.lance.latest_version()
+            && plan.rows.iter().all(|r| !r.is_deleted());
         let version = self
             .lance
-            .commit(&plan.documents, &plan.rows, properties)
+            .commit(&plan.documents, &plan.rows, properties, append)
             .instrument(tracing::info_span!("lance.commit"))
             .await?;
         let lance_seconds = started.elapsed().as_secs_f64();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use tracing::Instrument;
 
-use super::filters::Filters;
+use super::filters::{Filters, Visibility};
 use super::fusion::{fuse, overfetch, semantic_similarity};
 use super::preprocessing::QueryPreprocessing;
 use super::rerank::Reranker;
@@ -177,7 +177,19 @@ pub async fn search(
             }
         }
     };
-    let filter_sql = request.filters.to_sql();
+    // "Not deleted" selects every row of a version without soft-deleted rows: leaving the
+    // filter out spares the vector search a pre-filter pass over every row.
+    let filter_sql = if request.filters.visibility == Visibility::Active
+        && !index.keyword().may_hold_deleted(&snapshot.searcher)?
+    {
+        Filters {
+            visibility: Visibility::All,
+            ..request.filters.clone()
+        }
+        .to_sql()
+    } else {
+        request.filters.to_sql()
+    };
     // The pool each branch fetches: top_k, unless the request asks for a larger pool (the
     // cut-offs below then pick top_k from it).
     let pool = |limit: Option<usize>| {
@@ -400,14 +412,8 @@ async fn hybrid(
     filter_sql: Option<&str>,
 ) -> Result<(Vec<SearchHit>, usize, usize), EngineError> {
     let fetch = overfetch(request.top_k);
-    let semantic = semantic_branch(
-        index,
-        snapshot,
-        q,
-        request.candidates.semantic.unwrap_or(fetch).min(MAX_POOL),
-        filter_sql,
-    )
-    .await?;
+    // The keyword branch is quick (an in-memory search); its candidates' rows are then read
+    // while the vector search runs, rather than after it.
     let keyword = tracing::info_span!("keyword").in_scope(|| {
         index.keyword().search(
             &snapshot.searcher,
@@ -416,27 +422,34 @@ async fn hybrid(
             request.candidates.keyword.unwrap_or(fetch).min(MAX_POOL),
         )
     })?;
+    let keyword_ids: Vec<String> = keyword.iter().map(|(id, _)| id.clone()).collect();
+    let (semantic, keyword_rows) = futures::try_join!(
+        semantic_branch(
+            index,
+            snapshot,
+            q,
+            request.candidates.semantic.unwrap_or(fetch).min(MAX_POOL),
+            filter_sql,
+        ),
+        rows_by_id(index, snapshot, &keyword_ids, true),
+    )?;
     let counts = (semantic.len(), keyword.len());
     let mut rows: HashMap<String, ChunkRow> = HashMap::new();
     let mut similarity: HashMap<String, f64> = HashMap::new();
     let from_semantic: std::collections::HashSet<String> =
         semantic.iter().map(|(r, _)| r.chunk_id.clone()).collect();
-    let from_keyword: std::collections::HashSet<String> =
-        keyword.iter().map(|(id, _)| id.clone()).collect();
+    let from_keyword: std::collections::HashSet<String> = keyword_ids.into_iter().collect();
     for (row, sim) in semantic {
         similarity.insert(row.chunk_id.clone(), sim);
         rows.insert(row.chunk_id.clone(), row);
     }
     // Keyword-only candidates get their exact similarity from the stored vector.
-    let missing: Vec<String> = keyword
-        .iter()
-        .map(|(id, _)| id.clone())
-        .filter(|id| !rows.contains_key(id))
-        .collect();
-    for (id, mut row) in rows_by_id(index, snapshot, &missing, true).await? {
+    for (id, mut row) in keyword_rows {
         let v = row.vector.take().unwrap_or_default();
-        similarity.insert(id.clone(), semantic_similarity(dot(q, &v)));
-        rows.insert(id, row);
+        similarity
+            .entry(id.clone())
+            .or_insert_with(|| semantic_similarity(dot(q, &v)));
+        rows.entry(id).or_insert(row);
     }
     let keyword: Vec<(String, f64)> = keyword
         .into_iter()
