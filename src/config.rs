@@ -177,9 +177,11 @@ pub struct IndexConfig {
     pub retain_versions: u64,
     /// Documents per ingest batch on the command line (one batch = one version).
     pub ingest_batch_documents: usize,
-    /// Rows from which an approximate (IVF_PQ) vector index is built in the background;
-    /// below, the semantic branch is exact.
+    /// Rows from which an approximate vector index is built in the background; below, the
+    /// semantic branch is exact.
     pub vector_index_min_rows: usize,
+    /// `ivf_pq` or `ivf_hnsw_sq`.
+    pub vector_index_type: crate::index::vector_index::VectorIndexKind,
     /// IVF partitions (0: √rows, 16..4096) and PQ sub-vectors (0: dimensions / 8).
     pub vector_index_partitions: usize,
     pub vector_index_sub_vectors: usize,
@@ -189,6 +191,8 @@ pub struct IndexConfig {
     /// Partitions probed per query, and candidates re-ranked exactly (× k).
     pub vector_nprobes: usize,
     pub vector_refine_factor: u32,
+    /// HNSW search breadth (`ivf_hnsw_sq` only).
+    pub vector_ef: usize,
     /// How often the daemon's maintenance actor runs a pass over each open index (0: never).
     pub maintenance_interval_ms: u64,
     /// Compact once this many fragments are smaller than `compaction_target_rows`.
@@ -201,12 +205,14 @@ pub struct IndexConfig {
 impl IndexConfig {
     pub fn vector(&self) -> crate::index::vector_index::VectorIndexSettings {
         crate::index::vector_index::VectorIndexSettings {
+            kind: self.vector_index_type,
             min_rows: self.vector_index_min_rows,
             partitions: self.vector_index_partitions,
             sub_vectors: self.vector_index_sub_vectors,
             rebuild_unindexed_share: self.vector_index_rebuild_share,
             nprobes: self.vector_nprobes,
             refine_factor: self.vector_refine_factor,
+            ef: self.vector_ef,
         }
     }
 
@@ -268,11 +274,13 @@ impl Default for IndexConfig {
             retain_versions: 100,
             ingest_batch_documents: 512,
             vector_index_min_rows: vector.min_rows,
+            vector_index_type: vector.kind,
             vector_index_partitions: vector.partitions,
             vector_index_sub_vectors: vector.sub_vectors,
             vector_index_rebuild_share: vector.rebuild_unindexed_share,
             vector_nprobes: vector.nprobes,
             vector_refine_factor: vector.refine_factor,
+            vector_ef: vector.ef,
             maintenance_interval_ms: 30_000,
             compaction_min_fragments: maintenance.min_small_fragments,
             compaction_target_rows: maintenance.target_rows,

@@ -174,7 +174,9 @@ impl Engine {
             .await?,
         );
         let v = self.config.index.vector();
-        index.lance().set_vector_search(v.nprobes, v.refine_factor);
+        index
+            .lance()
+            .set_vector_search(v.nprobes, v.refine_factor, v.ef);
         open.insert(name.clone(), index.clone());
         Ok(index)
     }
@@ -196,7 +198,9 @@ impl Engine {
             .await?,
         );
         let v = self.config.index.vector();
-        index.lance().set_vector_search(v.nprobes, v.refine_factor);
+        index
+            .lance()
+            .set_vector_search(v.nprobes, v.refine_factor, v.ef);
         open.insert(name.clone(), index.clone());
         Ok(index)
     }

@@ -156,6 +156,10 @@ enum BenchCommand {
         /// Keep (and on a rerun reuse) the index here instead of a scratch directory.
         #[arg(long)]
         data_dir: Option<PathBuf>,
+        /// Also measure vector-search recall and latency at these NPROBES:REFINE[:EF]
+        /// settings (comma-separated, e.g. 20:10,40:5:200).
+        #[arg(long, value_delimiter = ',')]
+        sweep: Vec<String>,
         #[arg(long)]
         json: Option<PathBuf>,
     },
@@ -716,6 +720,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     concurrency,
                     recall_queries,
                     data_dir,
+                    sweep,
                     json: out,
                 },
         } => {
@@ -724,6 +729,21 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     "--chunks, --query-count and --concurrency must be at least 1",
                 ));
             }
+            let ef = config.index.vector_ef;
+            let sweep = sweep
+                .iter()
+                .map(|p| {
+                    let parts: Vec<Option<usize>> =
+                        p.split(':').map(|n| n.parse().ok().filter(|n| *n > 0)).collect();
+                    match parts[..] {
+                        [Some(n), Some(r)] => Ok((n, r as u32, ef)),
+                        [Some(n), Some(r), Some(e)] => Ok((n, r as u32, e)),
+                        _ => Err(usage(format!(
+                            "--sweep {p:?}: expected NPROBES:REFINE[:EF], each at least 1"
+                        ))),
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             let options = ragstream::bench::scale::ScaleBenchOptions {
                 corpus,
                 queries,
@@ -732,6 +752,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 concurrency,
                 recall_queries,
                 data_dir,
+                sweep,
             };
             let report =
                 ragstream::bench::scale::run(config.clone(), load_embedder(&config)?, &options)
@@ -751,6 +772,12 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             }
             for p in &report.phases {
                 println!("  phase {:<28} p50 {:>8.2} ms", p.phase, p.p50_ms);
+            }
+            for p in &report.sweep {
+                println!(
+                    "  nprobes {:>4} refine {:>3} ef {:>4}: recall@10 {:.4}, vector search p50 {:.2} ms p99 {:.2} ms",
+                    p.nprobes, p.refine_factor, p.ef, p.recall_at_10, p.p50_ms, p.p99_ms
+                );
             }
             println!(
                 "ANN recall@10 vs exact {:.4} · RSS {:.0} MiB · disk {:.0} MiB",

@@ -29,6 +29,9 @@ pub struct ScaleBenchOptions {
     pub recall_queries: usize,
     /// Keep the data directory here (and reuse it when it already holds the index).
     pub data_dir: Option<PathBuf>,
+    /// Also measure recall@10 and latency of the vector search for each of these
+    /// (nprobes, refine factor, HNSW ef) settings.
+    pub sweep: Vec<(usize, u32, usize)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -39,6 +42,17 @@ pub struct MethodLatency {
     pub p99_ms: f64,
     pub p999_ms: f64,
     pub queries_per_second: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SweepPoint {
+    pub nprobes: usize,
+    pub refine_factor: u32,
+    pub ef: usize,
+    pub recall_at_10: f64,
+    /// Vector search of the 30 candidates a top-10 hybrid query fetches.
+    pub p50_ms: f64,
+    pub p99_ms: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -55,17 +69,22 @@ pub struct ScaleBenchReport {
     pub chunks_per_second: f64,
     pub index_build_seconds: f64,
     pub vector_index_rows: usize,
+    /// Fragments of the newest version when queries ran.
+    pub fragments: usize,
     pub concurrency: usize,
     pub latency: Vec<MethodLatency>,
     pub ann_recall_at_10: f64,
     /// Median milliseconds of each step a hybrid query takes, timed alone.
     pub phases: Vec<PhaseTime>,
+    /// Recall@10 and latency of the vector search per (nprobes, refine factor).
+    pub sweep: Vec<SweepPoint>,
     pub rss_mib: f64,
     pub disk_mib: f64,
 }
 
-/// `count` documents of about 120 words, each made of sentences of other SciFact passages.
-fn documents(corpus: &[Document], count: usize) -> Vec<Document> {
+/// Documents of about 120 words, each made of sentences of other SciFact passages, made on
+/// demand (a million of them would otherwise sit in memory during the measurement).
+fn documents(corpus: &[Document]) -> impl Iterator<Item = Document> + '_ {
     let sentences: Vec<&str> = corpus
         .iter()
         .filter_map(|d| d.text.as_deref())
@@ -73,20 +92,18 @@ fn documents(corpus: &[Document], count: usize) -> Vec<Document> {
         .filter(|s| s.split_whitespace().count() >= 6)
         .collect();
     let mut rng = fastrand::Rng::with_seed(7);
-    (0..count)
-        .map(|i| {
-            let mut text = String::new();
-            while text.split_whitespace().count() < 120 {
-                text.push_str(sentences[rng.usize(..sentences.len())]);
-                text.push_str(". ");
-            }
-            Document {
-                id: format!("s{i}"),
-                text: Some(text),
-                ..Default::default()
-            }
-        })
-        .collect()
+    (0..).map(move |i| {
+        let mut text = String::new();
+        while text.split_whitespace().count() < 120 {
+            text.push_str(sentences[rng.usize(..sentences.len())]);
+            text.push_str(". ");
+        }
+        Document {
+            id: format!("s{i}"),
+            text: Some(text),
+            ..Default::default()
+        }
+    })
 }
 
 fn rss_mib() -> f64 {
@@ -142,16 +159,35 @@ async fn measure(
     let name = IndexName::parse("scale").expect("a valid name");
     let corpus = read_corpus(&options.corpus)?;
     let have = match engine.index(&name).await {
-        Ok(index) => index.stats().await.map_err(|e| failed("stats", &e))?.chunks,
+        Ok(index) => index.stats().await.map_err(|e| failed("stats", &e))?.documents,
         Err(_) => 0,
     };
     let started = Instant::now();
     let mut written = 0;
+    // Maintenance runs alongside, as the daemon's maintenance actor does.
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let maintenance = {
+        let (engine, name) = (engine.clone(), name.clone());
+        let every = Duration::from_millis(config.index.maintenance_interval_ms.max(1000));
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(every) => {}
+                    _ = stopped.changed() => return,
+                }
+                if let Err(e) = engine.maintain(&name).await {
+                    eprintln!("maintenance pass failed: {e}");
+                }
+            }
+        })
+    };
     if have < options.chunks {
-        let docs = documents(&corpus, options.chunks);
+        let mut docs = documents(&corpus).take(options.chunks).skip(have).peekable();
         let batch = config.index.ingest_batch_documents.max(1);
-        for (n, chunk) in docs[have..].chunks(batch).enumerate() {
-            let ops = chunk.iter().cloned().map(DocumentOp::Upsert).collect();
+        let mut n = 0;
+        while docs.peek().is_some() {
+            let ops = docs.by_ref().take(batch).map(DocumentOp::Upsert).collect();
+            n += 1;
             let outcome = engine
                 .write(&name, ops)
                 .await
@@ -168,12 +204,12 @@ async fn measure(
         }
     }
     let ingest_seconds = started.elapsed().as_secs_f64();
+    let _ = stop.send(true);
+    maintenance.await.map_err(|e| failed("maintenance", &e))?;
     let index = engine.index(&name).await.map_err(|e| failed("index", &e))?;
-    let exact_version = index.latest_version();
     // The background build (started by the last commit) or, if none is due yet, nothing.
     let building = Instant::now();
     let settings = config.index.vector();
-    let mut vector_rows = 0;
     if index.stats().await.map_err(|e| failed("stats", &e))?.chunks >= settings.min_rows {
         loop {
             let (covered, total) = coverage(&index.lance().latest())
@@ -182,7 +218,6 @@ async fn measure(
             if covered > 0
                 && (total - covered) as f64 <= covered as f64 * settings.rebuild_unindexed_share
             {
-                vector_rows = covered;
                 break;
             }
             engine.maintain_vector_index(&index);
@@ -190,6 +225,15 @@ async fn measure(
         }
     }
     let index_build_seconds = building.elapsed().as_secs_f64();
+    // One more pass, as the actor's next tick would: compact and index what is left.
+    let tidy = engine
+        .maintain(&name)
+        .await
+        .map_err(|e| failed("maintenance", &e))?;
+    eprintln!(
+        "maintenance: {} fragments compacted into {}, {} rows indexed ({:.1} s)",
+        tidy.fragments_compacted, tidy.fragments_written, tidy.rows_indexed, tidy.seconds
+    );
 
     let queries: Vec<String> = read_queries(&options.queries)?
         .into_iter()
@@ -248,38 +292,19 @@ async fn measure(
         });
     }
 
-    // Recall@10 of the approximate index against exact search at the version before it.
-    let mut recall = 1.0;
-    if vector_rows > 0 && exact_version < index.latest_version() {
-        let (mut found, mut wanted) = (0, 0);
-        for q in queries.iter().take(options.recall_queries) {
-            let mut exact = SearchRequest::new(q.clone(), SearchMethod::Semantic, 10);
-            exact.index_version = Some(exact_version);
-            let exact = engine
-                .search(&name, &exact)
-                .await
-                .map_err(|e| failed("exact", &e))?;
-            let approx = engine
-                .search(
-                    &name,
-                    &SearchRequest::new(q.clone(), SearchMethod::Semantic, 10),
-                )
-                .await
-                .map_err(|e| failed("approximate", &e))?;
-            let ids: Vec<&str> = approx
-                .hits
-                .iter()
-                .map(|h| h.row.chunk_id.as_str())
-                .collect();
-            wanted += exact.hits.len();
-            found += exact
-                .hits
-                .iter()
-                .filter(|h| ids.contains(&h.row.chunk_id.as_str()))
-                .count();
-        }
-        recall = found as f64 / wanted.max(1) as f64;
-    }
+    // Recall@10 of the semantic branch's search (the ANN index, plus an exact scan of rows it
+    // does not cover) against an exact scan of every row, on the same version.
+    let settings = config.index.vector();
+    let recall_queries = &queries[..queries.len().min(options.recall_queries)];
+    let mut points = vec![(settings.nprobes, settings.refine_factor, settings.ef)];
+    points.extend(options.sweep.iter().copied());
+    let mut sweep = measure_recall(engine, &index, recall_queries, &points)
+        .await
+        .map_err(|e| failed("recall", &e))?;
+    let recall = sweep.remove(0).recall_at_10;
+    index
+        .lance()
+        .set_vector_search(settings.nprobes, settings.refine_factor, settings.ef);
     let phases = phases(engine, &index, &queries[..queries.len().min(100)])
         .await
         .map_err(|e| failed("phases", &e))?;
@@ -290,11 +315,16 @@ async fn measure(
         ingest_seconds,
         chunks_per_second: written as f64 / ingest_seconds.max(1e-9),
         index_build_seconds,
-        vector_index_rows: vector_rows,
+        vector_index_rows: coverage(&index.lance().latest())
+            .await
+            .map_err(|e| failed("coverage", &e))?
+            .0,
+        fragments: index.lance().latest().get_fragments().len(),
         concurrency: options.concurrency,
         latency,
         ann_recall_at_10: recall,
         phases,
+        sweep,
         rss_mib: rss_mib(),
         disk_mib: disk_mib(&config.storage.data_dir),
     })
@@ -302,6 +332,51 @@ async fn measure(
 
 #[derive(Debug)]
 struct EngineErrorText(String);
+
+/// Recall@10 of the vector search against an exact scan, and its latency at the hybrid
+/// over-fetch, for each (nprobes, refine factor, ef).
+async fn measure_recall(
+    engine: &Arc<Engine>,
+    index: &Arc<crate::index::Index>,
+    queries: &[String],
+    points: &[(usize, u32, usize)],
+) -> Result<Vec<SweepPoint>, crate::engine::EngineError> {
+    let ds = index.lance().latest();
+    let ids = |hits: Vec<(crate::index::ChunkRow, f32)>| -> Vec<String> {
+        hits.into_iter().map(|(r, _)| r.chunk_id).collect()
+    };
+    let mut vectors = Vec::new();
+    let mut exact = Vec::new();
+    for q in queries {
+        let v = engine.embedder().embed(&[q.as_str()])?.remove(0);
+        exact.push(ids(index.lance().nearest_exact(&ds, &v, 10).await?));
+        vectors.push(v);
+    }
+    let fetch = crate::retrieval::fusion::overfetch(10);
+    let mut out = Vec::new();
+    for &(nprobes, refine_factor, ef) in points {
+        index.lance().set_vector_search(nprobes, refine_factor, ef);
+        let (mut found, mut wanted, mut ms) = (0, 0, Vec::new());
+        for (v, exact) in vectors.iter().zip(&exact) {
+            let approx = ids(index.lance().nearest(&ds, v, 10, None).await?);
+            wanted += exact.len();
+            found += exact.iter().filter(|id| approx.contains(id)).count();
+            let t = Instant::now();
+            index.lance().nearest(&ds, v, fetch, None).await?;
+            ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        ms.sort_by(f64::total_cmp);
+        out.push(SweepPoint {
+            nprobes,
+            refine_factor,
+            ef,
+            recall_at_10: found as f64 / wanted.max(1) as f64,
+            p50_ms: percentile(&ms, 50.0),
+            p99_ms: percentile(&ms, 99.0),
+        });
+    }
+    Ok(out)
+}
 
 /// Times the steps of a hybrid query one at a time (median over `queries`): where the
 /// latency goes.
@@ -378,8 +453,8 @@ mod tests {
             ),
             ..Default::default()
         }];
-        let a = documents(&corpus, 3);
-        assert_eq!(a, documents(&corpus, 3));
+        let a: Vec<Document> = documents(&corpus).take(3).collect();
+        assert_eq!(a, documents(&corpus).take(3).collect::<Vec<_>>());
         assert_eq!(a.len(), 3);
         assert!(a
             .iter()

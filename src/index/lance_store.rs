@@ -27,8 +27,9 @@ const VERSION_CACHE: usize = 8;
 pub struct LanceStore {
     /// Vector dimensions of new rows (changes only with a reembed).
     dimensions: std::sync::atomic::AtomicUsize,
-    /// Partitions probed and refine factor of searches on a version with a vector index.
-    vector_search: Mutex<(usize, u32)>,
+    /// Partitions probed, refine factor and HNSW ef of searches on a version with a vector
+    /// index.
+    vector_search: Mutex<(usize, u32, usize)>,
     latest: Mutex<Dataset>,
     versions: Mutex<Vec<(u64, Dataset)>>,
 }
@@ -123,16 +124,16 @@ impl LanceStore {
         }
         Ok(LanceStore {
             dimensions: dimensions.into(),
-            vector_search: Mutex::new((20, 10)),
+            vector_search: Mutex::new((20, 10, 100)),
             latest: Mutex::new(dataset),
             versions: Mutex::new(Vec::new()),
         })
     }
 
-    /// Searches on a version with a vector index probe `nprobes` partitions and re-rank
-    /// `refine_factor × k` candidates exactly.
-    pub fn set_vector_search(&self, nprobes: usize, refine_factor: u32) {
-        *self.vector_search.lock().expect("vector search lock") = (nprobes, refine_factor);
+    /// Searches on a version with a vector index probe `nprobes` partitions (with HNSW
+    /// breadth `ef`) and re-rank `refine_factor × k` candidates exactly.
+    pub fn set_vector_search(&self, nprobes: usize, refine_factor: u32, ef: usize) {
+        *self.vector_search.lock().expect("vector search lock") = (nprobes, refine_factor, ef);
     }
 
     /// Makes `ds` (a commit made outside [`LanceStore::commit`]) the newest version.
@@ -382,14 +383,37 @@ impl LanceStore {
         Ok(census)
     }
 
-    /// Exact (flat) cosine nearest neighbours among rows matching `filter`, which is applied
-    /// before the search so that a filter never starves the result.
+    /// Cosine nearest neighbours among rows matching `filter`, which is applied before the
+    /// search so that a filter never starves the result: exact below the vector index's
+    /// threshold, approximate (the index, plus an exact scan of rows it does not cover) above.
     pub async fn nearest(
         &self,
         ds: &Dataset,
         query: &[f32],
         k: usize,
         filter: Option<&str>,
+    ) -> Result<Vec<(ChunkRow, f32)>, StoreError> {
+        self.search_vectors(ds, query, k, filter, true).await
+    }
+
+    /// Exact nearest neighbours over every row, ignoring the vector index (what the
+    /// index's recall is measured against).
+    pub async fn nearest_exact(
+        &self,
+        ds: &Dataset,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<(ChunkRow, f32)>, StoreError> {
+        self.search_vectors(ds, query, k, None, false).await
+    }
+
+    async fn search_vectors(
+        &self,
+        ds: &Dataset,
+        query: &[f32],
+        k: usize,
+        filter: Option<&str>,
+        use_index: bool,
     ) -> Result<Vec<(ChunkRow, f32)>, StoreError> {
         if k == 0 {
             return Ok(Vec::new());
@@ -404,9 +428,15 @@ impl LanceStore {
             .distance_metric(lance_linalg::distance::DistanceType::Cosine)
             .prefilter(true)
             .project(&columns)?;
-        if super::vector_index::has_index(ds).await? {
-            let (nprobes, refine) = *self.vector_search.lock().expect("vector search lock");
-            scanner.nprobes(nprobes).refine(refine);
+        if !use_index {
+            scanner.use_index(false);
+        } else if super::vector_index::has_index(ds).await? {
+            let (nprobes, refine, ef) = *self.vector_search.lock().expect("vector search lock");
+            // HNSW must look at least as wide as the candidates it hands to the re-ranking.
+            scanner
+                .nprobes(nprobes)
+                .refine(refine)
+                .ef(ef.max(k * refine as usize));
         }
         if let Some(f) = filter {
             scanner.filter(f)?;

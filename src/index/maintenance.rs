@@ -12,8 +12,6 @@ use std::time::{Duration, Instant};
 
 use lance::dataset::optimize::{compact_files, CompactionOptions};
 use lance::dataset::DeleteBuilder;
-use lance::index::DatasetIndexExt;
-use lance_index::optimize::OptimizeOptions;
 use serde::Serialize;
 
 use super::rows::DELETED_AT_COLUMN;
@@ -143,55 +141,41 @@ impl Index {
             .count()
     }
 
-    /// Under the write lock: rewrites small fragments (and fragments with many deleted
-    /// rows) into fragments of about `compact` rows (if given), the indexes remapped to the moved rows;
-    /// then adds rows no index covers yet to the existing indexes. Each is one commit that
-    /// carries the newest version's properties. Returns fragments removed and added, and
-    /// rows newly indexed.
+    /// Rewrites small fragments (and fragments with many deleted rows) into fragments of
+    /// about `compact` rows (if given) under the write lock, the indexes remapped to the
+    /// moved rows; then adds rows no index covers yet to the existing indexes (built outside
+    /// the lock, see [`Index::update_indices`]). Each is one commit that carries the newest
+    /// version's properties. Returns fragments removed and added, and rows newly indexed.
     async fn compact_and_update(
         &self,
         compact: Option<usize>,
         update: bool,
     ) -> Result<(usize, usize, usize), StoreError> {
-        let _guard = self.write_lock.lock().await;
-        let properties = Arc::new(carried_properties(self).await?);
-        let mut ds = self.lance.latest();
         let (mut removed, mut added, mut indexed) = (0, 0, 0);
         if let Some(target_rows) = compact {
+            let _guard = self.write_lock.lock().await;
+            let mut ds = self.lance.latest();
             let options = CompactionOptions {
                 target_rows_per_fragment: target_rows,
                 materialize_deletions: true,
-                transaction_properties: Some(properties.clone()),
+                transaction_properties: Some(Arc::new(carried_properties(self).await?)),
                 ..Default::default()
             };
             let metrics = compact_files(&mut ds, options, None).await?;
             (removed, added) = (metrics.fragments_removed, metrics.fragments_added);
-            self.commit_same_rows(&ds, removed > 0)?;
+            if removed > 0 {
+                // Same rows, new version: the keyword store records the version unchanged.
+                let version = ds.version_id();
+                self.lance.replace_latest(ds);
+                self.keyword.apply(version, &[], &[])?;
+            }
         }
         if update {
-            let (before, _) = super::vector_index::coverage(&ds).await?;
-            // Merged into the existing segment: every update adding a delta segment would make
-            // each query search one more.
-            let mut options = OptimizeOptions::merge(1);
-            options.transaction_properties = Some(properties);
-            ds.optimize_indices(&options).await?;
-            let (after, _) = super::vector_index::coverage(&ds).await?;
-            indexed = after.saturating_sub(before);
-            self.commit_same_rows(&ds, true)?;
+            indexed = self.update_indices().await?;
         }
-        tracing::info!(index = %self.name, version = ds.version_id(), removed, added, indexed,
+        tracing::info!(index = %self.name, removed, added, indexed,
             "compacted fragments and updated indexes");
         Ok((removed, added, indexed))
-    }
-
-    /// Makes `ds` (a maintenance commit: same rows, new version) the newest version, with a
-    /// keyword snapshot of it, when `changed`.
-    fn commit_same_rows(&self, ds: &lance::Dataset, changed: bool) -> Result<(), StoreError> {
-        if changed && ds.version_id() != self.lance.latest_version() {
-            self.lance.replace_latest(ds.clone());
-            self.keyword.apply(ds.version_id(), &[], &[])?;
-        }
-        Ok(())
     }
 
     /// Removes chunks soft-deleted more than `after` ago, from Lance and the keyword store,

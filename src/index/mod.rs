@@ -82,6 +82,10 @@ pub struct IndexInfo {
     /// Query defaults of this index (contract 002); a request's own values beat them.
     #[serde(default)]
     pub defaults: IndexDefaults,
+    /// Rows the vector index was last trained on: it is retrained once the index has twice
+    /// as many (rows added in between go to the partitions it has).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_index_trained_rows: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -308,6 +312,7 @@ impl Index {
                 .unwrap_or_default(),
             previous_embedders: Vec::new(),
             defaults: IndexDefaults::default(),
+            vector_index_trained_rows: None,
         };
         // Written last, atomically, so that a half-created index is never opened.
         write_info(&dir, &info)?;
@@ -396,9 +401,14 @@ impl Index {
 
     /// Records new query defaults in `index.json`.
     pub fn set_defaults(&self, defaults: IndexDefaults) -> Result<IndexInfo, StoreError> {
+        self.update_info(|info| info.defaults = defaults)
+    }
+
+    /// Changes `index.json` (written atomically) and the copy in memory.
+    fn update_info(&self, change: impl FnOnce(&mut IndexInfo)) -> Result<IndexInfo, StoreError> {
         let mut info = self.info.write().expect("index info lock");
         let mut next = info.clone();
-        next.defaults = defaults;
+        change(&mut next);
         write_info(&self.dir, &next)?;
         *info = next.clone();
         Ok(next)

@@ -12,11 +12,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use lance::dataset::transaction::{Operation, Transaction};
-use lance::dataset::CommitBuilder;
+use lance::index::optimize::plan_optimize_indices;
 use lance::index::vector::VectorIndexParams;
 use lance::index::DatasetIndexExt;
 use lance::Dataset;
+use lance_index::vector::hnsw::builder::HnswBuildParams;
+use lance_index::vector::ivf::IvfBuildParams;
+use lance_index::vector::sq::builder::SQBuildParams;
+use lance_index::optimize::OptimizeOptions;
 use lance_index::IndexType;
+use lance::table::format::IndexMetadata;
 
 use super::rows::VECTOR_COLUMN;
 use super::{Index, StoreError, KAFKA_CHECKPOINT};
@@ -29,12 +34,26 @@ pub const ID_INDEX: &str = "chunk_id_idx";
 /// A BTree over `document_id`: planning a batch looks up its documents' rows by id.
 pub const DOCUMENT_INDEX: &str = "document_id_idx";
 
+/// Which approximate index is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VectorIndexKind {
+    /// Inverted file with product-quantised codes; searched by `nprobes`, re-ranked exactly.
+    IvfPq,
+    /// Inverted file with an HNSW graph of 8-bit scalar-quantised vectors per partition;
+    /// searched by `nprobes` and `ef`, re-ranked exactly.
+    #[default]
+    IvfHnswSq,
+}
+
 /// How the vector index is built and searched (`[index]` keys `vector_*`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VectorIndexSettings {
+    pub kind: VectorIndexKind,
     /// Rows from which an index is built (below: exact search only).
     pub min_rows: usize,
-    /// IVF partitions; 0 picks √rows (clamped to 16..4096).
+    /// IVF partitions; 0 picks √rows (clamped to 16..4096) for IVF_PQ and one per 100,000
+    /// rows for IVF_HNSW_SQ (whose graphs make big partitions cheap to search).
     pub partitions: usize,
     /// PQ sub-vectors; 0 picks dimensions / 8.
     pub sub_vectors: usize,
@@ -44,27 +63,31 @@ pub struct VectorIndexSettings {
     pub nprobes: usize,
     /// Candidates re-ranked by exact distance, as a multiple of k.
     pub refine_factor: u32,
+    /// HNSW search breadth (IVF_HNSW_SQ only).
+    pub ef: usize,
 }
 
 impl Default for VectorIndexSettings {
     fn default() -> Self {
         VectorIndexSettings {
+            kind: VectorIndexKind::IvfHnswSq,
             min_rows: 100_000,
             partitions: 0,
             sub_vectors: 0,
             rebuild_unindexed_share: 0.2,
-            nprobes: 20,
-            refine_factor: 10,
+            nprobes: 10,
+            refine_factor: 2,
+            ef: 200,
         }
     }
 }
 
 impl VectorIndexSettings {
     pub fn check(&self, dimensions: Option<usize>) -> Result<(), (String, String)> {
-        if self.nprobes == 0 || self.refine_factor == 0 {
+        if self.nprobes == 0 || self.refine_factor == 0 || self.ef == 0 {
             return Err((
                 "index.vector_nprobes".into(),
-                "vector nprobes and refine_factor must be at least 1".into(),
+                "vector nprobes, refine_factor and ef must be at least 1".into(),
             ));
         }
         if let (Some(d), s) = (dimensions, self.sub_vectors) {
@@ -79,25 +102,30 @@ impl VectorIndexSettings {
     }
 
     fn params(&self, rows: usize, dimensions: usize) -> VectorIndexParams {
-        let partitions = if self.partitions > 0 {
-            self.partitions
-        } else {
-            ((rows as f64).sqrt() as usize).clamp(16, 4096)
+        let cosine = lance_linalg::distance::DistanceType::Cosine;
+        let partitions = match (self.partitions, self.kind) {
+            (0, VectorIndexKind::IvfPq) => ((rows as f64).sqrt() as usize).clamp(16, 4096),
+            (0, VectorIndexKind::IvfHnswSq) => (rows / 100_000).clamp(1, 4096),
+            (p, _) => p,
         };
-        let sub_vectors = if self.sub_vectors > 0 {
-            self.sub_vectors
-        } else if dimensions.is_multiple_of(8) {
-            dimensions / 8
-        } else {
-            1
-        };
-        VectorIndexParams::ivf_pq(
-            partitions,
-            8,
-            sub_vectors,
-            lance_linalg::distance::DistanceType::Cosine,
-            50,
-        )
+        match self.kind {
+            VectorIndexKind::IvfPq => {
+                let sub_vectors = if self.sub_vectors > 0 {
+                    self.sub_vectors
+                } else if dimensions.is_multiple_of(8) {
+                    dimensions / 8
+                } else {
+                    1
+                };
+                VectorIndexParams::ivf_pq(partitions, 8, sub_vectors, cosine, 50)
+            }
+            VectorIndexKind::IvfHnswSq => VectorIndexParams::with_ivf_hnsw_sq_params(
+                cosine,
+                IvfBuildParams::new(partitions),
+                HnswBuildParams::default(),
+                SQBuildParams::default(),
+            ),
+        }
     }
 }
 
@@ -156,8 +184,12 @@ impl Index {
             return Ok(None);
         }
         let (covered, total) = coverage(&snapshot).await?;
+        // Rows added after training go to the partitions it made; once the index has doubled
+        // it is retrained, so that partitions grow with it.
+        let trained = self.info().vector_index_trained_rows.unwrap_or(0);
         let due = total >= settings.min_rows
             && (covered == 0
+                || total >= 2 * trained
                 || (total - covered) as f64 > covered as f64 * settings.rebuild_unindexed_share);
         if !due {
             return Ok(None);
@@ -193,46 +225,107 @@ impl Index {
         .execute_uncommitted()
         .await?;
 
+        let built = [vec![metadata], id_indices].concat();
+        // A rebuild replaces every index of these names.
+        let version = self
+            .commit_indices(built, |i| {
+                [VECTOR_INDEX, ID_INDEX, DOCUMENT_INDEX].contains(&i.name.as_str())
+            })
+            .await?;
+        self.update_info(|info| info.vector_index_trained_rows = Some(total))?;
+        tracing::info!(index = %self.name, version, rows = total, "vector index built");
+        Ok(Some(version))
+    }
+
+    /// Adds rows written since the indexes were built (or last updated) to them: trained on
+    /// a snapshot outside the write lock like a build, using the existing model (IVF
+    /// centroids, quantiser), committed through the writer. New rows make a delta segment
+    /// until `MAX_SEGMENTS` exist, then every segment is merged into one, so a query never
+    /// searches more than that many. Returns the rows newly indexed.
+    pub async fn update_indices(&self) -> Result<usize, StoreError> {
+        const MAX_SEGMENTS: usize = 4;
+        let snapshot = self.lance.latest();
+        let (before, total) = coverage(&snapshot).await?;
+        if before == 0 || before == total {
+            return Ok(0);
+        }
+        let segments = snapshot
+            .load_indices()
+            .await?
+            .iter()
+            .filter(|i| i.name == VECTOR_INDEX)
+            .count();
+        let options = if segments >= MAX_SEGMENTS {
+            OptimizeOptions::merge(segments)
+        } else {
+            OptimizeOptions::append()
+        };
+        let plan = plan_optimize_indices(&snapshot, &options).await?;
+        let mut built = Vec::new();
+        for task in &plan.tasks {
+            built.extend(task.execute(&snapshot).await?);
+        }
+        let mut merged = Vec::new();
+        for merge in &plan.merges {
+            merged.extend(merge.execute(&snapshot, &built).await?);
+        }
+        if merged.is_empty() {
+            return Ok(0);
+        }
+        let replaced: std::collections::HashSet<uuid::Uuid> =
+            merged.iter().flat_map(|r| r.replaces.iter().copied()).collect();
+        let new_indices = merged.into_iter().map(|r| r.segment).collect();
+        self.commit_indices(new_indices, |i| replaced.contains(&i.uuid))
+            .await?;
+        let (after, _) = coverage(&self.lance.latest()).await?;
+        Ok(after.saturating_sub(before))
+    }
+
+    /// Commits index segments made on an earlier snapshot, removing the existing segments
+    /// `replaces` picks, as a new version made under the write lock; returns the version.
+    async fn commit_indices(
+        &self,
+        new_indices: Vec<IndexMetadata>,
+        replaces: impl Fn(&IndexMetadata) -> bool,
+    ) -> Result<u64, StoreError> {
         let _guard = self.write_lock.lock().await;
         let latest = self.lance.latest();
         // Every version carries what readers look up by version: the graph it goes with and
         // the Kafka checkpoint.
-        let mut properties = HashMap::new();
         let props = self.lance.commit_properties(latest.version_id()).await?;
-        for key in [crate::graph::store::GRAPH_PROPERTY, KAFKA_CHECKPOINT] {
-            if let Some(v) = props.get(key) {
-                properties.insert(key.to_string(), v.clone());
-            }
-        }
-        // A rebuild replaces the index of that name explicitly: two with overlapping fragments
-        // make Lance 14's commit try to recompute coverage, which its IVF index cannot do.
-        let replaced: Vec<_> = latest
+        let properties: HashMap<String, String> =
+            [crate::graph::store::GRAPH_PROPERTY, KAFKA_CHECKPOINT]
+                .into_iter()
+                .filter_map(|k| props.get(k).map(|v| (k.to_string(), v.clone())))
+                .collect();
+        // Replaced segments are removed explicitly: two with overlapping fragments make
+        // Lance 14's commit try to recompute coverage, which its IVF index cannot do.
+        let removed_indices: Vec<IndexMetadata> = latest
             .load_indices()
             .await?
             .iter()
-            .filter(|i| [VECTOR_INDEX, ID_INDEX, DOCUMENT_INDEX].contains(&i.name.as_str()))
+            .filter(|i| replaces(i))
             .cloned()
             .collect();
         // Committed as if read at the newest version: commits since the snapshot only appended
-        // fragments (searched exactly until the next build) or marked rows deleted in covered
-        // ones (deletion files, which searches apply to the index's rows too).
+        // fragments (searched exactly until the next update) or marked rows deleted in covered
+        // ones (deletion files, which searches apply to the index's rows too). Compaction,
+        // which moves rows, holds the same build slot and so never runs in between.
         let mut transaction = Transaction::new(
             latest.version_id(),
             Operation::CreateIndex {
-                new_indices: [vec![metadata], id_indices].concat(),
-                removed_indices: replaced,
+                new_indices,
+                removed_indices,
             },
             None,
         );
         transaction.transaction_properties = Some(Arc::new(properties));
-        let committed = CommitBuilder::new(Arc::new(latest))
-            .execute(transaction)
+        let version = self
+            .lance
+            .commit_transaction(Arc::new(latest), transaction)
             .await?;
-        let version = committed.version_id();
-        self.lance.replace_latest(committed);
         self.keyword.apply(version, &[], &[])?;
         self.apply_retention().await?;
-        tracing::info!(index = %self.name, version, rows = total, "vector index built");
-        Ok(Some(version))
+        Ok(version)
     }
 }
