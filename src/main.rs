@@ -163,6 +163,22 @@ enum BenchCommand {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Write the chunks and vectors of an index (`--data-dir` as `bench scale` left it), and
+    /// query texts with their vectors, to plain files a peer can index and search with
+    /// (`scripts/compare-lancedb`).
+    Export {
+        /// The data directory holding the index.
+        #[arg(long)]
+        data_dir: PathBuf,
+        #[arg(long, default_value = "scale")]
+        index: String,
+        #[arg(long, default_value = "../shared/data/scifact/queries.jsonl")]
+        queries: PathBuf,
+        #[arg(long, default_value_t = 1000)]
+        query_count: usize,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// What graph lookup adds to a contract-001 query: fast mode against graph mode on an
     /// index whose documents carry triples made from their own words.
     Graph {
@@ -733,8 +749,10 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let sweep = sweep
                 .iter()
                 .map(|p| {
-                    let parts: Vec<Option<usize>> =
-                        p.split(':').map(|n| n.parse().ok().filter(|n| *n > 0)).collect();
+                    let parts: Vec<Option<usize>> = p
+                        .split(':')
+                        .map(|n| n.parse().ok().filter(|n| *n > 0))
+                        .collect();
                     match parts[..] {
                         [Some(n), Some(r)] => Ok((n, r as u32, ef)),
                         [Some(n), Some(r), Some(e)] => Ok((n, r as u32, e)),
@@ -784,6 +802,40 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 report.ann_recall_at_10, report.rss_mib, report.disk_mib
             );
             write_report(out.as_deref(), &report)?;
+        }
+        Command::Bench {
+            command:
+                BenchCommand::Export {
+                    data_dir,
+                    index,
+                    queries,
+                    query_count,
+                    out,
+                },
+        } => {
+            if query_count == 0 {
+                return Err(usage("--query-count must be at least 1"));
+            }
+            let name = index_name(&index)?;
+            let mut config = config.clone();
+            config.storage.data_dir = data_dir;
+            let engine = Arc::new(Engine::new(config.clone(), load_embedder(&config)?));
+            let texts: Vec<String> = ragstream::eval::beir::read_queries(&queries)
+                .map_err(|e| usage(format!("--queries {}: {e}", queries.display())))?
+                .into_iter()
+                .map(|q| q.text)
+                .collect();
+            if texts.is_empty() {
+                return Err(usage(format!(
+                    "--queries {}: no queries",
+                    queries.display()
+                )));
+            }
+            let texts: Vec<String> = texts.iter().cycle().take(query_count).cloned().collect();
+            let (chunks, n) = ragstream::bench::export::run(&engine, &name, &texts, &out)
+                .await
+                .map_err(failure)?;
+            println!("{}", json!({"chunks": chunks, "queries": n, "out": out}));
         }
         Command::Bench {
             command:

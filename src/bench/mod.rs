@@ -2,6 +2,7 @@
 //! with the command that produced them.
 
 pub mod embed;
+pub mod export;
 pub mod graph;
 pub mod pipeline;
 pub mod scale;

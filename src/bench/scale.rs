@@ -159,7 +159,13 @@ async fn measure(
     let name = IndexName::parse("scale").expect("a valid name");
     let corpus = read_corpus(&options.corpus)?;
     let have = match engine.index(&name).await {
-        Ok(index) => index.stats().await.map_err(|e| failed("stats", &e))?.documents,
+        Ok(index) => {
+            index
+                .stats()
+                .await
+                .map_err(|e| failed("stats", &e))?
+                .documents
+        }
         Err(_) => 0,
     };
     let started = Instant::now();
@@ -182,7 +188,10 @@ async fn measure(
         })
     };
     if have < options.chunks {
-        let mut docs = documents(&corpus).take(options.chunks).skip(have).peekable();
+        let mut docs = documents(&corpus)
+            .take(options.chunks)
+            .skip(have)
+            .peekable();
         let batch = config.index.ingest_batch_documents.max(1);
         let mut n = 0;
         while docs.peek().is_some() {

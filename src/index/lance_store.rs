@@ -10,8 +10,8 @@ use futures::TryStreamExt;
 use lance::dataset::cleanup::CleanupPolicy;
 use lance::dataset::transaction::Transaction;
 use lance::dataset::{
-    CommitBuilder, DeleteBuilder, InsertBuilder, MergeInsertBuilder, NewColumnTransform, WhenMatched,
-    WhenNotMatched, WhenNotMatchedBySource, WriteMode, WriteParams,
+    CommitBuilder, DeleteBuilder, InsertBuilder, MergeInsertBuilder, NewColumnTransform,
+    WhenMatched, WhenNotMatched, WhenNotMatchedBySource, WriteMode, WriteParams,
 };
 use lance::Dataset;
 

@@ -15,13 +15,13 @@ use lance::dataset::transaction::{Operation, Transaction};
 use lance::index::optimize::plan_optimize_indices;
 use lance::index::vector::VectorIndexParams;
 use lance::index::DatasetIndexExt;
+use lance::table::format::IndexMetadata;
 use lance::Dataset;
+use lance_index::optimize::OptimizeOptions;
 use lance_index::vector::hnsw::builder::HnswBuildParams;
 use lance_index::vector::ivf::IvfBuildParams;
 use lance_index::vector::sq::builder::SQBuildParams;
-use lance_index::optimize::OptimizeOptions;
 use lance_index::IndexType;
-use lance::table::format::IndexMetadata;
 
 use super::rows::VECTOR_COLUMN;
 use super::{Index, StoreError, KAFKA_CHECKPOINT};
@@ -129,19 +129,18 @@ impl VectorIndexSettings {
     }
 }
 
-/// Rows the vector index covers and rows the dataset has (live or not).
+/// Rows the vector index covers (all its segments) and rows the dataset has (live or not).
 pub async fn coverage(ds: &Dataset) -> Result<(usize, usize), StoreError> {
     let total = ds.count_rows(None).await?;
-    let indices = ds.load_indices().await?;
-    let Some(index) = indices.iter().find(|i| i.name == VECTOR_INDEX) else {
-        return Ok((0, total));
-    };
-    let Some(bitmap) = &index.fragment_bitmap else {
-        return Ok((0, total));
-    };
+    let mut fragments = std::collections::HashSet::new();
+    for segment in ds.load_indices().await?.iter() {
+        if let (VECTOR_INDEX, Some(bitmap)) = (segment.name.as_str(), &segment.fragment_bitmap) {
+            fragments.extend(bitmap.iter());
+        }
+    }
     let mut covered = 0;
     for fragment in ds.get_fragments() {
-        if bitmap.contains(fragment.id() as u32) {
+        if fragments.contains(&(fragment.id() as u32)) {
             covered += fragment.count_rows(None).await?;
         }
     }
@@ -240,7 +239,7 @@ impl Index {
     /// Adds rows written since the indexes were built (or last updated) to them: trained on
     /// a snapshot outside the write lock like a build, using the existing model (IVF
     /// centroids, quantiser), committed through the writer. New rows make a delta segment
-    /// until `MAX_SEGMENTS` exist, then every segment is merged into one, so a query never
+    /// until `MAX_SEGMENTS` exist, then the deltas are merged into one, so a query never
     /// searches more than that many. Returns the rows newly indexed.
     pub async fn update_indices(&self) -> Result<usize, StoreError> {
         const MAX_SEGMENTS: usize = 4;
@@ -255,8 +254,11 @@ impl Index {
             .iter()
             .filter(|i| i.name == VECTOR_INDEX)
             .count();
+        // The newest segments are merged among themselves, never into the oldest (the one
+        // trained on most rows): rebuilding that one for every update would cost a full build
+        // each time. The next retraining (at twice the rows) folds everything back into one.
         let options = if segments >= MAX_SEGMENTS {
-            OptimizeOptions::merge(segments)
+            OptimizeOptions::merge(segments - 1)
         } else {
             OptimizeOptions::append()
         };
@@ -272,8 +274,10 @@ impl Index {
         if merged.is_empty() {
             return Ok(0);
         }
-        let replaced: std::collections::HashSet<uuid::Uuid> =
-            merged.iter().flat_map(|r| r.replaces.iter().copied()).collect();
+        let replaced: std::collections::HashSet<uuid::Uuid> = merged
+            .iter()
+            .flat_map(|r| r.replaces.iter().copied())
+            .collect();
         let new_indices = merged.into_iter().map(|r| r.segment).collect();
         self.commit_indices(new_indices, |i| replaced.contains(&i.uuid))
             .await?;

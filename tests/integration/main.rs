@@ -13,6 +13,7 @@ mod engine;
 mod extractor;
 mod fake_provider;
 mod graph;
+mod maintenance;
 mod pipeline;
 mod providers;
 mod reembed;

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""The LanceDB side of scripts/compare-lancedb.
+
+Indexes the chunks and vectors `ragstream bench export` wrote (the same rows ragstream
+indexed, with the same vectors) into a LanceDB table, in batches of the size ragstream's
+ingest commits, builds the same kind of vector index (IVF_HNSW_SQ, cosine) and a tantivy
+full-text index, then runs hybrid top-10 queries with the exported query vectors at
+concurrency 1, after a warm-up pass. Prints and writes a JSON report.
+"""
+
+import argparse
+import json
+import shutil
+import time
+from pathlib import Path
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+
+def percentile(sorted_ms, p):
+    # The same rank rule as ragstream's benches (nearest rank, ceil).
+    if not sorted_ms:
+        return 0.0
+    rank = max(1, min(len(sorted_ms), int(np.ceil(p / 100.0 * len(sorted_ms)))))
+    return sorted_ms[rank - 1]
+
+
+def read_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("export", type=Path, help="directory written by ragstream bench export")
+    parser.add_argument("--work", type=Path, required=True, help="LanceDB database directory")
+    parser.add_argument("--batch", type=int, default=512, help="rows per add() call")
+    parser.add_argument("--nprobes", type=int, default=10)
+    parser.add_argument("--refine-factor", type=int, default=2)
+    parser.add_argument("--ef", type=int, default=200)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    meta = json.loads((args.export / "meta.json").read_text())
+    dims = meta["dimensions"]
+    chunks = read_lines(args.export / "chunks.jsonl")
+    vectors = np.fromfile(args.export / "vectors.f32", dtype="<f4").reshape(-1, dims)
+    queries = [q["text"] for q in read_lines(args.export / "queries.jsonl")]
+    query_vectors = np.fromfile(args.export / "query_vectors.f32", dtype="<f4").reshape(-1, dims)
+    assert len(chunks) == len(vectors) and len(queries) == len(query_vectors)
+
+    shutil.rmtree(args.work, ignore_errors=True)
+    db = lancedb.connect(str(args.work))
+    vector_type = pa.list_(pa.float32(), dims)
+
+    def batch(start, end):
+        return pa.table(
+            {
+                "chunk_id": [c["chunk_id"] for c in chunks[start:end]],
+                "text": [c["text"] for c in chunks[start:end]],
+                "vector": pa.FixedSizeListArray.from_arrays(
+                    pa.array(vectors[start:end].reshape(-1), type=pa.float32()), dims
+                ).cast(vector_type),
+            }
+        )
+
+    started = time.perf_counter()
+    table = None
+    for start in range(0, len(chunks), args.batch):
+        rows = batch(start, min(start + args.batch, len(chunks)))
+        if table is None:
+            table = db.create_table("chunks", rows)
+        else:
+            table.add(rows)
+    ingest_seconds = time.perf_counter() - started
+
+    started = time.perf_counter()
+    table.create_index(
+        metric="cosine",
+        vector_column_name="vector",
+        index_type="IVF_HNSW_SQ",
+        num_partitions=max(1, len(chunks) // 100_000),
+    )
+    table.create_fts_index("text", use_tantivy=True, replace=True)
+    index_seconds = time.perf_counter() - started
+
+    def hybrid(text, vector):
+        return (
+            table.search(query_type="hybrid")
+            .vector(vector)
+            .text(text)
+            .nprobes(args.nprobes)
+            .refine_factor(args.refine_factor)
+            .ef(args.ef)
+            .limit(10)
+            .to_list()
+        )
+
+    for text, vector in list(zip(queries, query_vectors))[: max(1, len(queries) // 10)]:
+        hybrid(text, vector)
+    times = []
+    wall = time.perf_counter()
+    for text, vector in zip(queries, query_vectors):
+        t = time.perf_counter()
+        hits = hybrid(text, vector)
+        times.append((time.perf_counter() - t) * 1000.0)
+        assert len(hits) > 0, f"no hits for {text!r}"
+    wall = time.perf_counter() - wall
+    times.sort()
+    report = {
+        "peer": f"lancedb {lancedb.__version__}",
+        "chunks": len(chunks),
+        "ingest_seconds": ingest_seconds,
+        "chunks_per_second": len(chunks) / ingest_seconds,
+        "index_build_seconds": index_seconds,
+        "hybrid": {
+            "queries": len(times),
+            "p50_ms": percentile(times, 50),
+            "p99_ms": percentile(times, 99),
+            "p999_ms": percentile(times, 99.9),
+            "queries_per_second": len(times) / wall,
+        },
+    }
+    print(json.dumps(report, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,320 @@
+//! Maintenance: compaction of the fragments streaming commits leave, purge of soft-deleted
+//! chunks past their retention, version pruning that spares running queries and tags, index
+//! updates for rows written after a build, and the append path of new documents.
+
+use std::time::Duration;
+
+use ragstream::index::maintenance::MaintenanceSettings;
+use ragstream::index::vector_index::coverage;
+use ragstream::index::DocumentOp;
+use ragstream::retrieval::filters::Visibility;
+use ragstream::retrieval::{SearchMethod, SearchRequest};
+
+use crate::common::{config, doc, engine_with, hashing_engine, name, upserts};
+
+fn keyword(q: &str, version: Option<u64>) -> SearchRequest {
+    let mut r = SearchRequest::new(q, SearchMethod::Keyword, 10);
+    r.index_version = version;
+    r
+}
+
+fn ids(result: &ragstream::retrieval::SearchResult) -> Vec<String> {
+    result
+        .hits
+        .iter()
+        .map(|h| h.row.document_id.clone())
+        .collect()
+}
+
+fn settings(min_small_fragments: usize) -> MaintenanceSettings {
+    MaintenanceSettings {
+        min_small_fragments,
+        ..MaintenanceSettings::default()
+    }
+}
+
+#[tokio::test]
+async fn compaction_merges_small_fragments_and_answers_stay_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = hashing_engine(dir.path());
+    let kb = name("kb");
+    for i in 0..6 {
+        let text = format!("harbour lighthouse number {i} keeps ships off the rocks");
+        e.write(&kb, upserts(vec![doc(&format!("d{i}"), "", &text)]))
+            .await
+            .unwrap();
+    }
+    let index = e.index(&kb).await.unwrap();
+    let before = e
+        .search(&kb, &keyword("lighthouse rocks", None))
+        .await
+        .unwrap();
+    let fragments = index.lance().latest().get_fragments().len();
+    assert_eq!(fragments, 6, "one fragment per commit");
+
+    // Below the threshold nothing is compacted.
+    let report = index.maintain(&settings(7)).await.unwrap();
+    assert_eq!(report.fragments_compacted, 0);
+    assert_eq!(report.fragments_after, 6);
+
+    let report = index.maintain(&settings(4)).await.unwrap();
+    assert_eq!(report.fragments_before, 6);
+    assert_eq!(report.fragments_compacted, 6);
+    assert_eq!(report.fragments_after, 1);
+    assert!(report.index_version > before.index_version);
+    let after = e
+        .search(&kb, &keyword("lighthouse rocks", None))
+        .await
+        .unwrap();
+    assert_eq!(after.index_version, report.index_version);
+    assert_eq!(ids(&after), ids(&before));
+    // The version before compaction still answers, identically.
+    let pinned = e
+        .search(
+            &kb,
+            &keyword("lighthouse rocks", Some(before.index_version)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ids(&pinned), ids(&before));
+    // Writes go on after a compaction commit.
+    e.write(
+        &kb,
+        upserts(vec![doc("d9", "", "a new lighthouse on the rocks")]),
+    )
+    .await
+    .unwrap();
+    let found = e
+        .search(&kb, &keyword("lighthouse rocks", None))
+        .await
+        .unwrap();
+    assert!(ids(&found).contains(&"d9".to_string()));
+}
+
+#[tokio::test]
+async fn soft_deleted_chunks_are_purged_once_their_retention_has_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = hashing_engine(dir.path());
+    let kb = name("kb");
+    e.write(
+        &kb,
+        upserts(vec![
+            doc("keep", "", "copper wire conducts electricity"),
+            doc("gone", "", "copper kettles boil water"),
+        ]),
+    )
+    .await
+    .unwrap();
+    let deleted_version = e
+        .write(
+            &kb,
+            vec![DocumentOp::Delete {
+                document_id: "gone".into(),
+            }],
+        )
+        .await
+        .unwrap()
+        .index_version
+        .unwrap();
+    let index = e.index(&kb).await.unwrap();
+    let mut deleted = keyword("copper", None);
+    deleted.filters.visibility = Visibility::Deleted;
+
+    // Within the retention nothing is purged.
+    let report = index.maintain(&settings(100)).await.unwrap();
+    assert_eq!(report.chunks_purged, 0);
+    assert_eq!(
+        ids(&e.search(&kb, &deleted).await.unwrap()),
+        vec!["gone".to_string()]
+    );
+
+    let purge_now = MaintenanceSettings {
+        purge_deleted_after: Duration::ZERO,
+        ..settings(100)
+    };
+    // The deletion timestamp has millisecond precision: let the cutoff pass it.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let report = index.maintain(&purge_now).await.unwrap();
+    assert_eq!(report.chunks_purged, 1);
+    assert!(e.search(&kb, &deleted).await.unwrap().hits.is_empty());
+    let stats = index.stats().await.unwrap();
+    assert_eq!((stats.chunks, stats.deleted_chunks), (1, 0));
+    assert_eq!(stats.keyword_chunks, 1, "gone from the keyword store too");
+    let active = e.search(&kb, &keyword("copper", None)).await.unwrap();
+    assert_eq!(ids(&active), vec!["keep".to_string()]);
+    // The version that showed the deletion still shows it.
+    deleted.index_version = Some(deleted_version);
+    assert_eq!(
+        ids(&e.search(&kb, &deleted).await.unwrap()),
+        vec!["gone".to_string()]
+    );
+    // Nothing left to purge.
+    assert_eq!(index.maintain(&purge_now).await.unwrap().chunks_purged, 0);
+}
+
+#[tokio::test]
+async fn retention_spares_versions_running_queries_read_and_tagged_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.retain_versions = 2;
+    let e = engine_with(c);
+    let kb = name("kb");
+    let write = |i: usize| {
+        let e = &e;
+        let kb = kb.clone();
+        async move {
+            e.write(
+                &kb,
+                upserts(vec![doc(
+                    &format!("d{i}"),
+                    "",
+                    &format!("granite quarry {i}"),
+                )]),
+            )
+            .await
+            .unwrap()
+            .index_version
+            .unwrap()
+        }
+    };
+    let first = write(0).await;
+    let tagged = write(1).await;
+    let index = e.index(&kb).await.unwrap();
+    assert_eq!(index.tag("release", None).await.unwrap(), tagged);
+    // A query in flight holds its snapshot.
+    let running = index.snapshot(Some(first)).await.unwrap();
+    for i in 2..6 {
+        write(i).await;
+    }
+    let versions = index.lance().versions().await.unwrap();
+    assert!(versions.contains(&first), "{versions:?}");
+    assert!(versions.contains(&tagged), "{versions:?}");
+    assert_eq!(running.version, first);
+    drop(running);
+
+    // Released: the next pass prunes it; the tag still keeps its version.
+    let report = index.maintain(&settings(100)).await.unwrap();
+    assert!(report.versions_pruned >= 1, "{report:?}");
+    let versions = index.lance().versions().await.unwrap();
+    assert!(!versions.contains(&first), "{versions:?}");
+    assert!(versions.contains(&tagged), "{versions:?}");
+    let at_tag = e
+        .search(&kb, &keyword("granite", Some(tagged)))
+        .await
+        .unwrap();
+    assert_eq!(at_tag.hits.len(), 2);
+    assert!(e
+        .search(&kb, &keyword("granite", Some(first)))
+        .await
+        .is_err());
+    assert_eq!(
+        index.stats().await.unwrap().tags.get("release"),
+        Some(&tagged)
+    );
+
+    // Tagging a pruned version is the usual unavailable-version error.
+    assert!(index.tag("old", Some(first)).await.is_err());
+    index.untag("release").await.unwrap();
+    index.maintain(&settings(100)).await.unwrap();
+    let versions = index.lance().versions().await.unwrap();
+    assert!(!versions.contains(&tagged), "{versions:?}");
+    assert_eq!(versions.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_written_after_a_build_are_added_to_the_indexes_by_maintenance() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.vector_index_min_rows = 200;
+    // Far from a rebuild, so that only maintenance can cover the new rows.
+    c.index.vector_index_rebuild_share = 10.0;
+    let e = engine_with(c);
+    let kb = name("kb");
+    let docs: Vec<_> = (0..200)
+        .map(|i| {
+            doc(
+                &format!("d{i}"),
+                "",
+                &format!("basalt column {i} of the causeway"),
+            )
+        })
+        .collect();
+    e.write(&kb, upserts(docs)).await.unwrap();
+    let index = e.index(&kb).await.unwrap();
+    let started = std::time::Instant::now();
+    while coverage(&index.lance().latest()).await.unwrap().0 == 0 {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "no vector index after 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let more: Vec<_> = (200..260)
+        .map(|i| {
+            doc(
+                &format!("d{i}"),
+                "",
+                &format!("obsidian shard {i} near the vent"),
+            )
+        })
+        .collect();
+    e.write(&kb, upserts(more)).await.unwrap();
+    assert_eq!(coverage(&index.lance().latest()).await.unwrap(), (200, 260));
+    let report = index.maintain(&settings(100)).await.unwrap();
+    assert_eq!(report.rows_indexed, 60, "{report:?}");
+    assert_eq!(coverage(&index.lance().latest()).await.unwrap(), (260, 260));
+    // The new rows are found through the index, by both branches.
+    let mut semantic = SearchRequest::new(
+        "obsidian shard 231 near the vent",
+        SearchMethod::Semantic,
+        5,
+    );
+    semantic.top_k = 5;
+    let found = e.search(&kb, &semantic).await.unwrap();
+    assert_eq!(found.hits[0].row.document_id, "d231");
+    let found = e.search(&kb, &keyword("obsidian 231", None)).await.unwrap();
+    assert_eq!(found.hits[0].row.document_id, "d231");
+}
+
+#[tokio::test]
+async fn new_documents_are_appended_and_changed_ones_still_replace_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = hashing_engine(dir.path());
+    let kb = name("kb");
+    e.write(
+        &kb,
+        upserts(vec![
+            doc("a", "", "alpine lake"),
+            doc("b", "", "boreal forest"),
+        ]),
+    )
+    .await
+    .unwrap();
+    // A batch mixing a new document and a changed one, then one of new documents only.
+    e.write(
+        &kb,
+        upserts(vec![
+            doc("a", "", "alpine glacier"),
+            doc("c", "", "coral reef"),
+        ]),
+    )
+    .await
+    .unwrap();
+    e.write(&kb, upserts(vec![doc("d", "", "desert dune")]))
+        .await
+        .unwrap();
+    let index = e.index(&kb).await.unwrap();
+    let stats = index.stats().await.unwrap();
+    assert_eq!((stats.documents, stats.chunks), (4, 4));
+    let ids = index
+        .lance()
+        .all_chunk_ids(&index.lance().latest())
+        .await
+        .unwrap();
+    let mut unique = ids.clone();
+    unique.dedup();
+    assert_eq!(ids, unique, "no chunk stored twice");
+    let found = e.search(&kb, &keyword("alpine", None)).await.unwrap();
+    assert_eq!(found.hits.len(), 1);
+    assert!(found.hits[0].row.text.contains("glacier"));
+}
