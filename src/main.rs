@@ -160,6 +160,12 @@ enum BenchCommand {
         /// settings (comma-separated, e.g. 20:10,40:5:200).
         #[arg(long, value_delimiter = ',')]
         sweep: Vec<String>,
+        /// Then ingest `--steady-rate` new documents per second for this many seconds with
+        /// hybrid queries running alongside: freshness, fragments, versions, query p99 drift.
+        #[arg(long, default_value_t = 0)]
+        steady_seconds: u64,
+        #[arg(long, default_value_t = 100)]
+        steady_rate: usize,
         #[arg(long)]
         json: Option<PathBuf>,
     },
@@ -737,12 +743,14 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     recall_queries,
                     data_dir,
                     sweep,
+                    steady_seconds,
+                    steady_rate,
                     json: out,
                 },
         } => {
-            if chunks == 0 || query_count == 0 || concurrency == 0 {
+            if chunks == 0 || query_count == 0 || concurrency == 0 || steady_rate == 0 {
                 return Err(usage(
-                    "--chunks, --query-count and --concurrency must be at least 1",
+                    "--chunks, --query-count, --concurrency and --steady-rate must be at least 1",
                 ));
             }
             let ef = config.index.vector_ef;
@@ -771,6 +779,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 recall_queries,
                 data_dir,
                 sweep,
+                steady_seconds,
+                steady_rate,
             };
             let report =
                 ragstream::bench::scale::run(config.clone(), load_embedder(&config)?, &options)
@@ -795,6 +805,15 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 println!(
                     "  nprobes {:>4} refine {:>3} ef {:>4}: recall@10 {:.4}, vector search p50 {:.2} ms p99 {:.2} ms",
                     p.nprobes, p.refine_factor, p.ef, p.recall_at_10, p.p50_ms, p.p99_ms
+                );
+            }
+            if let Some(s) = &report.steady {
+                println!(
+                    "steady {:.0} s at {} docs/s: {} documents, freshness p50 {:.0} ms p99 {:.0} ms max {:.0} ms; fragments max {} end {}; versions max {} end {}; hybrid p99 {:.2} ms -> {:.2} ms (x{:.2}, {} queries); {} maintenance passes",
+                    s.seconds, s.rate_documents_per_second, s.documents, s.freshness_p50_ms,
+                    s.freshness_p99_ms, s.freshness_max_ms, s.fragments_max, s.fragments_end,
+                    s.versions_max, s.versions_end, s.query_p99_start_ms, s.query_p99_end_ms,
+                    s.query_p99_end_over_start, s.queries, s.maintenance_passes
                 );
             }
             println!(

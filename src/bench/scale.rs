@@ -32,6 +32,10 @@ pub struct ScaleBenchOptions {
     /// Also measure recall@10 and latency of the vector search for each of these
     /// (nprobes, refine factor, HNSW ef) settings.
     pub sweep: Vec<(usize, u32, usize)>,
+    /// After the measurements: this long a steady ingestion of `steady_rate` new documents
+    /// per second, with hybrid queries running alongside (0: none).
+    pub steady_seconds: u64,
+    pub steady_rate: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -53,6 +57,29 @@ pub struct SweepPoint {
     /// Vector search of the 30 candidates a top-10 hybrid query fetches.
     pub p50_ms: f64,
     pub p99_ms: f64,
+}
+
+/// A steady ingestion with queries alongside (the daemon's maintenance running).
+#[derive(Debug, Serialize)]
+pub struct SteadyReport {
+    pub seconds: f64,
+    pub rate_documents_per_second: usize,
+    pub documents: usize,
+    /// Due (the moment a document was to be produced) → committed and searchable.
+    pub freshness_p50_ms: f64,
+    pub freshness_p99_ms: f64,
+    pub freshness_max_ms: f64,
+    /// Lance fragments and retained versions, sampled every second.
+    pub fragments_max: usize,
+    pub fragments_end: usize,
+    pub versions_max: usize,
+    pub versions_end: usize,
+    /// Hybrid top-10 latency over the first and the last minute (or sixth of the run).
+    pub queries: usize,
+    pub query_p99_start_ms: f64,
+    pub query_p99_end_ms: f64,
+    pub query_p99_end_over_start: f64,
+    pub maintenance_passes: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -78,6 +105,7 @@ pub struct ScaleBenchReport {
     pub phases: Vec<PhaseTime>,
     /// Recall@10 and latency of the vector search per (nprobes, refine factor).
     pub sweep: Vec<SweepPoint>,
+    pub steady: Option<SteadyReport>,
     pub rss_mib: f64,
     pub disk_mib: f64,
 }
@@ -213,8 +241,6 @@ async fn measure(
         }
     }
     let ingest_seconds = started.elapsed().as_secs_f64();
-    let _ = stop.send(true);
-    maintenance.await.map_err(|e| failed("maintenance", &e))?;
     let index = engine.index(&name).await.map_err(|e| failed("index", &e))?;
     // The background build (started by the last commit) or, if none is due yet, nothing.
     let building = Instant::now();
@@ -317,6 +343,22 @@ async fn measure(
     let phases = phases(engine, &index, &queries[..queries.len().min(100)])
         .await
         .map_err(|e| failed("phases", &e))?;
+    let steady = if options.steady_seconds > 0 {
+        let first = index
+            .stats()
+            .await
+            .map_err(|e| failed("stats", &e))?
+            .documents;
+        Some(
+            steady(engine, &index, &corpus, &queries, first, options)
+                .await
+                .map_err(|e| failed("steady ingestion", &e))?,
+        )
+    } else {
+        None
+    };
+    let _ = stop.send(true);
+    maintenance.await.map_err(|e| failed("maintenance", &e))?;
     let chunks = index.stats().await.map_err(|e| failed("stats", &e))?.chunks;
     Ok(ScaleBenchReport {
         embedder: engine.embedder().id().to_string(),
@@ -334,6 +376,7 @@ async fn measure(
         ann_recall_at_10: recall,
         phases,
         sweep,
+        steady,
         rss_mib: rss_mib(),
         disk_mib: disk_mib(&config.storage.data_dir),
     })
@@ -341,6 +384,138 @@ async fn measure(
 
 #[derive(Debug)]
 struct EngineErrorText(String);
+
+/// Writes `rate` new documents per second (a batch every 250 ms, as a pipeline batch closes)
+/// for `seconds` while one client runs hybrid queries back to back; samples fragments and
+/// versions every second. Maintenance keeps running (the caller's task).
+async fn steady(
+    engine: &Arc<Engine>,
+    index: &Arc<crate::index::Index>,
+    corpus: &[Document],
+    queries: &[String],
+    first: usize,
+    options: &ScaleBenchOptions,
+) -> Result<SteadyReport, crate::engine::EngineError> {
+    const TICK: Duration = Duration::from_millis(250);
+    let name = index.name().clone();
+    let started = Instant::now();
+    let until = started + Duration::from_secs(options.steady_seconds);
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let querying = {
+        let (engine, name, done, queries) =
+            (engine.clone(), name.clone(), done.clone(), queries.to_vec());
+        tokio::spawn(async move {
+            let mut times = Vec::new();
+            for q in queries.iter().cycle() {
+                if done.load(std::sync::atomic::Ordering::SeqCst) {
+                    break;
+                }
+                let t = Instant::now();
+                engine
+                    .search(
+                        &name,
+                        &SearchRequest::new(q.clone(), SearchMethod::Hybrid, 10),
+                    )
+                    .await?;
+                times.push((
+                    t.duration_since(started),
+                    t.elapsed().as_secs_f64() * 1000.0,
+                ));
+            }
+            Ok::<_, crate::engine::EngineError>(times)
+        })
+    };
+    let sampling = {
+        let (index, done) = (index.clone(), done.clone());
+        tokio::spawn(async move {
+            let mut samples = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let fragments = index.lance().latest().get_fragments().len();
+                let versions = index.lance().versions().await?.len();
+                samples.push((fragments, versions));
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Ok::<_, crate::index::StoreError>(samples)
+        })
+    };
+    let passes = crate::telemetry::metrics().map(|m| {
+        m.maintenance_runs_total
+            .with_label_values(&[name.as_str()])
+            .get()
+    });
+    let mut docs = documents(corpus).skip(first);
+    let mut freshness = Vec::new();
+    let (mut due, mut written) = (0usize, 0usize);
+    while Instant::now() < until {
+        let elapsed = started.elapsed().as_secs_f64();
+        let target = (elapsed * options.steady_rate as f64) as usize;
+        // Every document due by now, each stamped with the moment it was due.
+        let batch: Vec<(Instant, Document)> = (due..target)
+            .map(|i| {
+                let at = started + Duration::from_secs_f64(i as f64 / options.steady_rate as f64);
+                (at, docs.next().expect("an endless generator"))
+            })
+            .collect();
+        due = target;
+        if !batch.is_empty() {
+            let stamps: Vec<Instant> = batch.iter().map(|(t, _)| *t).collect();
+            let ops = batch
+                .into_iter()
+                .map(|(_, d)| DocumentOp::Upsert(d))
+                .collect();
+            engine.write(&name, ops).await?;
+            written += stamps.len();
+            freshness.extend(stamps.iter().map(|t| t.elapsed().as_secs_f64() * 1000.0));
+        }
+        tokio::time::sleep(TICK).await;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let times = querying
+        .await
+        .map_err(|e| crate::engine::EngineError::Internal(e.to_string()))??;
+    let samples = sampling
+        .await
+        .map_err(|e| crate::engine::EngineError::Internal(e.to_string()))??;
+    let window = Duration::from_secs_f64((seconds / 6.0).min(60.0));
+    let p99_of = |pick: &dyn Fn(Duration) -> bool| {
+        let mut ms: Vec<f64> = times
+            .iter()
+            .filter(|(at, _)| pick(*at))
+            .map(|(_, ms)| *ms)
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        percentile(&ms, 99.0)
+    };
+    let end = Duration::from_secs_f64(seconds) - window;
+    let (start_p99, end_p99) = (p99_of(&|at| at < window), p99_of(&|at| at >= end));
+    freshness.sort_by(f64::total_cmp);
+    let passes_after = crate::telemetry::metrics().map(|m| {
+        m.maintenance_runs_total
+            .with_label_values(&[name.as_str()])
+            .get()
+    });
+    Ok(SteadyReport {
+        seconds,
+        rate_documents_per_second: options.steady_rate,
+        documents: written,
+        freshness_p50_ms: percentile(&freshness, 50.0),
+        freshness_p99_ms: percentile(&freshness, 99.0),
+        freshness_max_ms: freshness.last().copied().unwrap_or(0.0),
+        fragments_max: samples.iter().map(|s| s.0).max().unwrap_or(0),
+        fragments_end: samples.last().map_or(0, |s| s.0),
+        versions_max: samples.iter().map(|s| s.1).max().unwrap_or(0),
+        versions_end: samples.last().map_or(0, |s| s.1),
+        queries: times.len(),
+        query_p99_start_ms: start_p99,
+        query_p99_end_ms: end_p99,
+        query_p99_end_over_start: end_p99 / start_p99.max(1e-9),
+        maintenance_passes: match (passes, passes_after) {
+            (Some(a), Some(b)) => (b - a) as usize,
+            _ => 0,
+        },
+    })
+}
 
 /// Recall@10 of the vector search against an exact scan, and its latency at the hybrid
 /// over-fetch, for each (nprobes, refine factor, ef).

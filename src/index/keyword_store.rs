@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use tantivy::collector::TopDocs;
-use tantivy::indexer::NoMergePolicy;
+use tantivy::indexer::{LogMergePolicy, MergePolicy, NoMergePolicy};
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::Value as _;
 use tantivy::schema::{
@@ -27,8 +27,6 @@ use crate::retrieval::filters::{
 
 const ANALYZER: &str = "ragstream_en";
 const WRITER_MEMORY: usize = 64 << 20;
-/// Segments beyond this are merged into one after a commit.
-const MAX_SEGMENTS: usize = 8;
 /// Pinned searchers kept open.
 const SEARCHER_CACHE: usize = 8;
 
@@ -44,6 +42,8 @@ pub struct KeywordStore {
     fields: Fields,
     /// Created on the first write, so that readers never take tantivy's writer lock.
     writer: Mutex<Option<IndexWriter>>,
+    /// Which segments to merge after a commit.
+    merge_policy: LogMergePolicy,
     searchers: Mutex<Vec<(u64, Searcher)>>,
 }
 
@@ -116,6 +116,7 @@ impl KeywordStore {
             index,
             fields,
             writer: Mutex::new(None),
+            merge_policy: LogMergePolicy::default(),
             searchers: Mutex::new(Vec::new()),
         })
     }
@@ -149,11 +150,15 @@ impl KeywordStore {
         let mut commit = writer.prepare_commit()?;
         commit.set_payload(&version.to_string());
         commit.commit()?;
-        let segments = self.index.searchable_segment_ids()?;
-        if segments.len() > MAX_SEGMENTS {
-            // Merging rewrites the live commit only; the snapshot of `version` stays as
-            // committed, so pinned answers keep their exact BM25 statistics.
-            writer.merge(&segments).wait()?;
+        // Tantivy's log merge policy picks segments of similar size (a commit's small segment
+        // joins other small ones; big segments merge only with big ones), so the work per
+        // commit stays proportional to what it added rather than to the index. The merges
+        // run here, between commits, rather than in tantivy's background thread: each one
+        // rewrites the live commit only, while the snapshot of `version` stays as committed
+        // and pinned answers keep their exact BM25 statistics.
+        let metas = self.index.searchable_segment_metas()?;
+        for candidate in self.merge_policy.compute_merge_candidates(&metas) {
+            writer.merge(&candidate.0).wait()?;
         }
         Ok(())
     }

@@ -185,7 +185,8 @@ impl Index {
         let (covered, total) = coverage(&snapshot).await?;
         // Rows added after training go to the partitions it made; once the index has doubled
         // it is retrained, so that partitions grow with it.
-        let trained = self.info().vector_index_trained_rows.unwrap_or(0);
+        // (An index built before this was recorded counts as trained on the rows it covers.)
+        let trained = self.info().vector_index_trained_rows.unwrap_or(covered);
         let due = total >= settings.min_rows
             && (covered == 0
                 || total >= 2 * trained
