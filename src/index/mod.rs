@@ -428,7 +428,10 @@ impl Index {
 
     /// Both stores at `version` (latest if `None`).
     pub async fn snapshot(&self, version: Option<u64>) -> Result<Snapshot, StoreError> {
-        let version = version.unwrap_or_else(|| self.lance.latest_version());
+        let version = match version {
+            Some(v) => v,
+            None => self.visible_version()?,
+        };
         // Pinned before the stores are opened, so that retention cannot prune it between.
         let pin = self.pins.pin(version);
         let dataset = self.lance.at(version).await?;
@@ -439,6 +442,21 @@ impl Index {
             searcher,
             _pin: pin,
         })
+    }
+
+    /// The newest version both stores have. Lance commits first and the keyword store under
+    /// the same version right after, so between the two the newest answerable version is the
+    /// one before (still retained: pruning follows the keyword commit).
+    fn visible_version(&self) -> Result<u64, StoreError> {
+        let latest = self.lance.latest_version();
+        if self.keyword.searcher(latest).is_ok() {
+            return Ok(latest);
+        }
+        Ok(self
+            .keyword
+            .latest_version()?
+            .filter(|v| *v < latest)
+            .unwrap_or(latest))
     }
 
     /// Brings the keyword store up to Lance after a crash between the two commits: replays

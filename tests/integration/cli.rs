@@ -349,3 +349,164 @@ fn log_format_is_text_or_json_and_anything_else_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("RAGSTREAM_LOG_FORMAT"));
 }
+
+#[test]
+fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (corpus, queries) = (
+        dir.path().join("corpus.jsonl"),
+        dir.path().join("queries.jsonl"),
+    );
+    let topics = [
+        "glaciers retreat in warm summers",
+        "volcanic ash cools the climate",
+        "coral reefs bleach in hot water",
+        "rivers carry sediment to deltas",
+    ];
+    let lines: Vec<String> = (0..40)
+        .map(|i| serde_json::json!({"_id": format!("c{i}"), "text": format!("{}. Sample number {i} was measured twice. ", topics[i % 4]).repeat(3)}).to_string())
+        .collect();
+    std::fs::write(&corpus, lines.join("\n")).unwrap();
+    std::fs::write(
+        &queries,
+        r#"{"_id":"q1","text":"why do glaciers retreat"}
+{"_id":"q2","text":"coral bleaching"}"#,
+    )
+    .unwrap();
+    let report = dir.path().join("scale.json");
+    let out = ragstream(&data)
+        .env("RAGSTREAM_INDEX_MAINTENANCE_INTERVAL_MS", "1000")
+        .args(["bench", "scale", "--chunks", "300", "--query-count", "20"])
+        .args([
+            "--steady-seconds",
+            "3",
+            "--steady-rate",
+            "40",
+            "--sweep",
+            "10:2:100",
+        ])
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--queries")
+        .arg(&queries)
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("--json")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert!(r["chunks"].as_u64().unwrap() >= 300, "{r}");
+    let methods: Vec<&str> = r["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(methods, ["semantic", "keyword", "hybrid"]);
+    assert!(r["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["queries"] == 20 && m["p50_ms"].as_f64().unwrap() > 0.0));
+    // Below the vector index's threshold the search is exact: recall 1 at every setting.
+    assert_eq!(r["ann_recall_at_10"], 1.0);
+    assert_eq!(r["sweep"][0]["recall_at_10"], 1.0);
+    let steady = &r["steady"];
+    // 3 s at 40 documents/s: every document due before the last batch (commits take time).
+    let written = steady["documents"].as_u64().unwrap();
+    assert!((60..=125).contains(&written), "{steady}");
+    assert!(
+        steady["freshness_p99_ms"].as_f64().unwrap() > 0.0,
+        "{steady}"
+    );
+    assert!(steady["queries"].as_u64().unwrap() > 0, "{steady}");
+    assert!(steady["versions_end"].as_u64().unwrap() >= 1, "{steady}");
+
+    // Export: one vector per exported chunk, query vectors for the queries asked for.
+    let export = dir.path().join("export");
+    let out = ragstream(&data)
+        .args(["bench", "export", "--query-count", "3"])
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("--queries")
+        .arg(&queries)
+        .arg("--out")
+        .arg(&export)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(export.join("meta.json")).unwrap()).unwrap();
+    let (chunks, dims) = (
+        meta["chunks"].as_u64().unwrap(),
+        meta["dimensions"].as_u64().unwrap(),
+    );
+    assert_eq!(chunks, r["chunks"].as_u64().unwrap(), "every live chunk");
+    let lines = std::fs::read_to_string(export.join("chunks.jsonl"))
+        .unwrap()
+        .lines()
+        .count() as u64;
+    assert_eq!(lines, chunks);
+    assert_eq!(
+        std::fs::metadata(export.join("vectors.f32")).unwrap().len(),
+        chunks * dims * 4
+    );
+    assert_eq!(
+        std::fs::metadata(export.join("query_vectors.f32"))
+            .unwrap()
+            .len(),
+        3 * dims * 4
+    );
+
+    // One maintenance pass and a tag, as an operator runs them.
+    let out = ragstream(&data)
+        .args(["index", "maintain", "scale"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pass: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(pass["index"], "scale");
+    assert!(
+        pass["fragments_after"].as_u64().unwrap() <= pass["fragments_before"].as_u64().unwrap()
+    );
+    let out = ragstream(&data)
+        .args(["index", "tag", "scale", "golden"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tagged: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = ragstream(&data)
+        .args(["index", "stats", "scale"])
+        .output()
+        .unwrap();
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stats["tags"]["golden"], tagged["index_version"]);
+    let out = ragstream(&data)
+        .args(["index", "tag", "scale", "later", "--version", "999999"])
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "a version that does not exist cannot be tagged"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("999999"));
+}
