@@ -3,8 +3,8 @@
 
 Indexes the chunks and vectors `ragstream bench export` wrote (the same rows ragstream
 indexed, with the same vectors) into a LanceDB table, in batches of the size ragstream's
-ingest commits, builds the same kind of vector index (IVF_HNSW_SQ, cosine) and a tantivy
-full-text index, then runs hybrid top-10 queries with the exported query vectors at
+ingest commits, builds the same kind of vector index (IVF_HNSW_SQ, cosine) and its native
+full-text index (lancedb 0.40 removed the tantivy-based one), then runs hybrid top-10 queries with the exported query vectors at
 concurrency 1, after a warm-up pass. Prints and writes a JSON report.
 """
 
@@ -83,7 +83,9 @@ def main():
         index_type="IVF_HNSW_SQ",
         num_partitions=max(1, len(chunks) // 100_000),
     )
-    table.create_fts_index("text", use_tantivy=True, replace=True)
+    # lancedb 0.40 removed its tantivy-based index ("Tantivy-based FTS has been removed"):
+    # its native full-text index (Lance's own BM25 inverted index) is what it offers now.
+    table.create_fts_index("text", replace=True)
     index_seconds = time.perf_counter() - started
 
     def hybrid(text, vector):

@@ -6,7 +6,6 @@
 //! never race for a version; compaction also claims the vector-build slot, because a build
 //! trained on fragments that compaction then rewrites would point at rows that moved.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,8 +14,7 @@ use lance::dataset::DeleteBuilder;
 use serde::Serialize;
 
 use super::rows::DELETED_AT_COLUMN;
-use super::{Index, StoreError, KAFKA_CHECKPOINT};
-use crate::graph::store::GRAPH_PROPERTY;
+use super::{Index, StoreError};
 
 /// How maintenance decides what to do (`[index]` keys `compaction_*`, `purge_deleted_*`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,17 +64,6 @@ pub struct MaintenanceReport {
     /// run next time.
     pub deferred: bool,
     pub seconds: f64,
-}
-
-/// The properties a maintenance commit carries over from the newest version, so that every
-/// version still names its graph and Kafka checkpoint.
-async fn carried_properties(index: &Index) -> Result<HashMap<String, String>, StoreError> {
-    let latest = index.lance.latest_version();
-    let props = index.lance.commit_properties(latest).await?;
-    Ok([GRAPH_PROPERTY, KAFKA_CHECKPOINT]
-        .into_iter()
-        .filter_map(|k| props.get(k).map(|v| (k.to_string(), v.clone())))
-        .collect())
 }
 
 impl Index {
@@ -158,7 +145,7 @@ impl Index {
             let options = CompactionOptions {
                 target_rows_per_fragment: target_rows,
                 materialize_deletions: true,
-                transaction_properties: Some(Arc::new(carried_properties(self).await?)),
+                transaction_properties: Some(Arc::new(self.carried_properties().await?)),
                 ..Default::default()
             };
             let metrics = compact_files(&mut ds, options, None).await?;
@@ -199,7 +186,7 @@ impl Index {
             .execute_uncommitted()
             .await?
             .transaction;
-        transaction.transaction_properties = Some(Arc::new(carried_properties(self).await?));
+        transaction.transaction_properties = Some(Arc::new(self.carried_properties().await?));
         let version = self.lance.commit_transaction(latest, transaction).await?;
         self.keyword.apply(version, &ids, &[])?;
         tracing::info!(index = %self.name, version, chunks = ids.len(), "purged deleted chunks");

@@ -444,6 +444,22 @@ impl Index {
         })
     }
 
+    /// What a commit that changes no chunk (an index build, compaction, a purge) carries over
+    /// from the newest version, so that every version still names its graph and its Kafka
+    /// checkpoint.
+    pub(crate) async fn carried_properties(
+        &self,
+    ) -> Result<std::collections::HashMap<String, String>, StoreError> {
+        let props = self
+            .lance
+            .commit_properties(self.lance.latest_version())
+            .await?;
+        Ok([GRAPH_PROPERTY, KAFKA_CHECKPOINT]
+            .into_iter()
+            .filter_map(|k| props.get(k).map(|v| (k.to_string(), v.clone())))
+            .collect())
+    }
+
     /// The newest version both stores have. Lance commits first and the keyword store under
     /// the same version right after, so between the two the newest answerable version is the
     /// one before (still retained: pruning follows the keyword commit).

@@ -8,7 +8,6 @@
 //! distance. BTrees over `chunk_id` and `document_id` are built and committed with it, so
 //! that hydrating candidates and planning a batch look rows up rather than scan for them.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use lance::dataset::transaction::{Operation, Transaction};
@@ -24,7 +23,7 @@ use lance_index::vector::sq::builder::SQBuildParams;
 use lance_index::IndexType;
 
 use super::rows::VECTOR_COLUMN;
-use super::{Index, StoreError, KAFKA_CHECKPOINT};
+use super::{Index, StoreError};
 
 /// The index's name in the Lance dataset.
 pub const VECTOR_INDEX: &str = "vector_idx";
@@ -295,14 +294,7 @@ impl Index {
     ) -> Result<u64, StoreError> {
         let _guard = self.write_lock.lock().await;
         let latest = self.lance.latest();
-        // Every version carries what readers look up by version: the graph it goes with and
-        // the Kafka checkpoint.
-        let props = self.lance.commit_properties(latest.version_id()).await?;
-        let properties: HashMap<String, String> =
-            [crate::graph::store::GRAPH_PROPERTY, KAFKA_CHECKPOINT]
-                .into_iter()
-                .filter_map(|k| props.get(k).map(|v| (k.to_string(), v.clone())))
-                .collect();
+        let properties = self.carried_properties().await?;
         // Replaced segments are removed explicitly: two with overlapping fragments make
         // Lance 14's commit try to recompute coverage, which its IVF index cannot do.
         let removed_indices: Vec<IndexMetadata> = latest
