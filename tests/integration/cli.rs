@@ -350,6 +350,17 @@ fn log_format_is_text_or_json_and_anything_else_is_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("RAGSTREAM_LOG_FORMAT"));
 }
 
+/// Runs `cmd`, which must succeed (its stderr is the failure message).
+fn succeeded(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 #[test]
 fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
     let dir = tempfile::tempdir().unwrap();
@@ -375,31 +386,26 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
     )
     .unwrap();
     let report = dir.path().join("scale.json");
-    let out = ragstream(&data)
-        .env("RAGSTREAM_INDEX_MAINTENANCE_INTERVAL_MS", "1000")
-        .args(["bench", "scale", "--chunks", "300", "--query-count", "20"])
-        .args([
-            "--steady-seconds",
-            "3",
-            "--steady-rate",
-            "40",
-            "--sweep",
-            "10:2:100",
-        ])
-        .arg("--corpus")
-        .arg(&corpus)
-        .arg("--queries")
-        .arg(&queries)
-        .arg("--data-dir")
-        .arg(&data)
-        .arg("--json")
-        .arg(&report)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        ragstream(&data)
+            .env("RAGSTREAM_INDEX_MAINTENANCE_INTERVAL_MS", "1000")
+            .args(["bench", "scale", "--chunks", "300", "--query-count", "20"])
+            .args([
+                "--steady-seconds",
+                "3",
+                "--steady-rate",
+                "40",
+                "--sweep",
+                "10:2:100",
+            ])
+            .arg("--corpus")
+            .arg(&corpus)
+            .arg("--queries")
+            .arg(&queries)
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("--json")
+            .arg(&report),
     );
     let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert!(r["chunks"].as_u64().unwrap() >= 300, "{r}");
@@ -431,20 +437,15 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
 
     // Export: one vector per exported chunk, query vectors for the queries asked for.
     let export = dir.path().join("export");
-    let out = ragstream(&data)
-        .args(["bench", "export", "--query-count", "3"])
-        .arg("--data-dir")
-        .arg(&data)
-        .arg("--queries")
-        .arg(&queries)
-        .arg("--out")
-        .arg(&export)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        ragstream(&data)
+            .args(["bench", "export", "--query-count", "3"])
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("--queries")
+            .arg(&queries)
+            .arg("--out")
+            .arg(&export),
     );
     let meta: Value =
         serde_json::from_slice(&std::fs::read(export.join("meta.json")).unwrap()).unwrap();
@@ -470,29 +471,13 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
     );
 
     // One maintenance pass and a tag, as an operator runs them.
-    let out = ragstream(&data)
-        .args(["index", "maintain", "scale"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeeded(ragstream(&data).args(["index", "maintain", "scale"]));
     let pass: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(pass["index"], "scale");
     assert!(
         pass["fragments_after"].as_u64().unwrap() <= pass["fragments_before"].as_u64().unwrap()
     );
-    let out = ragstream(&data)
-        .args(["index", "tag", "scale", "golden"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeeded(ragstream(&data).args(["index", "tag", "scale", "golden"]));
     let tagged: Value = serde_json::from_slice(&out.stdout).unwrap();
     let out = ragstream(&data)
         .args(["index", "stats", "scale"])
