@@ -198,23 +198,9 @@ async fn measure(
     };
     let started = Instant::now();
     let mut written = 0;
-    // Maintenance runs alongside, as the daemon's maintenance actor does.
-    let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    let maintenance = {
-        let (engine, name) = (engine.clone(), name.clone());
-        let every = Duration::from_millis(config.index.maintenance_interval_ms.max(1000));
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = tokio::time::sleep(every) => {}
-                    _ = stopped.changed() => return,
-                }
-                if let Err(e) = engine.maintain(&name).await {
-                    eprintln!("maintenance pass failed: {e}");
-                }
-            }
-        })
-    };
+    // The daemon's maintenance actor runs alongside (every `index.maintenance_interval_ms`).
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let maintenance = tokio::spawn(crate::pipeline::maintenance::run(engine.clone(), stopped));
     if have < options.chunks {
         let mut docs = documents(&corpus)
             .take(options.chunks)

@@ -175,6 +175,12 @@ impl Index {
         );
         let _guard = self.write_lock.lock().await;
         let latest = Arc::new(self.lance.latest());
+        // The keyword store knows (a term lookup) whether anything is deleted at all; only
+        // then is the column scanned.
+        let searcher = self.keyword.searcher(latest.version_id())?;
+        if !self.keyword.may_hold_deleted(&searcher)? {
+            return Ok(0);
+        }
         let ids = self
             .lance
             .chunk_ids_where(&latest, Some(filter.clone()))

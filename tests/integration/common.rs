@@ -108,3 +108,22 @@ pub fn bus_headers(
         ..Default::default()
     }
 }
+
+/// Waits (up to 60 s) until the background build has given `index` a vector index, nudging
+/// the build after each poll as a later commit would.
+pub async fn wait_for_vector_index(engine: &Engine, index: &Arc<ragstream::index::Index>) {
+    let started = std::time::Instant::now();
+    while ragstream::index::vector_index::coverage(&index.lance().latest())
+        .await
+        .unwrap()
+        .0
+        == 0
+    {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "no vector index after 60 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        engine.maintain_vector_index(index);
+    }
+}

@@ -10,7 +10,9 @@ use ragstream::index::DocumentOp;
 use ragstream::retrieval::filters::Visibility;
 use ragstream::retrieval::{SearchMethod, SearchRequest};
 
-use crate::common::{config, doc, engine_with, hashing_engine, name, upserts};
+use crate::common::{
+    config, doc, engine_with, hashing_engine, name, upserts, wait_for_vector_index,
+};
 
 fn keyword(q: &str, version: Option<u64>) -> SearchRequest {
     let mut r = SearchRequest::new(q, SearchMethod::Keyword, 10);
@@ -241,14 +243,7 @@ async fn rows_written_after_a_build_are_added_to_the_indexes_by_maintenance() {
         .collect();
     e.write(&kb, upserts(docs)).await.unwrap();
     let index = e.index(&kb).await.unwrap();
-    let started = std::time::Instant::now();
-    while coverage(&index.lance().latest()).await.unwrap().0 == 0 {
-        assert!(
-            started.elapsed().as_secs() < 60,
-            "no vector index after 60 s"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for_vector_index(&e, &index).await;
     let more: Vec<_> = (200..260)
         .map(|i| {
             doc(

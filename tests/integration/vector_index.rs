@@ -6,7 +6,7 @@ use lance::index::DatasetIndexExt;
 use ragstream::index::vector_index::{coverage, ID_INDEX};
 use ragstream::retrieval::{SearchMethod, SearchRequest};
 
-use crate::common::{config, doc, engine_with, name, upserts};
+use crate::common::{config, doc, engine_with, name, upserts, wait_for_vector_index};
 
 const WORDS: &[&str] = &[
     "volcano", "glacier", "desert", "forest", "river", "ocean", "mountain", "canyon", "island",
@@ -51,14 +51,7 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
     let index = e.index(&kb).await.unwrap();
     let exact_version = index.latest_version();
     // The build runs in the background after the commit; wait for its version.
-    let started = std::time::Instant::now();
-    while coverage(&index.lance().latest()).await.unwrap().0 == 0 {
-        assert!(
-            started.elapsed().as_secs() < 60,
-            "no vector index after 60 s"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    wait_for_vector_index(&e, &index).await;
     let indexed_version = index.latest_version();
     assert!(indexed_version > exact_version);
     assert_eq!(coverage(&index.lance().latest()).await.unwrap(), (800, 800));
@@ -150,15 +143,7 @@ async fn a_build_racing_ingestion_commits_and_blocks_nothing() {
             .collect();
         e.write(&kb, upserts(docs)).await.unwrap();
     }
-    let started = std::time::Instant::now();
-    while coverage(&index.lance().latest()).await.unwrap().0 == 0 {
-        assert!(
-            started.elapsed().as_secs() < 60,
-            "no vector index after 60 s"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        e.maintain_vector_index(&index);
-    }
+    wait_for_vector_index(&e, &index).await;
     // Every document is found by its current text, indexed or not: d10 was replaced during
     // the build (its text is now text(530)), d300 never changed, d505 came with the races.
     for (id, n) in [("d10", 530), ("d300", 300), ("d505", 505)] {
