@@ -3,13 +3,17 @@
 //! versions beyond the retention policy (never one a running query or a Lance tag needs).
 //!
 //! Every step that commits runs under the index's write lock, so maintenance and the writer
-//! never race for a version; compaction also claims the vector-build slot, because a build
-//! trained on fragments that compaction then rewrites would point at rows that moved.
+//! never race for a version; the slow halves (rewriting fragments, building index updates)
+//! run on a snapshot outside it. Compaction also claims the vector-build slot, because a
+//! build trained on fragments that compaction then rewrites would point at rows that moved.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lance::dataset::optimize::{compact_files, CompactionOptions};
+use lance::dataset::index::DatasetIndexRemapperOptions;
+use lance::dataset::optimize::{
+    commit_compaction, plan_compaction, CompactionOptions, RewriteResult,
+};
 use lance::dataset::DeleteBuilder;
 use serde::Serialize;
 
@@ -38,6 +42,12 @@ impl Default for MaintenanceSettings {
     }
 }
 
+/// Fragments rewritten from a snapshot, waiting for [`Index::commit_rewrite`].
+pub struct FragmentRewrite {
+    options: CompactionOptions,
+    rewritten: Vec<RewriteResult>,
+}
+
 /// What one maintenance pass did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct MaintenanceReport {
@@ -60,8 +70,8 @@ pub struct MaintenanceReport {
     /// Rows written since the indexes were last built or updated, added to them (the vector
     /// index's new rows go to their nearest existing partitions; id indexes merge them in).
     pub rows_indexed: usize,
-    /// Compaction or index updates were due but a vector-index build held the slot; they
-    /// run next time.
+    /// Compaction or index updates were due but a vector-index build held the slot, or a
+    /// write made while compaction ran touched the fragments it rewrote; they run next time.
     pub deferred: bool,
     pub seconds: f64,
 }
@@ -88,9 +98,14 @@ impl Index {
             if self.begin_vector_build() {
                 let done = self.compact_and_update(compact, update).await;
                 self.end_vector_build();
-                let (compacted, written, indexed) = done?;
-                report.fragments_compacted = compacted;
-                report.fragments_written = written;
+                let (compacted, indexed) = done?;
+                match compacted {
+                    Some((removed, added)) => {
+                        report.fragments_compacted = removed;
+                        report.fragments_written = added;
+                    }
+                    None => report.deferred = true,
+                }
                 report.rows_indexed = indexed;
             } else {
                 report.deferred = true;
@@ -129,40 +144,102 @@ impl Index {
     }
 
     /// Rewrites small fragments (and fragments with many deleted rows) into fragments of
-    /// about `compact` rows (if given) under the write lock, the indexes remapped to the
-    /// moved rows; then adds rows no index covers yet to the existing indexes (built outside
-    /// the lock, see [`Index::update_indices`]). Each is one commit that carries the newest
-    /// version's properties. Returns fragments removed and added, and rows newly indexed.
+    /// about `compact` rows (if given), the indexes remapped to the moved rows; then adds rows
+    /// no index covers yet to the existing indexes (see [`Index::update_indices`]). Each is
+    /// one commit that carries the newest version's properties. Returns fragments removed and
+    /// added, and rows newly indexed; compaction is skipped (`None`) when a write that landed
+    /// while it ran touched the fragments it rewrote.
     async fn compact_and_update(
         &self,
         compact: Option<usize>,
         update: bool,
-    ) -> Result<(usize, usize, usize), StoreError> {
-        let (mut removed, mut added, mut indexed) = (0, 0, 0);
-        if let Some(target_rows) = compact {
-            let _guard = self.write_lock.lock().await;
-            let mut ds = self.lance.latest();
-            let options = CompactionOptions {
-                target_rows_per_fragment: target_rows,
-                materialize_deletions: true,
-                transaction_properties: Some(Arc::new(self.carried_properties().await?)),
-                ..Default::default()
-            };
-            let metrics = compact_files(&mut ds, options, None).await?;
-            (removed, added) = (metrics.fragments_removed, metrics.fragments_added);
-            if removed > 0 {
+    ) -> Result<(Option<(usize, usize)>, usize), StoreError> {
+        let compacted = match compact {
+            Some(target_rows) => self.compact(target_rows).await?,
+            None => Some((0, 0)),
+        };
+        let indexed = if update {
+            self.update_indices().await?
+        } else {
+            0
+        };
+        tracing::info!(index = %self.name, ?compacted, indexed,
+            "compacted fragments and updated indexes");
+        Ok((compacted, indexed))
+    }
+
+    /// Compaction in two halves: [`Index::rewrite_small_fragments`] outside the write lock
+    /// (the slow part: every row is read and written again) and
+    /// [`Index::commit_rewrite`] under it, so the writer waits for a commit and not for a
+    /// rewrite.
+    async fn compact(&self, target_rows: usize) -> Result<Option<(usize, usize)>, StoreError> {
+        match self.rewrite_small_fragments(target_rows).await? {
+            Some(rewrite) => self.commit_rewrite(rewrite).await,
+            None => Ok(Some((0, 0))),
+        }
+    }
+
+    /// Plans a compaction of the newest version and rewrites its fragments, without
+    /// committing and without the write lock. `None` when there is nothing to compact.
+    pub async fn rewrite_small_fragments(
+        &self,
+        target_rows: usize,
+    ) -> Result<Option<FragmentRewrite>, StoreError> {
+        let options = CompactionOptions {
+            target_rows_per_fragment: target_rows,
+            materialize_deletions: true,
+            // One rewrite at a time: the other core stays with queries and the writer.
+            num_threads: Some(1),
+            ..Default::default()
+        };
+        let snapshot = self.lance.latest();
+        let plan = plan_compaction(&snapshot, &options).await?;
+        if plan.num_tasks() == 0 {
+            return Ok(None);
+        }
+        let mut rewritten = Vec::with_capacity(plan.num_tasks());
+        for task in plan.compaction_tasks() {
+            rewritten.push(task.execute(&snapshot).await?);
+        }
+        Ok(Some(FragmentRewrite { options, rewritten }))
+    }
+
+    /// Commits a rewrite under the write lock, the indexes remapped to the moved rows.
+    /// Appends that landed since the rewrite's snapshot are kept (Lance rebases a rewrite
+    /// over them); a replace or delete of a rewritten fragment makes the commit conflict, and
+    /// the rewrite is dropped (`None`) to be planned again next pass. Returns fragments
+    /// removed and added.
+    pub async fn commit_rewrite(
+        &self,
+        rewrite: FragmentRewrite,
+    ) -> Result<Option<(usize, usize)>, StoreError> {
+        let FragmentRewrite {
+            mut options,
+            rewritten,
+        } = rewrite;
+        let _guard = self.write_lock.lock().await;
+        let mut ds = self.lance.latest();
+        options.transaction_properties = Some(Arc::new(self.carried_properties().await?));
+        let remap = Arc::new(DatasetIndexRemapperOptions::default());
+        match commit_compaction(&mut ds, rewritten, remap, &options).await {
+            Ok(metrics) => {
                 // Same rows, new version: the keyword store records the version unchanged.
                 let version = ds.version_id();
                 self.lance.replace_latest(ds);
                 self.keyword.apply(version, &[], &[])?;
+                Ok(Some((metrics.fragments_removed, metrics.fragments_added)))
             }
+            Err(
+                e @ (lance::Error::CommitConflict { .. }
+                | lance::Error::RetryableCommitConflict { .. }
+                | lance::Error::IncompatibleTransaction { .. }),
+            ) => {
+                tracing::info!(index = %self.name, error = %e,
+                    "compaction conflicted with a write made while it ran; planned again next pass");
+                Ok(None)
+            }
+            Err(e) => Err(e.into()),
         }
-        if update {
-            indexed = self.update_indices().await?;
-        }
-        tracing::info!(index = %self.name, removed, added, indexed,
-            "compacted fragments and updated indexes");
-        Ok((removed, added, indexed))
     }
 
     /// Removes chunks soft-deleted more than `after` ago, from Lance and the keyword store,

@@ -313,3 +313,61 @@ async fn new_documents_are_appended_and_changed_ones_still_replace_their_rows() 
     assert_eq!(found.hits.len(), 1);
     assert!(found.hits[0].row.text.contains("glacier"));
 }
+
+/// Compaction rewrites outside the write lock and commits under it: a write that lands
+/// in between is never lost. An append is kept next to the compacted fragments; a replace
+/// of a document in a rewritten fragment makes the compaction stand down.
+#[tokio::test]
+async fn writes_made_while_compaction_rewrites_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = hashing_engine(dir.path());
+    let kb = name("kb");
+    for i in 0..4 {
+        let text = format!("harbour lighthouse number {i} keeps ships off the rocks");
+        e.write(&kb, upserts(vec![doc(&format!("d{i}"), "", &text)]))
+            .await
+            .unwrap();
+    }
+    let index = e.index(&kb).await.unwrap();
+
+    // An append between rewrite and commit: the commit goes through and keeps it.
+    let rewrite = index.rewrite_small_fragments(1000).await.unwrap().unwrap();
+    e.write(
+        &kb,
+        upserts(vec![doc("new", "", "a new lighthouse on the rocks")]),
+    )
+    .await
+    .unwrap();
+    let committed = index.commit_rewrite(rewrite).await.unwrap();
+    assert_eq!(committed, Some((4, 1)));
+    let fragments = index.lance().latest().get_fragments().len();
+    assert_eq!(fragments, 2, "the compacted fragment and the appended one");
+    let found = e
+        .search(&kb, &keyword("lighthouse rocks", None))
+        .await
+        .unwrap();
+    let mut found = ids(&found);
+    found.sort();
+    assert_eq!(found, vec!["d0", "d1", "d2", "d3", "new"]);
+
+    // A replace of a rewritten document between rewrite and commit: the compaction stands
+    // down and the replace stands.
+    let rewrite = index.rewrite_small_fragments(1000).await.unwrap().unwrap();
+    e.write(
+        &kb,
+        upserts(vec![doc("d1", "", "the lighthouse was replaced by a buoy")]),
+    )
+    .await
+    .unwrap();
+    let version = index.latest_version();
+    assert_eq!(index.commit_rewrite(rewrite).await.unwrap(), None);
+    assert_eq!(index.latest_version(), version, "nothing committed");
+    let found = e.search(&kb, &keyword("buoy", None)).await.unwrap();
+    assert_eq!(ids(&found), vec!["d1"]);
+    let old = e.search(&kb, &keyword("ships rocks", None)).await.unwrap();
+    assert!(!ids(&old).contains(&"d1".to_string()), "old text gone");
+    // The next pass compacts what is there now.
+    let report = index.maintain(&settings(2)).await.unwrap();
+    assert!(report.fragments_compacted >= 2);
+    assert!(!report.deferred);
+}
