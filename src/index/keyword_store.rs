@@ -47,6 +47,34 @@ pub struct KeywordStore {
     searchers: Mutex<Vec<(u64, Searcher)>>,
 }
 
+/// A keyword query bound to the snapshot it searches.
+pub struct KeywordQuery {
+    searcher: Searcher,
+    query: Box<dyn Query>,
+    chunk_id: Field,
+}
+
+impl KeywordQuery {
+    /// BM25 top `limit` chunk ids with their scores.
+    pub fn top(&self, limit: usize) -> Result<Vec<(String, f32)>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = &self.searcher;
+        let top = searcher.search(&self.query, &TopDocs::with_limit(limit).order_by_score())?;
+        top.into_iter()
+            .map(|(score, addr)| {
+                let doc: TantivyDocument = searcher.doc(addr)?;
+                let id = match doc.get_first(self.chunk_id).and_then(|v| v.as_str()) {
+                    Some(s) => s.to_string(),
+                    None => return Err(StoreError::Corrupt("keyword hit without chunk_id".into())),
+                };
+                Ok((id, score))
+            })
+            .collect()
+    }
+}
+
 fn schema() -> Schema {
     let mut b = Schema::builder();
     b.add_text_field("chunk_id", STRING | STORED);
@@ -247,6 +275,21 @@ impl KeywordStore {
         filters: &Filters,
         limit: usize,
     ) -> Result<Vec<(String, f32)>, StoreError> {
+        match self.prepare(searcher, query, filters)? {
+            Some(q) => q.top(limit),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The query for `query` restricted by `filters` on `searcher`, ready to run on any
+    /// thread (the hybrid search runs it on the blocking pool next to the vector search).
+    /// `None` when the query has no searchable term.
+    pub fn prepare(
+        &self,
+        searcher: &Searcher,
+        query: &str,
+        filters: &Filters,
+    ) -> Result<Option<KeywordQuery>, StoreError> {
         let mut analyzer = self.index.tokenizer_for_field(self.fields.content)?;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut stream = analyzer.token_stream(query);
@@ -259,8 +302,8 @@ impl KeywordStore {
                 )),
             ));
         }
-        if clauses.is_empty() || limit == 0 {
-            return Ok(Vec::new());
+        if clauses.is_empty() {
+            return Ok(None);
         }
         let text_query: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
         let mut all: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text_query)];
@@ -293,7 +336,13 @@ impl KeywordStore {
             let filter = ConstScoreQuery::new(Box::new(BooleanQuery::new(either)), 0.0);
             all.push((Occur::Must, Box::new(filter)));
         }
-        if let Some(term) = filters.visibility.term() {
+        // "Active" selects every document of a snapshot without soft-deleted chunks; leaving
+        // the clause out then keeps the query a bare disjunction (below).
+        let visibility = match filters.visibility {
+            Visibility::Active if !self.may_hold_deleted(searcher)? => None,
+            _ => filters.visibility.term(),
+        };
+        if let Some(term) = visibility {
             let q = TermQuery::new(
                 Term::from_field_text(self.fields.filters[VISIBILITY_FIELD], term),
                 IndexRecordOption::Basic,
@@ -314,18 +363,19 @@ impl KeywordStore {
                 Box::new(ConstScoreQuery::new(Box::new(range), 0.0)),
             ));
         }
-        let query = BooleanQuery::new(all);
-        let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by_score())?;
-        top.into_iter()
-            .map(|(score, addr)| {
-                let doc: TantivyDocument = searcher.doc(addr)?;
-                let id = match doc.get_first(self.fields.chunk_id).and_then(|v| v.as_str()) {
-                    Some(s) => s.to_string(),
-                    None => return Err(StoreError::Corrupt("keyword hit without chunk_id".into())),
-                };
-                Ok((id, score))
-            })
-            .collect()
+        // A bare disjunction of term queries is what tantivy answers with block-max WAND,
+        // skipping blocks that cannot reach the top `limit`; a conjunction with a filter scores
+        // every matching document.
+        let query: Box<dyn Query> = if all.len() == 1 {
+            all.pop().expect("one clause").1
+        } else {
+            Box::new(BooleanQuery::new(all))
+        };
+        Ok(Some(KeywordQuery {
+            searcher: searcher.clone(),
+            query,
+            chunk_id: self.fields.chunk_id,
+        }))
     }
 
     /// Whether the snapshot may hold soft-deleted chunks (an upper bound: replaced rows are

@@ -226,14 +226,14 @@ pub async fn search(
                 .collect()
         }
         SearchMethod::Keyword => {
-            let ranked = tracing::info_span!("keyword").in_scope(|| {
-                index.keyword().search(
-                    &snapshot.searcher,
-                    &keyword_query,
-                    &request.filters,
-                    pool(request.candidates.keyword),
-                )
-            })?;
+            let ranked = keyword_top(
+                index,
+                &snapshot,
+                &keyword_query,
+                &request.filters,
+                pool(request.candidates.keyword),
+            )
+            .await?;
             counts.1 = ranked.len();
             let ids: Vec<String> = ranked.iter().map(|(id, _)| id.clone()).collect();
             let mut rows = rows_by_id(index, &snapshot, &ids, false).await?;
@@ -412,18 +412,22 @@ async fn hybrid(
     filter_sql: Option<&str>,
 ) -> Result<(Vec<SearchHit>, usize, usize), EngineError> {
     let fetch = overfetch(request.top_k);
-    // The keyword branch is quick (an in-memory search); its candidates' rows are then read
-    // while the vector search runs, rather than after it.
-    let keyword = tracing::info_span!("keyword").in_scope(|| {
-        index.keyword().search(
-            &snapshot.searcher,
+    // The two branches run side by side: tantivy on the blocking pool, then its candidates'
+    // rows read from Lance, while the vector search runs.
+    let keyword_branch = async {
+        let keyword = keyword_top(
+            index,
+            snapshot,
             query,
             &request.filters,
             request.candidates.keyword.unwrap_or(fetch).min(MAX_POOL),
         )
-    })?;
-    let keyword_ids: Vec<String> = keyword.iter().map(|(id, _)| id.clone()).collect();
-    let (semantic, keyword_rows) = futures::try_join!(
+        .await?;
+        let ids: Vec<String> = keyword.iter().map(|(id, _)| id.clone()).collect();
+        let rows = rows_by_id(index, snapshot, &ids, true).await?;
+        Ok::<_, EngineError>((keyword, ids, rows))
+    };
+    let (semantic, (keyword, keyword_ids, keyword_rows)) = futures::try_join!(
         semantic_branch(
             index,
             snapshot,
@@ -431,7 +435,7 @@ async fn hybrid(
             request.candidates.semantic.unwrap_or(fetch).min(MAX_POOL),
             filter_sql,
         ),
-        rows_by_id(index, snapshot, &keyword_ids, true),
+        keyword_branch,
     )?;
     let counts = (semantic.len(), keyword.len());
     let mut rows: HashMap<String, ChunkRow> = HashMap::new();
@@ -519,6 +523,28 @@ async fn semantic_branch(
             (row, semantic_similarity(dot(query, &v)))
         })
         .collect())
+}
+
+/// BM25 top `limit` chunk ids, searched on the blocking pool: a search over a large index
+/// is CPU work that must neither hold up the async worker nor wait for the vector search.
+async fn keyword_top(
+    index: &Index,
+    snapshot: &Snapshot,
+    query: &str,
+    filters: &Filters,
+    limit: usize,
+) -> Result<Vec<(String, f32)>, EngineError> {
+    let Some(prepared) = index
+        .keyword()
+        .prepare(&snapshot.searcher, query, filters)?
+    else {
+        return Ok(Vec::new());
+    };
+    let span = tracing::info_span!("keyword", limit);
+    let ranked = tokio::task::spawn_blocking(move || span.in_scope(|| prepared.top(limit)))
+        .await
+        .map_err(|e| EngineError::Internal(format!("keyword search task failed: {e}")))??;
+    Ok(ranked)
 }
 
 async fn rows_by_id(
