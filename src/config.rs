@@ -200,6 +200,11 @@ pub struct IndexConfig {
     pub compaction_target_rows: usize,
     /// Soft-deleted chunks older than this are removed for good by maintenance.
     pub purge_deleted_after_seconds: u64,
+    /// Lance's caches, shared by every index of the process: opened index partitions and
+    /// pages (vector and id indexes), and manifests and file metadata. Both are budgets by
+    /// entry weight, not a limit on the process's memory.
+    pub lance_index_cache_mb: usize,
+    pub lance_metadata_cache_mb: usize,
 }
 
 impl IndexConfig {
@@ -285,6 +290,8 @@ impl Default for IndexConfig {
             compaction_min_fragments: maintenance.min_small_fragments,
             compaction_target_rows: maintenance.target_rows,
             purge_deleted_after_seconds: maintenance.purge_deleted_after.as_secs(),
+            lance_index_cache_mb: 1024,
+            lance_metadata_cache_mb: 256,
         }
     }
 }

@@ -78,6 +78,8 @@ pub struct Engine {
     cache: Option<Arc<EmbeddingCache>>,
     chunker: Chunker,
     indexes: tokio::sync::Mutex<HashMap<IndexName, Arc<Index>>>,
+    /// How indexes open their stores; its Lance session (caches) is shared by all of them.
+    store_options: crate::index::StoreOptions,
     auth: crate::auth::Authenticator,
     /// Reorders contract 002's fused candidates when `[reranker]` is enabled.
     reranker: Option<Arc<dyn crate::retrieval::rerank::Reranker>>,
@@ -85,6 +87,11 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(config: Config, embedder: Arc<dyn Embedder>) -> Self {
+        let store_options = crate::index::StoreOptions::new(
+            config.index.retain_versions,
+            config.index.lance_index_cache_mb << 20,
+            config.index.lance_metadata_cache_mb << 20,
+        );
         let cache = if config.model.cache {
             let path = config.storage.data_dir.join("embedding-cache.redb");
             match EmbeddingCache::open(&path) {
@@ -125,6 +132,7 @@ impl Engine {
             ingest_embedder,
             cache,
             indexes: tokio::sync::Mutex::new(HashMap::new()),
+            store_options,
         }
     }
 
@@ -165,14 +173,8 @@ impl Engine {
         if let Some(index) = open.get(name) {
             return Ok(index.clone());
         }
-        let index = Arc::new(
-            Index::open(
-                &self.config.storage.data_dir,
-                name,
-                self.config.index.retain_versions,
-            )
-            .await?,
-        );
+        let index =
+            Arc::new(Index::open(&self.config.storage.data_dir, name, &self.store_options).await?);
         let v = self.config.index.vector();
         index
             .lance()
@@ -193,7 +195,7 @@ impl Engine {
                 name,
                 self.embedder.id(),
                 self.embedder.dimensions(),
-                self.config.index.retain_versions,
+                &self.store_options,
             )
             .await?,
         );

@@ -366,6 +366,8 @@ fn init_telemetry(config: &Config) -> Result<Telemetry, Failure> {
 }
 
 fn main() -> ExitCode {
+    // Before any thread starts: see index/lance_cpu_pool.rs.
+    ragstream::index::lance_cpu_pool::configure();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

@@ -384,6 +384,12 @@ async fn steady(
 ) -> Result<SteadyReport, crate::engine::EngineError> {
     const TICK: Duration = Duration::from_millis(250);
     let name = index.name().clone();
+    // The generator is positioned before the clock starts: skipping the documents already
+    // written is generating them, seconds for a large index.
+    let mut docs = documents(corpus);
+    for _ in 0..first {
+        docs.next();
+    }
     let started = Instant::now();
     let until = started + Duration::from_secs(options.steady_seconds);
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -429,7 +435,6 @@ async fn steady(
             .with_label_values(&[name.as_str()])
             .get()
     });
-    let mut docs = documents(corpus).skip(first);
     let mut freshness = Vec::new();
     let (mut due, mut written) = (0usize, 0usize);
     while Instant::now() < until {

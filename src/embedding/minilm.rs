@@ -168,6 +168,12 @@ impl Embedder for MiniLmEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        super::compute_pool::run(|| self.embed_on_this_pool(texts))
+    }
+}
+
+impl MiniLmEmbedder {
+    fn embed_on_this_pool(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         // Batch only texts of identical token length, so nothing is ever padded: a text's
         // vector then does not depend, by a single bit, on what it was embedded with (with
         // padding, the longer attention sums round differently). Order is restored after.

@@ -46,8 +46,9 @@ impl Embedder for StaticEmbedder {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let owned: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
-        Ok(self
-            .model
-            .encode_with_args(&owned, Some(self.max_tokens), owned.len().max(1)))
+        Ok(super::compute_pool::run(|| {
+            self.model
+                .encode_with_args(&owned, Some(self.max_tokens), owned.len().max(1))
+        }))
     }
 }

@@ -7,12 +7,14 @@ use std::sync::{Arc, Mutex};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, Float32Array, RecordBatch, RecordBatchIterator};
 use futures::TryStreamExt;
+use lance::dataset::builder::DatasetBuilder;
 use lance::dataset::cleanup::CleanupPolicy;
 use lance::dataset::transaction::Transaction;
 use lance::dataset::{
     CommitBuilder, DeleteBuilder, InsertBuilder, MergeInsertBuilder, NewColumnTransform,
     WhenMatched, WhenNotMatched, WhenNotMatchedBySource, WriteMode, WriteParams,
 };
+use lance::session::Session;
 use lance::Dataset;
 
 use super::rows::{
@@ -86,14 +88,24 @@ pub(crate) async fn replace_documents(
 
 impl LanceStore {
     /// Opens the dataset at `uri`, creating an empty one (version 1) if there is none.
-    pub async fn open_or_create(uri: &str, dimensions: usize) -> Result<Self, StoreError> {
-        let dataset = match Dataset::open(uri).await {
+    /// Every version it opens shares `session`'s caches.
+    pub async fn open_or_create(
+        uri: &str,
+        dimensions: usize,
+        session: Arc<Session>,
+    ) -> Result<Self, StoreError> {
+        let opened = DatasetBuilder::from_uri(uri)
+            .with_session(session.clone())
+            .load()
+            .await;
+        let dataset = match opened {
             Ok(ds) => ds,
             Err(lance::Error::DatasetNotFound { .. }) | Err(lance::Error::NotFound { .. }) => {
                 let schema = chunk_schema(dimensions);
                 let empty = RecordBatchIterator::new(Vec::<Result<RecordBatch, _>>::new(), schema);
                 let params = WriteParams {
                     mode: WriteMode::Create,
+                    session: Some(session),
                     ..Default::default()
                 };
                 Dataset::write(empty, uri, Some(params)).await?

@@ -2,6 +2,7 @@
 //! step with it, sharing one version number.
 
 mod keyword_store;
+pub mod lance_cpu_pool;
 mod lance_store;
 pub mod maintenance;
 pub mod rows;
@@ -247,6 +248,34 @@ fn switch_embedder(info: &mut IndexInfo, embedder: String, dimensions: usize, fr
     info.previous_embedders.push(previous);
 }
 
+/// How an index opens its stores.
+#[derive(Clone)]
+pub struct StoreOptions {
+    /// How many of the newest versions stay queryable.
+    pub retain_versions: u64,
+    /// Lance's caches (opened index partitions, manifests and file metadata). One session
+    /// shared by every index bounds the process's total; without one, Lance gives each
+    /// dataset it opens a budget of 6 GiB for indexes and 1 GiB for metadata.
+    pub lance_session: Arc<lance::session::Session>,
+}
+
+impl StoreOptions {
+    pub fn new(
+        retain_versions: u64,
+        index_cache_bytes: usize,
+        metadata_cache_bytes: usize,
+    ) -> Self {
+        StoreOptions {
+            retain_versions,
+            lance_session: Arc::new(lance::session::Session::new(
+                index_cache_bytes,
+                metadata_cache_bytes,
+                Default::default(),
+            )),
+        }
+    }
+}
+
 /// Names of the indexes under the data directory.
 pub fn list_indexes(data_dir: &Path) -> Vec<IndexName> {
     let mut names: Vec<IndexName> = std::fs::read_dir(data_dir.join("indexes"))
@@ -270,7 +299,7 @@ impl Index {
     pub async fn open(
         data_dir: &Path,
         name: &IndexName,
-        retain_versions: u64,
+        options: &StoreOptions,
     ) -> Result<Self, StoreError> {
         let dir = index_dir(data_dir, name);
         let info_path = dir.join("index.json");
@@ -282,7 +311,7 @@ impl Index {
             }
             Err(e) => return Err(e.into()),
         };
-        Self::open_stores(dir, name.clone(), info, retain_versions).await
+        Self::open_stores(dir, name.clone(), info, options).await
     }
 
     /// Creates the index for `embedder` (or opens it if it exists with the same embedder).
@@ -291,9 +320,9 @@ impl Index {
         name: &IndexName,
         embedder: &str,
         dimensions: usize,
-        retain_versions: u64,
+        options: &StoreOptions,
     ) -> Result<Self, StoreError> {
-        match Self::open(data_dir, name, retain_versions).await {
+        match Self::open(data_dir, name, options).await {
             Ok(index) => {
                 index.check_embedder(embedder, dimensions)?;
                 return Ok(index);
@@ -316,19 +345,24 @@ impl Index {
         };
         // Written last, atomically, so that a half-created index is never opened.
         write_info(&dir, &info)?;
-        Self::open_stores(dir, name.clone(), info, retain_versions).await
+        Self::open_stores(dir, name.clone(), info, options).await
     }
 
     async fn open_stores(
         dir: PathBuf,
         name: IndexName,
         info: IndexInfo,
-        retain_versions: u64,
+        options: &StoreOptions,
     ) -> Result<Self, StoreError> {
+        let retain_versions = options.retain_versions;
         let lance_uri = dir.join("chunks.lance");
         let mut info = info;
-        let lance =
-            LanceStore::open_or_create(&lance_uri.to_string_lossy(), info.dimensions).await?;
+        let lance = LanceStore::open_or_create(
+            &lance_uri.to_string_lossy(),
+            info.dimensions,
+            options.lance_session.clone(),
+        )
+        .await?;
         // A reembed that crashed after its Lance commit: finish recording the switch.
         let latest = lance.latest_version();
         if let Some(recorded) = lance

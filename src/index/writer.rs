@@ -221,7 +221,12 @@ impl Index {
         plan: WritePlan,
         properties: HashMap<String, String>,
     ) -> Result<WriteOutcome, StoreError> {
+        let started = std::time::Instant::now();
         let _guard = self.write_lock.lock().await;
+        let mut timing = CommitTiming {
+            lock_wait: started.elapsed(),
+            ..Default::default()
+        };
         let mut outcome = WriteOutcome {
             index_version: None,
             upserted: plan.upserted,
@@ -237,6 +242,7 @@ impl Index {
         // batch is re-read), never an index version with a graph it does not have.
         let mut properties = properties;
         let dimensions = self.info().dimensions;
+        let step = std::time::Instant::now();
         if let Some(graph) = self
             .graph
             .commit(&plan.graph, dimensions)
@@ -245,7 +251,8 @@ impl Index {
         {
             properties.insert(GRAPH_PROPERTY.to_string(), graph.to_property());
         }
-        let started = std::time::Instant::now();
+        timing.graph = step.elapsed();
+        let step = std::time::Instant::now();
         // New documents only, and nothing committed since the plan: no row to replace, so an
         // append (no merge against the existing rows, whose cost grows with the index).
         let append = plan.removed_chunk_ids.is_empty()
@@ -256,16 +263,21 @@ impl Index {
             .commit(&plan.documents, &plan.rows, properties, append)
             .instrument(tracing::info_span!("lance.commit"))
             .await?;
-        let lance_seconds = started.elapsed().as_secs_f64();
+        timing.lance = step.elapsed();
         fail_point("after-lance-commit");
-        let started = std::time::Instant::now();
+        let step = std::time::Instant::now();
         tracing::info_span!("keyword.commit", version).in_scope(|| {
             self.keyword
                 .apply(version, &plan.removed_chunk_ids, &plan.rows)
         })?;
-        let keyword_seconds = started.elapsed().as_secs_f64();
+        timing.keyword = step.elapsed();
+        let step = std::time::Instant::now();
         self.apply_retention().await?;
+        timing.retention = step.elapsed();
         outcome.index_version = Some(version);
+        timing.report(self.name.as_str(), version, started.elapsed());
+        let (lance_seconds, keyword_seconds) =
+            (timing.lance.as_secs_f64(), timing.keyword.as_secs_f64());
         let Some(m) = crate::telemetry::metrics() else {
             return Ok(outcome);
         };
@@ -324,6 +336,39 @@ impl Index {
 
 /// Commit property holding the Kafka offsets a commit covers (JSON object).
 pub const KAFKA_CHECKPOINT: &str = "ragstream.kafka.checkpoint";
+
+/// Where a commit's time went, logged when it was slow: a late document is explained by
+/// the step that held it (waiting for the write lock means maintenance or another writer).
+#[derive(Debug, Default)]
+struct CommitTiming {
+    lock_wait: std::time::Duration,
+    graph: std::time::Duration,
+    lance: std::time::Duration,
+    keyword: std::time::Duration,
+    retention: std::time::Duration,
+}
+
+impl CommitTiming {
+    const SLOW: std::time::Duration = std::time::Duration::from_secs(1);
+
+    fn report(&self, index: &str, version: u64, total: std::time::Duration) {
+        if total < Self::SLOW {
+            return;
+        }
+        let ms = |d: std::time::Duration| d.as_millis() as u64;
+        tracing::warn!(
+            index,
+            version,
+            total_ms = ms(total),
+            lock_wait_ms = ms(self.lock_wait),
+            graph_ms = ms(self.graph),
+            lance_ms = ms(self.lance),
+            keyword_ms = ms(self.keyword),
+            retention_ms = ms(self.retention),
+            "slow commit"
+        );
+    }
+}
 
 /// Simulated crashes for tests: with `RAGSTREAM_FAILPOINT=<name>` set, the process exits
 /// abruptly (no destructors, no flushing) when it reaches that point.
