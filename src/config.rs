@@ -205,6 +205,10 @@ pub struct IndexConfig {
     /// entry weight, not a limit on the process's memory.
     pub lance_index_cache_mb: usize,
     pub lance_metadata_cache_mb: usize,
+    /// tantivy's indexing budget (at least 15) and its merge policy: merge once this many
+    /// segments of about the same size exist (0: never).
+    pub keyword_writer_memory_mb: usize,
+    pub keyword_merge_min_segments: usize,
 }
 
 impl IndexConfig {
@@ -219,6 +223,13 @@ impl IndexConfig {
             refine_factor: self.vector_refine_factor,
             ef: self.vector_ef,
         }
+    }
+
+    pub fn keyword(&self) -> crate::index::KeywordSettings {
+        crate::index::KeywordSettings::from_mib(
+            self.keyword_writer_memory_mb,
+            self.keyword_merge_min_segments,
+        )
     }
 
     pub fn maintenance(&self) -> crate::index::maintenance::MaintenanceSettings {
@@ -275,6 +286,7 @@ impl Default for IndexConfig {
     fn default() -> Self {
         let vector = crate::index::vector_index::VectorIndexSettings::default();
         let maintenance = crate::index::maintenance::MaintenanceSettings::default();
+        let keyword = crate::index::KeywordSettings::default();
         IndexConfig {
             retain_versions: 100,
             ingest_batch_documents: 512,
@@ -292,6 +304,8 @@ impl Default for IndexConfig {
             purge_deleted_after_seconds: maintenance.purge_deleted_after.as_secs(),
             lance_index_cache_mb: 1024,
             lance_metadata_cache_mb: 256,
+            keyword_writer_memory_mb: keyword.writer_memory_bytes >> 20,
+            keyword_merge_min_segments: keyword.merge_min_segments,
         }
     }
 }
@@ -438,6 +452,9 @@ impl Config {
         }
         if self.index.compaction_min_fragments < 2 {
             return bad("index.compaction_min_fragments", "must be at least 2");
+        }
+        if let Some((key, reason)) = self.index.keyword().problem() {
+            return bad(&format!("index.{key}"), reason);
         }
         if self.index.compaction_target_rows == 0 {
             return bad("index.compaction_target_rows", "must be at least 1");
@@ -631,6 +648,19 @@ mod tests {
         let f = write("[chunking]\nmax_tokens = 10\noverlap_tokens = 10\n");
         let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
         assert_eq!(e.key, "chunking.overlap_tokens");
+    }
+
+    #[test]
+    fn keyword_store_settings_are_checked_and_reach_the_store() {
+        let env = |k: &str, v: &str| vec![(format!("RAGSTREAM_INDEX_{k}"), v.to_string())];
+        let e = Config::load_from(None, env("KEYWORD_WRITER_MEMORY_MB", "14")).unwrap_err();
+        assert_eq!(e.key, "index.keyword_writer_memory_mb");
+        let e = Config::load_from(None, env("KEYWORD_MERGE_MIN_SEGMENTS", "1")).unwrap_err();
+        assert_eq!(e.key, "index.keyword_merge_min_segments");
+        let c = Config::load_from(None, env("KEYWORD_MERGE_MIN_SEGMENTS", "0")).unwrap();
+        assert_eq!(c.index.keyword().merge_min_segments, 0);
+        let c = Config::load_from(None, env("KEYWORD_WRITER_MEMORY_MB", "16")).unwrap();
+        assert_eq!(c.index.keyword().writer_memory_bytes, 16 << 20);
     }
 
     #[test]

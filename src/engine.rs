@@ -87,11 +87,14 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(config: Config, embedder: Arc<dyn Embedder>) -> Self {
-        let store_options = crate::index::StoreOptions::new(
-            config.index.retain_versions,
-            config.index.lance_index_cache_mb << 20,
-            config.index.lance_metadata_cache_mb << 20,
-        );
+        let store_options = crate::index::StoreOptions {
+            keyword: config.index.keyword(),
+            ..crate::index::StoreOptions::new(
+                config.index.retain_versions,
+                config.index.lance_index_cache_mb.saturating_mul(1 << 20),
+                config.index.lance_metadata_cache_mb.saturating_mul(1 << 20),
+            )
+        };
         let cache = if config.model.cache {
             let path = config.storage.data_dir.join("embedding-cache.redb");
             match EmbeddingCache::open(&path) {

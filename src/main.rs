@@ -185,6 +185,26 @@ enum BenchCommand {
         #[arg(long)]
         out: PathBuf,
     },
+    /// The keyword store (tantivy) under streaming commits: commit latency (with merges),
+    /// searcher opening, segments and query latency per writer budget and merge policy.
+    Keyword {
+        #[arg(long, default_value = "../shared/data/scifact/corpus.jsonl")]
+        corpus: PathBuf,
+        #[arg(long, default_value = "../shared/data/scifact/queries.jsonl")]
+        queries: PathBuf,
+        #[arg(long, default_value_t = 100_000)]
+        documents: usize,
+        /// Documents per commit.
+        #[arg(long, default_value_t = 25)]
+        batch: usize,
+        #[arg(long, default_value_t = 300)]
+        query_count: usize,
+        /// Settings to compare, MEMORY_MB:MERGE_MIN_SEGMENTS (0: never merge), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "64:8")]
+        settings: Vec<String>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// What graph lookup adds to a contract-001 query: fast mode against graph mode on an
     /// index whose documents carry triples made from their own words.
     Graph {
@@ -857,6 +877,70 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 .await
                 .map_err(failure)?;
             println!("{}", json!({"chunks": chunks, "queries": n, "out": out}));
+        }
+        Command::Bench {
+            command:
+                BenchCommand::Keyword {
+                    corpus,
+                    queries,
+                    documents,
+                    batch,
+                    query_count,
+                    settings,
+                    json: out,
+                },
+        } => {
+            if documents == 0 || batch == 0 || query_count == 0 {
+                return Err(usage(
+                    "--documents, --batch and --query-count must be at least 1",
+                ));
+            }
+            let settings = settings
+                .iter()
+                .map(|s| {
+                    let parts: Vec<Option<usize>> = s.split(':').map(|n| n.parse().ok()).collect();
+                    let settings = match parts[..] {
+                        [Some(mb), Some(merge)] => {
+                            ragstream::index::KeywordSettings::from_mib(mb, merge)
+                        }
+                        _ => {
+                            return Err(usage(format!(
+                                "--settings {s:?}: expected MEMORY_MB:MERGE_MIN_SEGMENTS"
+                            )))
+                        }
+                    };
+                    match settings.problem() {
+                        Some((key, reason)) => {
+                            Err(usage(format!("--settings {s:?}: {key} {reason}")))
+                        }
+                        None => Ok(settings),
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let options = ragstream::bench::keyword::KeywordBenchOptions {
+                corpus,
+                queries,
+                documents,
+                batch,
+                query_count,
+                settings,
+            };
+            let chunker = ragstream::chunking::Chunker::new(config.chunking.chunker());
+            let report = ragstream::bench::keyword::run(&chunker, &options).map_err(failure)?;
+            println!(
+                "{} documents ({} chunks) in commits of {}, {} queries (top 30)",
+                report.documents, report.chunks, report.batch, report.queries
+            );
+            for r in &report.rows {
+                println!(
+                    "memory {:>4} MiB merge {:>2}: {:>7.0} docs/s · commit p50 {:>6.2} p99 {:>7.2} max {:>8.2} ms · searcher open p50 {:>5.2} p99 {:>6.2} ms · {:>3} segments · query p50 {:>5.2} p99 {:>6.2} ms · {:.0} MiB",
+                    r.writer_memory_mb, r.merge_min_segments, r.documents_per_second,
+                    r.commit_p50_ms, r.commit_p99_ms, r.commit_max_ms, r.searcher_open_p50_ms,
+                    r.searcher_open_p99_ms, r.segments_end, r.query_p50_ms, r.query_p99_ms,
+                    r.disk_mib
+                );
+            }
+            write_report(out.as_deref(), &report)?;
         }
         Command::Bench {
             command:

@@ -4,6 +4,7 @@
 pub mod embed;
 pub mod export;
 pub mod graph;
+pub mod keyword;
 pub mod pipeline;
 pub mod scale;
 pub mod telemetry;

@@ -88,6 +88,8 @@ pub enum BenchError {
     Http(#[from] reqwest::Error),
     #[error("{0}")]
     Stalled(String),
+    #[error(transparent)]
+    Store(#[from] crate::index::StoreError),
 }
 
 /// Polls the index until it holds `want` documents; calls `seen(count, now)` on every change.

@@ -112,7 +112,7 @@ pub struct ScaleBenchReport {
 
 /// Documents of about 120 words, each made of sentences of other SciFact passages, made on
 /// demand (a million of them would otherwise sit in memory during the measurement).
-fn documents(corpus: &[Document]) -> impl Iterator<Item = Document> + '_ {
+pub(crate) fn documents(corpus: &[Document]) -> impl Iterator<Item = Document> + '_ {
     let sentences: Vec<&str> = corpus
         .iter()
         .filter_map(|d| d.text.as_deref())
@@ -146,7 +146,7 @@ fn rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-fn disk_mib(dir: &Path) -> f64 {
+pub(crate) fn disk_mib(dir: &Path) -> f64 {
     fn walk(p: &Path) -> u64 {
         std::fs::read_dir(p)
             .into_iter()

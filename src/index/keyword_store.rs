@@ -26,9 +26,59 @@ use crate::retrieval::filters::{
 };
 
 const ANALYZER: &str = "ragstream_en";
-const WRITER_MEMORY: usize = 64 << 20;
 /// Pinned searchers kept open.
 const SEARCHER_CACHE: usize = 8;
+
+/// How the keyword store writes (`[index] keyword_*`; measured in BENCHMARKS.md, "The
+/// keyword store under streaming commits").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KeywordSettings {
+    /// tantivy's indexing budget: a segment is flushed when it fills (and at every commit,
+    /// so streaming batches never reach it; it bounds bulk loads and rebuilds).
+    pub writer_memory_bytes: usize,
+    /// Merge once this many segments of about the same size exist (tantivy's log merge
+    /// policy); 0: never merge.
+    pub merge_min_segments: usize,
+}
+
+impl Default for KeywordSettings {
+    fn default() -> Self {
+        KeywordSettings {
+            writer_memory_bytes: 64 << 20,
+            merge_min_segments: 8,
+        }
+    }
+}
+
+impl KeywordSettings {
+    /// Settings from configuration units: the budget in MiB.
+    pub fn from_mib(writer_memory_mib: usize, merge_min_segments: usize) -> Self {
+        KeywordSettings {
+            writer_memory_bytes: writer_memory_mib.saturating_mul(1 << 20),
+            merge_min_segments,
+        }
+    }
+
+    /// What is wrong with the settings, as (configuration key, reason); `None` when usable.
+    pub fn problem(&self) -> Option<(&'static str, &'static str)> {
+        if self.writer_memory_bytes < MIN_WRITER_MEMORY_BYTES {
+            return Some((
+                "keyword_writer_memory_mb",
+                "must be at least 15 (tantivy's smallest budget)",
+            ));
+        }
+        if self.merge_min_segments == 1 {
+            return Some((
+                "keyword_merge_min_segments",
+                "must be 0 (never merge) or at least 2",
+            ));
+        }
+        None
+    }
+}
+
+/// tantivy's smallest indexing budget (a writer refuses less).
+const MIN_WRITER_MEMORY_BYTES: usize = 15_000_000;
 
 struct Fields {
     chunk_id: Field,
@@ -42,8 +92,9 @@ pub struct KeywordStore {
     fields: Fields,
     /// Created on the first write, so that readers never take tantivy's writer lock.
     writer: Mutex<Option<IndexWriter>>,
-    /// Which segments to merge after a commit.
-    merge_policy: LogMergePolicy,
+    /// Which segments to merge after a commit (`None`: never).
+    merge_policy: Option<LogMergePolicy>,
+    writer_memory_bytes: usize,
     searchers: Mutex<Vec<(u64, Searcher)>>,
 }
 
@@ -115,7 +166,7 @@ fn open_index(dir: VersionedDirectory) -> tantivy::Result<Index> {
 }
 
 impl KeywordStore {
-    pub fn open(path: &Path) -> Result<Self, StoreError> {
+    pub fn open(path: &Path, settings: &KeywordSettings) -> Result<Self, StoreError> {
         let mut dir = VersionedDirectory::open(path)?;
         let mut index = open_index(dir.clone())?;
         if index.schema().get_field(VISIBILITY_FIELD).is_err() {
@@ -144,7 +195,12 @@ impl KeywordStore {
             index,
             fields,
             writer: Mutex::new(None),
-            merge_policy: LogMergePolicy::default(),
+            merge_policy: (settings.merge_min_segments > 0).then(|| {
+                let mut policy = LogMergePolicy::default();
+                policy.set_min_num_segments(settings.merge_min_segments);
+                policy
+            }),
+            writer_memory_bytes: settings.writer_memory_bytes.max(MIN_WRITER_MEMORY_BYTES),
             searchers: Mutex::new(Vec::new()),
         })
     }
@@ -184,9 +240,11 @@ impl KeywordStore {
         // run here, between commits, rather than in tantivy's background thread: each one
         // rewrites the live commit only, while the snapshot of `version` stays as committed
         // and pinned answers keep their exact BM25 statistics.
-        let metas = self.index.searchable_segment_metas()?;
-        for candidate in self.merge_policy.compute_merge_candidates(&metas) {
-            writer.merge(&candidate.0).wait()?;
+        if let Some(policy) = &self.merge_policy {
+            let metas = self.index.searchable_segment_metas()?;
+            for candidate in policy.compute_merge_candidates(&metas) {
+                writer.merge(&candidate.0).wait()?;
+            }
         }
         Ok(())
     }
@@ -207,7 +265,9 @@ impl KeywordStore {
         slot: &'a mut Option<IndexWriter>,
     ) -> Result<&'a mut IndexWriter, StoreError> {
         if slot.is_none() {
-            let writer: IndexWriter = self.index.writer_with_num_threads(1, WRITER_MEMORY)?;
+            let writer: IndexWriter = self
+                .index
+                .writer_with_num_threads(1, self.writer_memory_bytes)?;
             writer.set_merge_policy(Box::new(NoMergePolicy));
             *slot = Some(writer);
         }

@@ -18,7 +18,7 @@ use tracing::Instrument;
 
 use serde::{Deserialize, Serialize};
 
-pub use keyword_store::KeywordStore;
+pub use keyword_store::{KeywordSettings, KeywordStore};
 pub(crate) use lance_store::{in_list, replace_documents};
 pub use lance_store::{Census, LanceStore};
 pub use rows::ChunkRow;
@@ -257,6 +257,8 @@ pub struct StoreOptions {
     /// shared by every index bounds the process's total; without one, Lance gives each
     /// dataset it opens a budget of 6 GiB for indexes and 1 GiB for metadata.
     pub lance_session: Arc<lance::session::Session>,
+    /// The keyword store's writer budget and merge policy.
+    pub keyword: KeywordSettings,
 }
 
 impl StoreOptions {
@@ -267,6 +269,7 @@ impl StoreOptions {
     ) -> Self {
         StoreOptions {
             retain_versions,
+            keyword: KeywordSettings::default(),
             lance_session: Arc::new(lance::session::Session::new(
                 index_cache_bytes,
                 metadata_cache_bytes,
@@ -378,7 +381,7 @@ impl Index {
                 lance.set_dimensions(dimensions);
             }
         }
-        let keyword = KeywordStore::open(&dir.join("keyword"))?;
+        let keyword = KeywordStore::open(&dir.join("keyword"), &options.keyword)?;
         let graph = GraphStore::open(&dir).await?;
         let index = Index {
             name,

@@ -495,3 +495,50 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("999999"));
 }
+
+#[test]
+fn bench_keyword_compares_merge_policies_and_rejects_bad_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (corpus, queries) = (
+        dir.path().join("corpus.jsonl"),
+        dir.path().join("queries.jsonl"),
+    );
+    let lines: Vec<String> = (0..20)
+        .map(|i| serde_json::json!({"_id": format!("c{i}"), "text": format!("Sample number {i} was measured twice in the glacier. ").repeat(3)}).to_string())
+        .collect();
+    std::fs::write(&corpus, lines.join("\n")).unwrap();
+    std::fs::write(&queries, r#"{"_id":"q1","text":"glacier sample"}"#).unwrap();
+    let report = dir.path().join("keyword.json");
+    let bench = |settings: &str| {
+        let mut cmd = ragstream(&data);
+        cmd.args(["bench", "keyword", "--documents", "60", "--batch", "5"])
+            .args(["--query-count", "1", "--settings", settings])
+            .arg("--corpus")
+            .arg(&corpus)
+            .arg("--queries")
+            .arg(&queries)
+            .arg("--json")
+            .arg(&report);
+        cmd
+    };
+    succeeded(&mut bench("16:2,16:0"));
+    let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{r}");
+    assert_eq!(rows[0]["commits"], 12);
+    // Never merging leaves one segment per commit; the log policy merges them as they pile up.
+    assert_eq!(rows[1]["merge_min_segments"], 0);
+    assert_eq!(rows[1]["segments_end"], 12, "{r}");
+    assert!(rows[0]["segments_end"].as_u64().unwrap() < 12, "{r}");
+    assert!(rows
+        .iter()
+        .all(|row| row["commit_p50_ms"].as_f64().unwrap() > 0.0));
+
+    for bad in ["14:8", "64:1", "64"] {
+        let out = bench(bad).output().unwrap();
+        assert!(!out.status.success(), "{bad}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--settings"), "{bad}: {stderr}");
+    }
+}
