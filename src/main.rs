@@ -933,8 +933,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             );
             for r in &report.rows {
                 println!(
-                    "memory {:>4} MiB merge {:>2}: {:>7.0} docs/s · commit p50 {:>6.2} p99 {:>7.2} max {:>8.2} ms · searcher open p50 {:>5.2} p99 {:>6.2} ms · {:>3} segments · query p50 {:>5.2} p99 {:>6.2} ms · {:.0} MiB",
-                    r.writer_memory_mb, r.merge_min_segments, r.documents_per_second,
+                    "memory {:>4} MiB merge {:>2}: {:>7.0} chunks/s · commit p50 {:>6.2} p99 {:>7.2} max {:>8.2} ms · searcher open p50 {:>5.2} p99 {:>6.2} ms · {:>3} segments · query p50 {:>5.2} p99 {:>6.2} ms · {:.0} MiB",
+                    r.writer_memory_mb, r.merge_min_segments, r.chunks_per_second,
                     r.commit_p50_ms, r.commit_p99_ms, r.commit_max_ms, r.searcher_open_p50_ms,
                     r.searcher_open_p99_ms, r.segments_end, r.query_p50_ms, r.query_p99_ms,
                     r.disk_mib

@@ -574,7 +574,11 @@ async fn phases(
     .into_iter()
     .map(|p| (p, Vec::new()))
     .collect();
-    let filters = Filters::default();
+    // Nothing is deleted here: what a query's keyword branch runs then (no visibility clause).
+    let filters = Filters {
+        visibility: crate::retrieval::filters::Visibility::All,
+        ..Filters::default()
+    };
     for q in queries {
         let mut t = Instant::now();
         let mut lap = |i: usize, times: &mut Vec<(&str, Vec<f64>)>| {

@@ -396,13 +396,7 @@ impl KeywordStore {
             let filter = ConstScoreQuery::new(Box::new(BooleanQuery::new(either)), 0.0);
             all.push((Occur::Must, Box::new(filter)));
         }
-        // "Active" selects every document of a snapshot without soft-deleted chunks; leaving
-        // the clause out then keeps the query a bare disjunction (below).
-        let visibility = match filters.visibility {
-            Visibility::Active if !self.may_hold_deleted(searcher)? => None,
-            _ => filters.visibility.term(),
-        };
-        if let Some(term) = visibility {
+        if let Some(term) = filters.visibility.term() {
             let q = TermQuery::new(
                 Term::from_field_text(self.fields.filters[VISIBILITY_FIELD], term),
                 IndexRecordOption::Basic,

@@ -178,18 +178,19 @@ pub async fn search(
         }
     };
     // "Not deleted" selects every row of a version without soft-deleted rows: leaving the
-    // filter out spares the vector search a pre-filter pass over every row.
-    let filter_sql = if request.filters.visibility == Visibility::Active
+    // filter out spares the vector search a pre-filter pass over every row, and keeps the
+    // keyword query a bare disjunction (which tantivy answers with block-max WAND).
+    let filters = if request.filters.visibility == Visibility::Active
         && !index.keyword().may_hold_deleted(&snapshot.searcher)?
     {
         Filters {
             visibility: Visibility::All,
             ..request.filters.clone()
         }
-        .to_sql()
     } else {
-        request.filters.to_sql()
+        request.filters.clone()
     };
+    let filter_sql = filters.to_sql();
     // The pool each branch fetches: top_k, unless the request asks for a larger pool (the
     // cut-offs below then pick top_k from it).
     let pool = |limit: Option<usize>| {
@@ -230,7 +231,7 @@ pub async fn search(
                 index,
                 &snapshot,
                 &keyword_query,
-                &request.filters,
+                &filters,
                 pool(request.candidates.keyword),
             )
             .await?;
@@ -255,15 +256,8 @@ pub async fn search(
         SearchMethod::Hybrid => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
             let q = embed(&query).await?;
-            let (hits, semantic, keyword) = hybrid(
-                index,
-                &q,
-                &snapshot,
-                &keyword_query,
-                request,
-                filter_sql.as_deref(),
-            )
-            .await?;
+            let (hits, semantic, keyword) =
+                hybrid(index, &q, &snapshot, &keyword_query, request, &filters).await?;
             counts = (semantic, keyword);
             hits
         }
@@ -409,9 +403,10 @@ async fn hybrid(
     snapshot: &Snapshot,
     query: &str,
     request: &SearchRequest,
-    filter_sql: Option<&str>,
+    filters: &Filters,
 ) -> Result<(Vec<SearchHit>, usize, usize), EngineError> {
     let fetch = overfetch(request.top_k);
+    let filter_sql = filters.to_sql();
     // The two branches run side by side: tantivy on the blocking pool, then its candidates'
     // rows read from Lance, while the vector search runs.
     let keyword_branch = async {
@@ -419,21 +414,21 @@ async fn hybrid(
             index,
             snapshot,
             query,
-            &request.filters,
+            filters,
             request.candidates.keyword.unwrap_or(fetch).min(MAX_POOL),
         )
         .await?;
         let ids: Vec<String> = keyword.iter().map(|(id, _)| id.clone()).collect();
         let rows = rows_by_id(index, snapshot, &ids, true).await?;
-        Ok::<_, EngineError>((keyword, ids, rows))
+        Ok::<_, EngineError>((keyword, rows))
     };
-    let (semantic, (keyword, keyword_ids, keyword_rows)) = futures::try_join!(
+    let (semantic, (keyword, keyword_rows)) = futures::try_join!(
         semantic_branch(
             index,
             snapshot,
             q,
             request.candidates.semantic.unwrap_or(fetch).min(MAX_POOL),
-            filter_sql,
+            filter_sql.as_deref(),
         ),
         keyword_branch,
     )?;
@@ -442,7 +437,8 @@ async fn hybrid(
     let mut similarity: HashMap<String, f64> = HashMap::new();
     let from_semantic: std::collections::HashSet<String> =
         semantic.iter().map(|(r, _)| r.chunk_id.clone()).collect();
-    let from_keyword: std::collections::HashSet<String> = keyword_ids.into_iter().collect();
+    let from_keyword: std::collections::HashSet<String> =
+        keyword.iter().map(|(id, _)| id.clone()).collect();
     for (row, sim) in semantic {
         similarity.insert(row.chunk_id.clone(), sim);
         rows.insert(row.chunk_id.clone(), row);
