@@ -219,7 +219,11 @@ fn dashboard_exprs(v: &serde_json::Value, out: &mut Vec<String>) {
 /// evaluates without error.
 #[test]
 fn dashboards_and_rules_work_on_a_real_prometheus() {
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Read at run time: a test binary reused from another clone (a shared target directory
+    // keeps it fresh) would otherwise look in that clone, which may be gone.
+    let repo = std::path::PathBuf::from(
+        std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()),
+    );
     let d = start_daemon_with(&[]);
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
