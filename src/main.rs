@@ -821,7 +821,10 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 );
             }
             for p in &report.phases {
-                println!("  phase {:<28} p50 {:>8.2} ms", p.phase, p.p50_ms);
+                println!(
+                    "  phase {:<32} p50 {:>8.2} ms  p99 {:>8.2} ms",
+                    p.phase, p.p50_ms, p.p99_ms
+                );
             }
             for p in &report.sweep {
                 println!(

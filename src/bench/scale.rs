@@ -86,6 +86,7 @@ pub struct SteadyReport {
 pub struct PhaseTime {
     pub phase: String,
     pub p50_ms: f64,
+    pub p99_ms: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -101,7 +102,7 @@ pub struct ScaleBenchReport {
     pub concurrency: usize,
     pub latency: Vec<MethodLatency>,
     pub ann_recall_at_10: f64,
-    /// Median milliseconds of each step a hybrid query takes, timed alone.
+    /// Milliseconds of each step a hybrid query takes (and of alternatives), timed alone.
     pub phases: Vec<PhaseTime>,
     /// Recall@10 and latency of the vector search per (nprobes, refine factor).
     pub sweep: Vec<SweepPoint>,
@@ -553,8 +554,9 @@ async fn measure_recall(
     Ok(out)
 }
 
-/// Times the steps of a hybrid query one at a time (median over `queries`): where the
-/// latency goes.
+/// Times the steps of a hybrid query one at a time (p50 and p99 over `queries`): where the
+/// latency goes. Beside what a query runs, the alternatives that decide what to change: the
+/// vector search without reading rows, and rows read by address instead of by chunk id.
 async fn phases(
     engine: &Arc<Engine>,
     index: &Arc<crate::index::Index>,
@@ -567,9 +569,12 @@ async fn phases(
         "snapshot",
         "semantic (live rows)",
         "semantic (no filter)",
+        "vector search, addresses only",
         "keyword",
         "hydrate (ids, with vectors)",
         "hydrate (ids, no vectors)",
+        "rows by address, with vectors",
+        "10 rows by address, no vectors",
     ]
     .into_iter()
     .map(|p| (p, Vec::new()))
@@ -596,16 +601,30 @@ async fn phases(
         lap(2, &mut times);
         let found = lance.nearest(&snapshot.dataset, &v, fetch, None).await?;
         lap(3, &mut times);
+        let addresses = lance
+            .nearest_addresses(&snapshot.dataset, &v, fetch)
+            .await?;
+        lap(4, &mut times);
         let ranked = index
             .keyword()
             .search(&snapshot.searcher, q, &filters, fetch)?;
-        lap(4, &mut times);
+        lap(5, &mut times);
         let ids: Vec<String> = ranked.into_iter().map(|(id, _)| id).collect();
         lance.rows(&snapshot.dataset, &ids, true).await?;
-        lap(5, &mut times);
+        lap(6, &mut times);
         let ids: Vec<String> = found.into_iter().map(|(r, _)| r.chunk_id).collect();
         lance.rows(&snapshot.dataset, &ids, false).await?;
-        lap(6, &mut times);
+        lap(7, &mut times);
+        lance.rows_at(&snapshot.dataset, &addresses, true).await?;
+        lap(8, &mut times);
+        lance
+            .rows_at(
+                &snapshot.dataset,
+                &addresses[..addresses.len().min(10)],
+                false,
+            )
+            .await?;
+        lap(9, &mut times);
     }
     Ok(times
         .into_iter()
@@ -614,6 +633,7 @@ async fn phases(
             PhaseTime {
                 phase: phase.to_string(),
                 p50_ms: percentile(&ms, 50.0),
+                p99_ms: percentile(&ms, 99.0),
             }
         })
         .collect())

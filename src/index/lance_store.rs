@@ -419,6 +419,65 @@ impl LanceStore {
         self.search_vectors(ds, query, k, None, false).await
     }
 
+    /// Row addresses of the `k` nearest neighbours, best first, with the same search
+    /// settings as [`Self::nearest`] but no row read beyond the re-ranking: the vector search
+    /// alone, which [`Self::rows_at`] then hydrates (what `bench scale` times apart).
+    pub async fn nearest_addresses(
+        &self,
+        ds: &Dataset,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<u64>, StoreError> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let q = Float32Array::from(query.to_vec());
+        let mut scanner = ds.scan();
+        scanner
+            .nearest(super::rows::VECTOR_COLUMN, &q, k)?
+            .distance_metric(lance_linalg::distance::DistanceType::Cosine)
+            .project(&["_distance"])?
+            .with_row_address();
+        if super::vector_index::has_index(ds).await? {
+            let (nprobes, refine, ef) = *self.vector_search.lock().expect("vector search lock");
+            scanner
+                .nprobes(nprobes)
+                .refine(refine)
+                .ef(ef.max(k * refine as usize));
+        }
+        let batches: Vec<RecordBatch> = scanner.try_into_stream().await?.try_collect().await?;
+        let mut out = Vec::with_capacity(k);
+        for b in &batches {
+            let addresses = b
+                .column_by_name("_rowaddr")
+                .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
+                .ok_or_else(|| StoreError::Corrupt("nearest: no _rowaddr column".into()))?;
+            out.extend(addresses.values().iter().copied());
+        }
+        Ok(out)
+    }
+
+    /// The rows at the given addresses of `ds` (optionally with vectors), read directly
+    /// rather than looked up by chunk id.
+    pub async fn rows_at(
+        &self,
+        ds: &Dataset,
+        addresses: &[u64],
+        with_vector: bool,
+    ) -> Result<Vec<ChunkRow>, StoreError> {
+        if addresses.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut columns = columns_without_vector();
+        if with_vector {
+            columns.push(super::rows::VECTOR_COLUMN);
+        }
+        let batch = ds
+            .take_rows(addresses, ds.schema().project(&columns)?)
+            .await?;
+        batch_to_rows(&batch).map_err(StoreError::Corrupt)
+    }
+
     async fn search_vectors(
         &self,
         ds: &Dataset,
