@@ -183,6 +183,7 @@ impl Engine {
             .lance()
             .set_vector_search(v.nprobes, v.refine_factor, v.ef);
         open.insert(name.clone(), index.clone());
+        prewarm_in_background(&index);
         Ok(index)
     }
 
@@ -264,9 +265,11 @@ impl Engine {
                 }
             }
             let release = Release(index);
-            if let Err(e) = release.0.build_vector_index(&settings).await {
-                tracing::warn!(index = %release.0.name(), error = %e,
-                    "building the vector index failed; will retry after the next commit");
+            match release.0.build_vector_index(&settings).await {
+                Ok(Some(_)) => prewarm_in_background(&release.0),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(index = %release.0.name(), error = %e,
+                    "building the vector index failed; will retry after the next commit"),
             }
         });
     }
@@ -412,4 +415,20 @@ impl Engine {
     pub async fn stats(&self, name: &IndexName) -> Result<IndexStats, EngineError> {
         Ok(self.index(name).await?.stats().await?)
     }
+}
+
+/// Loads the search indexes of `index` into Lance's cache without holding anyone up; a
+/// failure only costs the first queries their speed, so it is logged.
+fn prewarm_in_background(index: &Arc<Index>) {
+    let index = index.clone();
+    tokio::spawn(async move {
+        let started = std::time::Instant::now();
+        match index.prewarm_search_indexes().await {
+            Ok(true) => tracing::info!(index = %index.name(),
+                seconds = started.elapsed().as_secs_f64(), "search indexes loaded into the cache"),
+            Ok(false) => {}
+            Err(e) => tracing::warn!(index = %index.name(), error = %e,
+                "loading the search indexes into the cache failed; first queries read them"),
+        }
+    });
 }

@@ -809,9 +809,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     .await
                     .map_err(failure)?;
             println!(
-                "embedder {} · {} chunks · ingest {:.0} chunks/s ({:.1} s) · vector index over {} rows ({:.1} s)",
+                "embedder {} · {} chunks · ingest {:.0} chunks/s ({:.1} s) · vector index over {} rows ({:.1} s) · cache loaded in {:.1} s",
                 report.embedder, report.chunks, report.chunks_per_second, report.ingest_seconds,
-                report.vector_index_rows, report.index_build_seconds
+                report.vector_index_rows, report.index_build_seconds, report.prewarm_seconds
             );
             for l in &report.latency {
                 println!(

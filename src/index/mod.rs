@@ -213,6 +213,9 @@ pub struct Index {
     graph_versions: std::sync::Mutex<std::collections::HashMap<u64, Option<GraphVersion>>>,
     /// A vector-index build or a compaction is running (one at a time).
     vector_build: std::sync::atomic::AtomicBool,
+    /// Segments of the search indexes already loaded into Lance's cache (see
+    /// [`Index::prewarm_search_indexes`]); held while loading, so that callers wait for one load.
+    warmed: tokio::sync::Mutex<Vec<String>>,
     /// Versions that running queries read.
     pins: Arc<VersionPins>,
     retain_versions: u64,
@@ -392,6 +395,7 @@ impl Index {
             graph_views: std::sync::Mutex::new(Vec::new()),
             graph_versions: std::sync::Mutex::new(std::collections::HashMap::new()),
             vector_build: std::sync::atomic::AtomicBool::new(false),
+            warmed: tokio::sync::Mutex::new(Vec::new()),
             pins: Arc::default(),
             retain_versions,
             write_lock: tokio::sync::Mutex::new(()),

@@ -156,6 +156,33 @@ pub async fn has_index(ds: &Dataset) -> Result<bool, StoreError> {
 }
 
 impl Index {
+    /// Loads the newest version's vector and chunk-id indexes into Lance's index cache, so
+    /// that the first queries after opening an index or building its vector index do not read
+    /// them partition by partition (at a million chunks the first queries took 0.8–1.5 s).
+    /// Returns whether anything was loaded: segments loaded before are not loaded again, and
+    /// a caller arriving during a load waits for it.
+    pub async fn prewarm_search_indexes(&self) -> Result<bool, StoreError> {
+        let mut warmed = self.warmed.lock().await;
+        let ds = self.lance().latest();
+        let indices = ds.load_indices().await?;
+        let mut segments: Vec<String> = indices
+            .iter()
+            .filter(|i| i.name == VECTOR_INDEX || i.name == ID_INDEX)
+            .map(|i| i.uuid.to_string())
+            .collect();
+        segments.sort();
+        if segments.is_empty() || *warmed == segments {
+            return Ok(false);
+        }
+        for name in [VECTOR_INDEX, ID_INDEX] {
+            if indices.iter().any(|i| i.name == name) {
+                ds.prewarm_index(name).await?;
+            }
+        }
+        *warmed = segments;
+        Ok(true)
+    }
+
     /// Claims the right to run a build; false if one is running.
     pub fn begin_vector_build(&self) -> bool {
         !self
