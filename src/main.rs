@@ -460,6 +460,19 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let started = Instant::now();
             let count = docs.len();
             let outcome = ragstream::ingest::ingest_documents(&engine, &name, docs, true).await?;
+            // The last commit may have started a vector index build in the background; the
+            // process must not exit under it (the build would be lost and redone next time).
+            let index = engine.index(&name).await?;
+            if index.vector_build_running() {
+                eprintln!("waiting for the vector index build to finish");
+                while index.vector_build_running() {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+            let (vector_index_rows, _) =
+                ragstream::index::vector_index::coverage(&index.lance().latest())
+                    .await
+                    .map_err(ragstream::engine::EngineError::from)?;
             let secs = started.elapsed().as_secs_f64();
             println!(
                 "{}",
@@ -469,7 +482,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     "upserted": outcome.upserted,
                     "unchanged": outcome.unchanged,
                     "chunks_written": outcome.chunks_written,
-                    "index_version": engine.index(&name).await?.latest_version(),
+                    "index_version": index.latest_version(),
+                    "vector_index_rows": vector_index_rows,
                     "embedding": engine.embedding_report(),
                     "seconds": (secs * 1000.0).round() / 1000.0,
                 })

@@ -190,6 +190,11 @@ impl Index {
             .swap(true, std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// A vector-index build (or a compaction) is running.
+    pub fn vector_build_running(&self) -> bool {
+        self.vector_build.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     pub fn end_vector_build(&self) {
         self.vector_build
             .store(false, std::sync::atomic::Ordering::SeqCst);

@@ -86,6 +86,35 @@ fn ingest_then_query_json_is_the_contract_000_response() {
 }
 
 #[test]
+fn ingest_waits_for_the_vector_index_build_its_commit_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("docs.jsonl");
+    let lines: Vec<String> = (0..300)
+        .map(|i| {
+            serde_json::json!({"id": format!("d{i}"), "text": format!("document {i} about topic {}", i % 17)})
+                .to_string()
+        })
+        .collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let out = ragstream(&data)
+        .env("RAGSTREAM_INDEX_VECTOR_INDEX_MIN_ROWS", "200")
+        .args(["ingest", "--index", "kb"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["chunks_written"], 300);
+    // The build the last commit started finished before the process exited.
+    assert_eq!(summary["vector_index_rows"], 300, "{summary}");
+}
+
+#[test]
 fn invalid_input_lines_are_reported_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
