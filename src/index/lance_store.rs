@@ -51,6 +51,15 @@ fn live(filter: String) -> String {
 }
 
 /// `column IN ('a', 'b')`, values quoted for Lance's SQL filters.
+/// The columns of a [`ChunkRow`], with or without its vector.
+fn row_columns(with_vector: bool) -> Vec<&'static str> {
+    let mut columns = columns_without_vector();
+    if with_vector {
+        columns.push(super::rows::VECTOR_COLUMN);
+    }
+    columns
+}
+
 pub(crate) fn in_list(column: &str, values: &[String]) -> String {
     let items: Vec<String> = values.iter().map(|v| sql_string(v)).collect();
     format!("{column} IN ({})", items.join(", "))
@@ -352,11 +361,7 @@ impl LanceStore {
         filter: Option<String>,
         with_vector: bool,
     ) -> Result<Vec<ChunkRow>, StoreError> {
-        let mut columns = columns_without_vector();
-        if with_vector {
-            columns.push(super::rows::VECTOR_COLUMN);
-        }
-        let batches = self.scan(ds, &columns, filter).await?;
+        let batches = self.scan(ds, &row_columns(with_vector), filter).await?;
         let mut rows = Vec::new();
         for b in &batches {
             rows.extend(batch_to_rows(b).map_err(StoreError::Corrupt)?);
@@ -431,20 +436,8 @@ impl LanceStore {
         if k == 0 {
             return Ok(Vec::new());
         }
-        let q = Float32Array::from(query.to_vec());
-        let mut scanner = ds.scan();
-        scanner
-            .nearest(super::rows::VECTOR_COLUMN, &q, k)?
-            .distance_metric(lance_linalg::distance::DistanceType::Cosine)
-            .project(&["_distance"])?
-            .with_row_address();
-        if super::vector_index::has_index(ds).await? {
-            let (nprobes, refine, ef) = *self.vector_search.lock().expect("vector search lock");
-            scanner
-                .nprobes(nprobes)
-                .refine(refine)
-                .ef(ef.max(k * refine as usize));
-        }
+        let mut scanner = self.nearest_scanner(ds, query, k, true).await?;
+        scanner.project(&["_distance"])?.with_row_address();
         let batches: Vec<RecordBatch> = scanner.try_into_stream().await?.try_collect().await?;
         let mut out = Vec::with_capacity(k);
         for b in &batches {
@@ -468,14 +461,38 @@ impl LanceStore {
         if addresses.is_empty() {
             return Ok(Vec::new());
         }
-        let mut columns = columns_without_vector();
-        if with_vector {
-            columns.push(super::rows::VECTOR_COLUMN);
-        }
+        let columns = row_columns(with_vector);
         let batch = ds
             .take_rows(addresses, ds.schema().project(&columns)?)
             .await?;
         batch_to_rows(&batch).map_err(StoreError::Corrupt)
+    }
+
+    /// A cosine nearest-neighbour scan for `k` rows: exact without `use_index`; otherwise
+    /// with this store's search settings when `ds` has a vector index.
+    async fn nearest_scanner(
+        &self,
+        ds: &Dataset,
+        query: &[f32],
+        k: usize,
+        use_index: bool,
+    ) -> Result<lance::dataset::scanner::Scanner, StoreError> {
+        let q = Float32Array::from(query.to_vec());
+        let mut scanner = ds.scan();
+        scanner
+            .nearest(super::rows::VECTOR_COLUMN, &q, k)?
+            .distance_metric(lance_linalg::distance::DistanceType::Cosine);
+        if !use_index {
+            scanner.use_index(false);
+        } else if super::vector_index::has_index(ds).await? {
+            let (nprobes, refine, ef) = *self.vector_search.lock().expect("vector search lock");
+            // HNSW must look at least as wide as the candidates it hands to the re-ranking.
+            scanner
+                .nprobes(nprobes)
+                .refine(refine)
+                .ef(ef.max(k * refine as usize));
+        }
+        Ok(scanner)
     }
 
     async fn search_vectors(
@@ -489,26 +506,10 @@ impl LanceStore {
         if k == 0 {
             return Ok(Vec::new());
         }
-        let q = Float32Array::from(query.to_vec());
-        let mut scanner = ds.scan();
-        let mut columns = columns_without_vector();
-        columns.push(super::rows::VECTOR_COLUMN);
+        let mut columns = row_columns(true);
         columns.push("_distance");
-        scanner
-            .nearest(super::rows::VECTOR_COLUMN, &q, k)?
-            .distance_metric(lance_linalg::distance::DistanceType::Cosine)
-            .prefilter(true)
-            .project(&columns)?;
-        if !use_index {
-            scanner.use_index(false);
-        } else if super::vector_index::has_index(ds).await? {
-            let (nprobes, refine, ef) = *self.vector_search.lock().expect("vector search lock");
-            // HNSW must look at least as wide as the candidates it hands to the re-ranking.
-            scanner
-                .nprobes(nprobes)
-                .refine(refine)
-                .ef(ef.max(k * refine as usize));
-        }
+        let mut scanner = self.nearest_scanner(ds, query, k, use_index).await?;
+        scanner.prefilter(true).project(&columns)?;
         if let Some(f) = filter {
             scanner.filter(f)?;
         }

@@ -97,16 +97,11 @@ fn ingest_waits_for_the_vector_index_build_its_commit_started() {
         })
         .collect();
     std::fs::write(&file, lines.join("\n")).unwrap();
-    let out = ragstream(&data)
-        .env("RAGSTREAM_INDEX_VECTOR_INDEX_MIN_ROWS", "200")
-        .args(["ingest", "--index", "kb"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeded(
+        ragstream(&data)
+            .env("RAGSTREAM_INDEX_VECTOR_INDEX_MIN_ROWS", "200")
+            .args(["ingest", "--index", "kb"])
+            .arg(&file),
     );
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["chunks_written"], 300);
