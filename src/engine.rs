@@ -83,6 +83,9 @@ pub struct Engine {
     auth: crate::auth::Authenticator,
     /// Reorders contract 002's fused candidates when `[reranker]` is enabled.
     reranker: Option<Arc<dyn crate::retrieval::rerank::Reranker>>,
+    /// Load each index's search indexes into Lance's cache when it is opened and after each
+    /// vector index build (a serving process; a one-shot command would only pay for it).
+    keep_warm: bool,
 }
 
 impl Engine {
@@ -136,7 +139,16 @@ impl Engine {
             cache,
             indexes: tokio::sync::Mutex::new(HashMap::new()),
             store_options,
+            keep_warm: false,
         }
+    }
+
+    /// This engine serves: it loads each index's search indexes into Lance's cache in the
+    /// background when the index is opened and after each vector index build, so that the
+    /// first queries do not read them partition by partition.
+    pub fn keeping_indexes_warm(mut self) -> Self {
+        self.keep_warm = true;
+        self
     }
 
     pub fn config(&self) -> &Config {
@@ -183,7 +195,9 @@ impl Engine {
             .lance()
             .set_vector_search(v.nprobes, v.refine_factor, v.ef);
         open.insert(name.clone(), index.clone());
-        prewarm_in_background(&index);
+        if self.keep_warm {
+            prewarm_in_background(&index);
+        }
         Ok(index)
     }
 
@@ -256,6 +270,7 @@ impl Engine {
         }
         let settings = self.config.index.vector();
         let index = index.clone();
+        let keep_warm = self.keep_warm;
         tokio::spawn(async move {
             // Released even if the build panics, so that a later commit can try again.
             struct Release(Arc<Index>);
@@ -266,8 +281,8 @@ impl Engine {
             }
             let release = Release(index);
             match release.0.build_vector_index(&settings).await {
-                Ok(Some(_)) => prewarm_in_background(&release.0),
-                Ok(None) => {}
+                Ok(Some(_)) if keep_warm => prewarm_in_background(&release.0),
+                Ok(_) => {}
                 Err(e) => tracing::warn!(index = %release.0.name(), error = %e,
                     "building the vector index failed; will retry after the next commit"),
             }

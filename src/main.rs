@@ -430,7 +430,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     let _telemetry = init_telemetry(&config)?;
     match cli.command {
         Command::Serve => {
-            let engine = Arc::new(Engine::new(config.clone(), load_embedder(&config)?));
+            let engine = Arc::new(
+                Engine::new(config.clone(), load_embedder(&config)?).keeping_indexes_warm(),
+            );
             ragstream::daemon::serve(config, engine)
                 .await
                 .map_err(failure)?;

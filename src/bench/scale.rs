@@ -259,8 +259,8 @@ async fn measure(
         tidy.fragments_compacted, tidy.fragments_written, tidy.rows_indexed, tidy.seconds
     );
 
-    // What a daemon does once it opens an index: load the search indexes into Lance's cache
-    // (started in the background when the index was opened; this waits for it).
+    // What a serving daemon does once it opens an index: load the search indexes into
+    // Lance's cache (`Engine::keeping_indexes_warm`), here before the queries are timed.
     let warming = Instant::now();
     index
         .prewarm_search_indexes()

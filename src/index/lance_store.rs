@@ -50,7 +50,6 @@ fn live(filter: String) -> String {
     format!("{filter} AND {LIVE_ROWS}")
 }
 
-/// `column IN ('a', 'b')`, values quoted for Lance's SQL filters.
 /// The columns of a [`ChunkRow`], with or without its vector.
 fn row_columns(with_vector: bool) -> Vec<&'static str> {
     let mut columns = columns_without_vector();
@@ -60,6 +59,7 @@ fn row_columns(with_vector: bool) -> Vec<&'static str> {
     columns
 }
 
+/// `column IN ('a', 'b')`, values quoted for Lance's SQL filters.
 pub(crate) fn in_list(column: &str, values: &[String]) -> String {
     let items: Vec<String> = values.iter().map(|v| sql_string(v)).collect();
     format!("{column} IN ({})", items.join(", "))

@@ -190,7 +190,6 @@ pub async fn search(
     } else {
         request.filters.clone()
     };
-    let filter_sql = filters.to_sql();
     // The pool each branch fetches: top_k, unless the request asks for a larger pool (the
     // cut-offs below then pick top_k from it).
     let pool = |limit: Option<usize>| {
@@ -209,7 +208,7 @@ pub async fn search(
                 &snapshot,
                 &q,
                 pool(request.candidates.semantic),
-                filter_sql.as_deref(),
+                filters.to_sql().as_deref(),
             )
             .await?;
             counts.0 = found.len();
