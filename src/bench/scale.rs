@@ -530,8 +530,8 @@ async fn measure_recall(
     points: &[(usize, u32, usize)],
 ) -> Result<Vec<SweepPoint>, crate::engine::EngineError> {
     let ds = index.lance().latest();
-    let ids = |hits: Vec<(crate::index::ChunkRow, f32)>| -> Vec<String> {
-        hits.into_iter().map(|(r, _)| r.chunk_id).collect()
+    let ids = |found: Vec<crate::index::rows::CandidateRow>| -> Vec<String> {
+        found.into_iter().map(|c| c.chunk_id).collect()
     };
     let mut vectors = Vec::new();
     let mut exact = Vec::new();
@@ -568,7 +568,8 @@ async fn measure_recall(
 
 /// Times the steps of a hybrid query one at a time (p50 and p99 over `queries`): where the
 /// latency goes. Beside what a query runs, the alternatives that decide what to change: the
-/// vector search without reading rows, and rows read by address instead of by chunk id.
+/// vector search with a "not deleted" pre-filter, and the full rows of every keyword
+/// candidate read by chunk id (what hybrid queries read before late hydration).
 async fn phases(
     engine: &Arc<Engine>,
     index: &Arc<crate::index::Index>,
@@ -579,14 +580,12 @@ async fn phases(
     let mut times: Vec<(&str, Vec<f64>)> = [
         "embed query",
         "snapshot",
-        "semantic (live rows)",
-        "semantic (no filter)",
-        "vector search, addresses only",
-        "keyword",
-        "hydrate (ids, with vectors)",
-        "hydrate (ids, no vectors)",
-        "rows by address, with vectors",
-        "10 rows by address, no vectors",
+        "vector search (live rows filter)",
+        "vector search (what runs)",
+        "keyword (tantivy)",
+        "keyword candidates by id (what runs)",
+        "keyword rows by id, with vectors",
+        "10 rows by address (what runs)",
     ]
     .into_iter()
     .map(|p| (p, Vec::new()))
@@ -613,30 +612,18 @@ async fn phases(
         lap(2, &mut times);
         let found = lance.nearest(&snapshot.dataset, &v, fetch, None).await?;
         lap(3, &mut times);
-        let addresses = lance
-            .nearest_addresses(&snapshot.dataset, &v, fetch)
-            .await?;
-        lap(4, &mut times);
         let ranked = index
             .keyword()
             .search(&snapshot.searcher, q, &filters, fetch)?;
-        lap(5, &mut times);
+        lap(4, &mut times);
         let ids: Vec<String> = ranked.into_iter().map(|(id, _)| id).collect();
+        lance.candidates(&snapshot.dataset, &ids).await?;
+        lap(5, &mut times);
         lance.rows(&snapshot.dataset, &ids, true).await?;
         lap(6, &mut times);
-        let ids: Vec<String> = found.into_iter().map(|(r, _)| r.chunk_id).collect();
-        lance.rows(&snapshot.dataset, &ids, false).await?;
+        let addresses: Vec<u64> = found.iter().take(10).map(|c| c.address).collect();
+        lance.rows_at(&snapshot.dataset, &addresses, false).await?;
         lap(7, &mut times);
-        lance.rows_at(&snapshot.dataset, &addresses, true).await?;
-        lap(8, &mut times);
-        lance
-            .rows_at(
-                &snapshot.dataset,
-                &addresses[..addresses.len().min(10)],
-                false,
-            )
-            .await?;
-        lap(9, &mut times);
     }
     Ok(times
         .into_iter()

@@ -18,7 +18,8 @@ use lance::session::Session;
 use lance::Dataset;
 
 use super::rows::{
-    batch_to_rows, chunk_schema, columns_without_vector, rows_to_batch, ChunkRow, DELETED_AT_COLUMN,
+    batch_to_candidates, batch_to_rows, chunk_schema, columns_without_vector, rows_to_batch,
+    CandidateRow, ChunkRow, CANDIDATE_COLUMNS, DELETED_AT_COLUMN,
 };
 use super::StoreError;
 use crate::retrieval::filters::{sql_string, LIVE_ROWS};
@@ -57,6 +58,18 @@ fn row_columns(with_vector: bool) -> Vec<&'static str> {
         columns.push(super::rows::VECTOR_COLUMN);
     }
     columns
+}
+
+/// The candidates a scan projecting [`CANDIDATE_COLUMNS`] with row addresses reads.
+async fn candidates_of(
+    scanner: lance::dataset::scanner::Scanner,
+) -> Result<Vec<CandidateRow>, StoreError> {
+    let batches: Vec<RecordBatch> = scanner.try_into_stream().await?.try_collect().await?;
+    let mut out = Vec::new();
+    for b in &batches {
+        out.extend(batch_to_candidates(b).map_err(StoreError::Corrupt)?);
+    }
+    Ok(out)
 }
 
 /// `column IN ('a', 'b')`, values quoted for Lance's SQL filters.
@@ -400,16 +413,18 @@ impl LanceStore {
         Ok(census)
     }
 
-    /// Cosine nearest neighbours among rows matching `filter`, which is applied before the
-    /// search so that a filter never starves the result: exact below the vector index's
-    /// threshold, approximate (the index, plus an exact scan of rows it does not cover) above.
+    /// The `k` cosine nearest neighbours among rows matching `filter`, best first, as
+    /// candidates (ids, vectors, row addresses; [`Self::rows_at`] reads the rest of the rows
+    /// a ranking keeps). The filter is applied before the search so that it never starves
+    /// the result: exact below the vector index's threshold, approximate above (the index,
+    /// plus an exact scan of rows it does not cover).
     pub async fn nearest(
         &self,
         ds: &Dataset,
         query: &[f32],
         k: usize,
         filter: Option<&str>,
-    ) -> Result<Vec<(ChunkRow, f32)>, StoreError> {
+    ) -> Result<Vec<CandidateRow>, StoreError> {
         self.search_vectors(ds, query, k, filter, true).await
     }
 
@@ -420,38 +435,30 @@ impl LanceStore {
         ds: &Dataset,
         query: &[f32],
         k: usize,
-    ) -> Result<Vec<(ChunkRow, f32)>, StoreError> {
+    ) -> Result<Vec<CandidateRow>, StoreError> {
         self.search_vectors(ds, query, k, None, false).await
     }
 
-    /// Row addresses of the `k` nearest neighbours, best first, with the same search
-    /// settings as [`Self::nearest`] but no row read beyond the re-ranking: the vector search
-    /// alone, which [`Self::rows_at`] then hydrates (what `bench scale` times apart).
-    pub async fn nearest_addresses(
+    /// Candidates (ids, vectors, row addresses) of the given chunk ids at `ds`, in no
+    /// particular order; ids without a row are left out.
+    pub async fn candidates(
         &self,
         ds: &Dataset,
-        query: &[f32],
-        k: usize,
-    ) -> Result<Vec<u64>, StoreError> {
-        if k == 0 {
+        chunk_ids: &[String],
+    ) -> Result<Vec<CandidateRow>, StoreError> {
+        if chunk_ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut scanner = self.nearest_scanner(ds, query, k, true).await?;
-        scanner.project(&["_distance"])?.with_row_address();
-        let batches: Vec<RecordBatch> = scanner.try_into_stream().await?.try_collect().await?;
-        let mut out = Vec::with_capacity(k);
-        for b in &batches {
-            let addresses = b
-                .column_by_name("_rowaddr")
-                .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
-                .ok_or_else(|| StoreError::Corrupt("nearest: no _rowaddr column".into()))?;
-            out.extend(addresses.values().iter().copied());
-        }
-        Ok(out)
+        let mut scanner = ds.scan();
+        scanner
+            .project(&CANDIDATE_COLUMNS)?
+            .with_row_address()
+            .filter(&in_list("chunk_id", chunk_ids))?;
+        candidates_of(scanner).await
     }
 
-    /// The rows at the given addresses of `ds` (optionally with vectors), read directly
-    /// rather than looked up by chunk id.
+    /// The rows at `addresses` of `ds` (addresses from a search of that same version), in
+    /// the order given.
     pub async fn rows_at(
         &self,
         ds: &Dataset,
@@ -468,15 +475,17 @@ impl LanceStore {
         batch_to_rows(&batch).map_err(StoreError::Corrupt)
     }
 
-    /// A cosine nearest-neighbour scan for `k` rows: exact without `use_index`; otherwise
-    /// with this store's search settings when `ds` has a vector index.
-    async fn nearest_scanner(
+    async fn search_vectors(
         &self,
         ds: &Dataset,
         query: &[f32],
         k: usize,
+        filter: Option<&str>,
         use_index: bool,
-    ) -> Result<lance::dataset::scanner::Scanner, StoreError> {
+    ) -> Result<Vec<CandidateRow>, StoreError> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
         let q = Float32Array::from(query.to_vec());
         let mut scanner = ds.scan();
         scanner
@@ -492,41 +501,16 @@ impl LanceStore {
                 .refine(refine)
                 .ef(ef.max(k * refine as usize));
         }
-        Ok(scanner)
-    }
-
-    async fn search_vectors(
-        &self,
-        ds: &Dataset,
-        query: &[f32],
-        k: usize,
-        filter: Option<&str>,
-        use_index: bool,
-    ) -> Result<Vec<(ChunkRow, f32)>, StoreError> {
-        if k == 0 {
-            return Ok(Vec::new());
-        }
-        let mut columns = row_columns(true);
+        let mut columns = CANDIDATE_COLUMNS.to_vec();
         columns.push("_distance");
-        let mut scanner = self.nearest_scanner(ds, query, k, use_index).await?;
-        scanner.prefilter(true).project(&columns)?;
+        scanner
+            .prefilter(true)
+            .project(&columns)?
+            .with_row_address();
         if let Some(f) = filter {
             scanner.filter(f)?;
         }
-        let batches: Vec<RecordBatch> = scanner.try_into_stream().await?.try_collect().await?;
-        let mut out = Vec::new();
-        for b in &batches {
-            let distances = b
-                .column_by_name("_distance")
-                .and_then(|c| c.as_primitive_opt::<arrow_array::types::Float32Type>())
-                .ok_or_else(|| StoreError::Corrupt("nearest: no _distance column".into()))?
-                .clone();
-            let rows = batch_to_rows(b).map_err(StoreError::Corrupt)?;
-            for (row, d) in rows.into_iter().zip(distances.values().iter()) {
-                out.push((row, 1.0 - d));
-            }
-        }
-        Ok(out)
+        candidates_of(scanner).await
     }
 
     /// One commit: replaces every chunk of `documents` with `rows` (documents without rows

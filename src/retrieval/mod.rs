@@ -2,6 +2,7 @@
 
 pub mod filters;
 pub mod fusion;
+pub mod hydration;
 pub mod preprocessing;
 pub mod profiles;
 pub mod rerank;

@@ -8,10 +8,12 @@ use tracing::Instrument;
 
 use super::filters::{Filters, Visibility};
 use super::fusion::{fuse, overfetch, semantic_similarity};
+use super::hydration::{hydrate, sort_ranked, Ranked};
 use super::preprocessing::QueryPreprocessing;
 use super::rerank::Reranker;
 use crate::embedding::Embedder;
 use crate::engine::EngineError;
+use crate::index::rows::CandidateRow;
 use crate::index::{ChunkRow, Index, Snapshot};
 use crate::model::ValidationError;
 
@@ -212,18 +214,18 @@ pub async fn search(
             )
             .await?;
             counts.0 = found.len();
-            found
+            let ranked = found
                 .into_iter()
-                .map(|(row, sim)| SearchHit {
-                    row,
+                .map(|(candidate, sim)| Ranked {
+                    candidate,
                     score: sim,
                     kind: RelevanceKind::Similarity,
                     semantic_score: None,
                     keyword_score: None,
-                    rerank_score: None,
                     found_by: FoundBy::Semantic,
                 })
-                .collect()
+                .collect();
+            hydrate_kept(index, &snapshot, ranked, request, reranker).await?
         }
         SearchMethod::Keyword => {
             let ranked = keyword_top(
@@ -255,10 +257,10 @@ pub async fn search(
         SearchMethod::Hybrid => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
             let q = embed(&query).await?;
-            let (hits, semantic, keyword) =
+            let (ranked, semantic, keyword) =
                 hybrid(index, &q, &snapshot, &keyword_query, request, &filters).await?;
             counts = (semantic, keyword);
-            hits
+            hydrate_kept(index, &snapshot, ranked, request, reranker).await?
         }
     };
     tracing::info_span!("fusion").in_scope(|| sort_hits(&mut hits));
@@ -288,6 +290,27 @@ pub async fn search(
         keyword_candidates: counts.1,
         reranker_applied,
     })
+}
+
+/// Reads the rows of the ranked candidates the response can still return: the best `top_k`
+/// when nothing after the ranking reorders them, every kept candidate when the reranker or
+/// diversification will choose among them.
+async fn hydrate_kept(
+    index: &Index,
+    snapshot: &Snapshot,
+    mut ranked: Vec<Ranked>,
+    request: &SearchRequest,
+    reranker: Option<&Arc<dyn Reranker>>,
+) -> Result<Vec<SearchHit>, EngineError> {
+    tracing::info_span!("fusion").in_scope(|| sort_ranked(&mut ranked));
+    let reorders = (request.rerank && reranker.is_some()) || request.diversify > 0.0;
+    let kept = match request.candidates.max {
+        _ if !reorders => request.top_k,
+        Some(max) => max.max(request.top_k),
+        None => ranked.len(),
+    };
+    ranked.truncate(kept);
+    hydrate(index, snapshot, ranked).await
 }
 
 /// Reorders the best `reranker.candidates()` hits by the reranker's scores, which become
@@ -395,7 +418,8 @@ pub fn mmr(candidates: &[(f64, Vec<f32>)], k: usize, lambda: f64) -> Vec<usize> 
     picked
 }
 
-/// The hybrid branches for the query vector `q` and the keyword query `query`.
+/// The hybrid branches for the query vector `q` and the keyword query `query`, fused into
+/// ranked candidates (rows not read yet).
 async fn hybrid(
     index: &Index,
     q: &[f32],
@@ -403,11 +427,11 @@ async fn hybrid(
     query: &str,
     request: &SearchRequest,
     filters: &Filters,
-) -> Result<(Vec<SearchHit>, usize, usize), EngineError> {
+) -> Result<(Vec<Ranked>, usize, usize), EngineError> {
     let fetch = overfetch(request.top_k);
     let filter_sql = filters.to_sql();
     // The two branches run side by side: tantivy on the blocking pool, then its candidates'
-    // rows read from Lance, while the vector search runs.
+    // ids and vectors read from Lance, while the vector search runs.
     let keyword_branch = async {
         let keyword = keyword_top(
             index,
@@ -418,10 +442,14 @@ async fn hybrid(
         )
         .await?;
         let ids: Vec<String> = keyword.iter().map(|(id, _)| id.clone()).collect();
-        let rows = rows_by_id(index, snapshot, &ids, true).await?;
-        Ok::<_, EngineError>((keyword, rows))
+        let candidates = index
+            .lance()
+            .candidates(&snapshot.dataset, &ids)
+            .instrument(tracing::info_span!("keyword_candidates", rows = ids.len()))
+            .await?;
+        Ok::<_, EngineError>((keyword, candidates))
     };
-    let (semantic, (keyword, keyword_rows)) = futures::try_join!(
+    let (semantic, (keyword, keyword_candidates)) = futures::try_join!(
         semantic_branch(
             index,
             snapshot,
@@ -432,41 +460,39 @@ async fn hybrid(
         keyword_branch,
     )?;
     let counts = (semantic.len(), keyword.len());
-    let mut rows: HashMap<String, ChunkRow> = HashMap::new();
+    let mut candidates: HashMap<String, CandidateRow> = HashMap::new();
     let mut similarity: HashMap<String, f64> = HashMap::new();
     let from_semantic: std::collections::HashSet<String> =
-        semantic.iter().map(|(r, _)| r.chunk_id.clone()).collect();
+        semantic.iter().map(|(c, _)| c.chunk_id.clone()).collect();
     let from_keyword: std::collections::HashSet<String> =
         keyword.iter().map(|(id, _)| id.clone()).collect();
-    for (row, sim) in semantic {
-        similarity.insert(row.chunk_id.clone(), sim);
-        rows.insert(row.chunk_id.clone(), row);
+    for (c, sim) in semantic {
+        similarity.insert(c.chunk_id.clone(), sim);
+        candidates.insert(c.chunk_id.clone(), c);
     }
     // Keyword-only candidates get their exact similarity from the stored vector.
-    for (id, mut row) in keyword_rows {
-        let v = row.vector.take().unwrap_or_default();
+    for c in keyword_candidates {
         similarity
-            .entry(id.clone())
-            .or_insert_with(|| semantic_similarity(dot(q, &v)));
-        rows.entry(id).or_insert(row);
+            .entry(c.chunk_id.clone())
+            .or_insert_with(|| semantic_similarity(dot(q, &c.vector)));
+        candidates.entry(c.chunk_id.clone()).or_insert(c);
     }
     let keyword: Vec<(String, f64)> = keyword
         .into_iter()
-        .filter(|(id, _)| rows.contains_key(id))
+        .filter(|(id, _)| candidates.contains_key(id))
         .map(|(id, s)| (id, f64::from(s)))
         .collect();
     let fused = tracing::info_span!("fusion")
         .in_scope(|| fuse(&similarity, &keyword, request.hybrid_alpha));
-    let hits = fused
+    let ranked = fused
         .into_iter()
         .filter_map(|f| {
-            rows.remove(&f.key).map(|row| SearchHit {
-                row,
+            candidates.remove(&f.key).map(|candidate| Ranked {
+                candidate,
                 score: f.score,
                 kind: RelevanceKind::HybridScore,
                 semantic_score: Some(f.semantic),
                 keyword_score: Some(f.keyword),
-                rerank_score: None,
                 found_by: match (
                     from_semantic.contains(&f.key),
                     from_keyword.contains(&f.key),
@@ -478,7 +504,7 @@ async fn hybrid(
             })
         })
         .collect();
-    Ok((hits, counts.0, counts.1))
+    Ok((ranked, counts.0, counts.1))
 }
 
 /// Embeds the query on the blocking pool: a model pass or a provider round trip must not
@@ -497,15 +523,15 @@ pub(crate) async fn embed_query(
         .ok_or_else(|| EngineError::Internal("embedder returned no vector".into()))
 }
 
-/// Top `k` chunks by cosine similarity; similarity is recomputed from the stored vectors so
-/// that both branches of a hybrid query use exactly the same arithmetic.
+/// Top `k` candidates by cosine similarity; similarity is recomputed from the stored
+/// vectors so that both branches of a hybrid query use exactly the same arithmetic.
 async fn semantic_branch(
     index: &Index,
     snapshot: &Snapshot,
     query: &[f32],
     k: usize,
     filter_sql: Option<&str>,
-) -> Result<Vec<(ChunkRow, f64)>, EngineError> {
+) -> Result<Vec<(CandidateRow, f64)>, EngineError> {
     let found = index
         .lance()
         .nearest(&snapshot.dataset, query, k, filter_sql)
@@ -513,9 +539,9 @@ async fn semantic_branch(
         .await?;
     Ok(found
         .into_iter()
-        .map(|(mut row, _distance)| {
-            let v = row.vector.take().unwrap_or_default();
-            (row, semantic_similarity(dot(query, &v)))
+        .map(|c| {
+            let sim = semantic_similarity(dot(query, &c.vector));
+            (c, sim)
         })
         .collect())
 }
@@ -569,12 +595,33 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// Score descending; ties by document id, chunk index, then chunk id (all ascending).
 pub fn sort_hits(hits: &mut [SearchHit]) {
     hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.row.document_id.cmp(&b.row.document_id))
-            .then_with(|| a.row.chunk_index.cmp(&b.row.chunk_index))
-            .then_with(|| a.row.chunk_id.cmp(&b.row.chunk_id))
+        rank_order(
+            (
+                a.score,
+                &a.row.document_id,
+                a.row.chunk_index,
+                &a.row.chunk_id,
+            ),
+            (
+                b.score,
+                &b.row.document_id,
+                b.row.chunk_index,
+                &b.row.chunk_id,
+            ),
+        )
     });
+}
+
+/// The ranking order of `(score, document id, chunk index, chunk id)`: score descending,
+/// the rest ascending, so that equal scores still order the same way every time.
+pub(crate) fn rank_order(
+    a: (f64, &str, u32, &str),
+    b: (f64, &str, u32, &str),
+) -> std::cmp::Ordering {
+    b.0.total_cmp(&a.0)
+        .then_with(|| a.1.cmp(b.1))
+        .then_with(|| a.2.cmp(&b.2))
+        .then_with(|| a.3.cmp(b.3))
 }
 
 #[cfg(test)]

@@ -237,6 +237,64 @@ async fn ties_are_ordered_by_document_id_then_chunk_index() {
         let ids: Vec<&str> = r.hits.iter().map(|h| h.row.document_id.as_str()).collect();
         assert_eq!(ids, vec!["d1", "d2", "d3"], "{method:?}");
     }
+    // Cut inside the tie: hybrid over-fetches every tied chunk, and the order decides which
+    // rows are read and returned. (A branch that fetches exactly top_k leaves the choice
+    // among chunks tied at the cut to the store: Lance or tantivy.)
+    let r = engine
+        .search(&kb, &request("identical words", SearchMethod::Hybrid, 2))
+        .await
+        .unwrap();
+    let ids: Vec<&str> = r.hits.iter().map(|h| h.row.document_id.as_str()).collect();
+    assert_eq!(ids, vec!["d1", "d2"]);
+}
+
+#[tokio::test]
+async fn hits_carry_the_rows_they_were_ranked_on() {
+    // Candidates are ranked on ids and vectors and only the kept ones read by row address:
+    // each hit's row must be its chunk's whole row, across fragments and after rewrites.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = hashing_engine(dir.path());
+    let kb = name("kb");
+    engine.write(&kb, upserts(corpus())).await.unwrap();
+    let mut more: Vec<_> = (0..8)
+        .map(|i| {
+            let mut d = doc(
+                &format!("moon{i}"),
+                "Moon notes",
+                &format!("the moon, note {i}"),
+            );
+            d.tags = vec![format!("t{i}")];
+            d
+        })
+        .collect();
+    more.push(doc(
+        "tides",
+        "Ocean tides, revised",
+        "Tides follow the Moon; spring tides follow the Sun and the Moon in line.",
+    ));
+    engine.write(&kb, upserts(more)).await.unwrap();
+    let index = engine.index(&kb).await.unwrap();
+    let ds = index.lance().latest();
+    for method in [SearchMethod::Semantic, SearchMethod::Hybrid] {
+        for k in [1, 4, 13] {
+            let r = engine
+                .search(&kb, &request("moon tides", method, k))
+                .await
+                .unwrap();
+            assert_eq!(r.hits.len(), k.min(13), "{method:?} top {k}");
+            let ids: Vec<String> = r.hits.iter().map(|h| h.row.chunk_id.clone()).collect();
+            let full = index.lance().rows(&ds, &ids, false).await.unwrap();
+            for h in &r.hits {
+                let row = full.iter().find(|f| f.chunk_id == h.row.chunk_id).unwrap();
+                assert_eq!(&h.row, row, "{method:?} top {k}");
+            }
+        }
+    }
+    let r = engine
+        .search(&kb, &request("spring tides", SearchMethod::Hybrid, 1))
+        .await
+        .unwrap();
+    assert_eq!(r.hits[0].row.title.as_deref(), Some("Ocean tides, revised"));
 }
 
 #[tokio::test]

@@ -371,3 +371,58 @@ async fn writes_made_while_compaction_rewrites_are_kept() {
     assert!(report.fragments_compacted >= 2);
     assert!(!report.deferred);
 }
+
+#[test]
+fn the_daemons_maintenance_actor_compacts_purges_and_prunes_and_reports_it_in_metrics() {
+    use crate::daemon::{curl, kcat_produce, start_daemon_with, upsert, wait_for};
+    use crate::telemetry::{sample, scrape};
+    // One commit (one fragment, one version) per document, and a pass every 300 ms.
+    let d = start_daemon_with(&[
+        ("RAGSTREAM_KAFKA_BATCH_MAX_CHUNKS", "1"),
+        ("RAGSTREAM_KAFKA_PARTITIONS", "1"),
+        ("RAGSTREAM_INDEX_MAINTENANCE_INTERVAL_MS", "300"),
+        ("RAGSTREAM_INDEX_COMPACTION_MIN_FRAGMENTS", "4"),
+        ("RAGSTREAM_INDEX_PURGE_DELETED_AFTER_SECONDS", "0"),
+        ("RAGSTREAM_INDEX_RETAIN_VERSIONS", "3"),
+    ]);
+    let mut lines: Vec<String> = (0..8)
+        .map(|i| upsert(&format!("log{i}"), &format!("the harbour log, entry {i}")))
+        .collect();
+    lines.push(
+        serde_json::json!({"schema_version": 1, "op": "delete", "index": "kb", "document_id": "log0"})
+            .to_string(),
+    );
+    kcat_produce(&d.bootstrap, "ragstream.documents", &[], &lines);
+    let stats_url = format!("{}/v1/indexes/kb/stats", d.http);
+    wait_for("eight documents written and one deleted", || {
+        curl(&[&stats_url]).1["documents"] == 7
+    });
+    let metric = |name: &str| sample(&scrape(&d.http), &format!("{name}{{index=\"kb\"}}"));
+    wait_for("a pass that compacted, purged and pruned", || {
+        metric("ragstream_maintenance_fragments_compacted_total").unwrap_or(0.0) >= 4.0
+            && metric("ragstream_maintenance_chunks_purged_total").unwrap_or(0.0) >= 1.0
+            && metric("ragstream_maintenance_versions_pruned_total").unwrap_or(0.0) >= 1.0
+    });
+    // The gauges describe the newest version: fewer fragments than the nine commits made,
+    // and no more versions than retention keeps (plus a version a query may pin).
+    wait_for("the gauges to follow", || {
+        metric("ragstream_index_fragments").is_some_and(|f| f < 8.0)
+            && metric("ragstream_index_versions").is_some_and(|v| v <= 4.0)
+    });
+    assert!(metric("ragstream_maintenance_runs_total").unwrap() >= 1.0);
+    // Answers are what they were: the seven live documents, the deleted one gone.
+    let url = format!("{}/v1/retrieve", d.http);
+    let q = serde_json::json!({"retrieval": {"index": "kb", "query": "harbour log entry",
+        "search_method": "keyword", "top_k": 10}});
+    let (code, r) = curl(&["-X", "POST", "-d", &q.to_string(), &url]);
+    assert_eq!(code, 200, "{r}");
+    let mut found: Vec<String> = r["retrieval_calls"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["metadata"]["document_id"].as_str().unwrap().to_string())
+        .collect();
+    found.sort();
+    let expected: Vec<String> = (1..8).map(|i| format!("log{i}")).collect();
+    assert_eq!(found, expected);
+}

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::daemon::{curl, kcat_consume, kcat_produce, start_daemon_with, upsert, wait_for};
 
-fn scrape(http: &str) -> String {
+pub fn scrape(http: &str) -> String {
     let out = Command::new("curl")
         .args(["-s", &format!("{http}/metrics")])
         .output()
@@ -18,7 +18,7 @@ fn scrape(http: &str) -> String {
 }
 
 /// The value of the sample `name{labels}` (labels exactly as rendered), if present.
-fn sample(text: &str, series: &str) -> Option<f64> {
+pub fn sample(text: &str, series: &str) -> Option<f64> {
     text.lines().find_map(|l| {
         l.strip_prefix(series)?
             .strip_prefix(' ')?

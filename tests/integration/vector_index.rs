@@ -118,35 +118,39 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
         (800, 801),
         "the new row is not covered yet"
     );
-    // The vector search alone (row addresses) then rows read by address give the rows, in
-    // order, that the search reading rows gives — the new, unindexed row among them.
+    // The vector search gives candidates (ids, vectors, row addresses) — the new, unindexed
+    // row among them — and rows read at their addresses are theirs, in order.
     let ds = index.lance().latest();
     let v = e
         .embedder()
         .embed(&["aurora borealis over the polar night"])
         .unwrap()
         .remove(0);
-    let full: Vec<String> = index
-        .lance()
-        .nearest(&ds, &v, 5, None)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|(r, _)| r.chunk_id)
-        .collect();
-    let addresses = index.lance().nearest_addresses(&ds, &v, 5).await.unwrap();
+    let found = index.lance().nearest(&ds, &v, 5, None).await.unwrap();
+    assert_eq!(found.len(), 5);
+    assert_eq!(found[0].document_id, "new");
+    let addresses: Vec<u64> = found.iter().map(|c| c.address).collect();
     let read = index.lance().rows_at(&ds, &addresses, true).await.unwrap();
-    let by_address: Vec<String> = read.iter().map(|r| r.chunk_id.clone()).collect();
-    assert_eq!(by_address, full);
-    assert_eq!(read[0].document_id, "new");
-    assert!(read
-        .iter()
-        .all(|r| r.vector.as_ref().is_some_and(|v| !v.is_empty())));
+    for (row, c) in read.iter().zip(&found) {
+        assert_eq!(
+            (&row.chunk_id, &row.document_id, row.chunk_index),
+            (&c.chunk_id, &c.document_id, c.chunk_index)
+        );
+        assert_eq!(row.vector.as_ref(), Some(&c.vector));
+    }
+    assert_eq!(read.len(), found.len());
     assert!(
         index.lance().rows_at(&ds, &addresses, false).await.unwrap()[0]
             .vector
             .is_none()
     );
+    // Looked up by chunk id, the same rows are the same candidates.
+    let ids: Vec<String> = found.iter().map(|c| c.chunk_id.clone()).collect();
+    let mut by_id = index.lance().candidates(&ds, &ids).await.unwrap();
+    by_id.sort_by_key(|c| c.address);
+    let mut expected = found.clone();
+    expected.sort_by_key(|c| c.address);
+    assert_eq!(by_id, expected);
     // The keyword store has the index version's snapshot too (hybrid works at it).
     let mut hybrid = SearchRequest::new("volcano", SearchMethod::Hybrid, 5);
     hybrid.index_version = Some(indexed_version);
