@@ -180,6 +180,10 @@ pub struct IndexConfig {
     /// Rows from which an approximate vector index is built in the background; below, the
     /// semantic branch is exact.
     pub vector_index_min_rows: usize,
+    /// Rows from which the `chunk_id` and `document_id` BTrees are built ahead of the vector
+    /// index (0: only with it): a batch's planning and hydration by id look rows up instead
+    /// of scanning the id columns, whose cost grows with every row.
+    pub id_index_min_rows: usize,
     /// `ivf_pq` or `ivf_hnsw_sq`.
     pub vector_index_type: crate::index::vector_index::VectorIndexKind,
     /// IVF partitions (0: √rows, 16..4096) and PQ sub-vectors (0: dimensions / 8).
@@ -216,6 +220,7 @@ impl IndexConfig {
         crate::index::vector_index::VectorIndexSettings {
             kind: self.vector_index_type,
             min_rows: self.vector_index_min_rows,
+            id_min_rows: self.id_index_min_rows,
             partitions: self.vector_index_partitions,
             sub_vectors: self.vector_index_sub_vectors,
             rebuild_unindexed_share: self.vector_index_rebuild_share,
@@ -291,6 +296,7 @@ impl Default for IndexConfig {
             retain_versions: 100,
             ingest_batch_documents: 512,
             vector_index_min_rows: vector.min_rows,
+            id_index_min_rows: vector.id_min_rows,
             vector_index_type: vector.kind,
             vector_index_partitions: vector.partitions,
             vector_index_sub_vectors: vector.sub_vectors,

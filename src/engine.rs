@@ -261,9 +261,9 @@ impl Engine {
         Ok(outcome)
     }
 
-    /// Builds the vector index of `index` in the background when it is due (see
-    /// [`crate::index::vector_index`]); at most one build per index runs at a time, and
-    /// neither ingestion nor queries wait for it.
+    /// Builds the id indexes and the vector index of `index` in the background when they are
+    /// due (see [`crate::index::vector_index`]); at most one build per index runs at a time,
+    /// and neither ingestion nor queries wait for it.
     pub fn maintain_vector_index(&self, index: &Arc<Index>) {
         if tokio::runtime::Handle::try_current().is_err() || !index.begin_vector_build() {
             return;
@@ -280,6 +280,10 @@ impl Engine {
                 }
             }
             let release = Release(index);
+            if let Err(e) = release.0.build_id_indices(&settings).await {
+                tracing::warn!(index = %release.0.name(), error = %e,
+                    "building the id indexes failed; will retry after the next commit");
+            }
             match release.0.build_vector_index(&settings).await {
                 Ok(Some(_)) if keep_warm => prewarm_in_background(&release.0),
                 Ok(_) => {}

@@ -92,7 +92,7 @@ impl Index {
         report.chunks_purged = self.purge_deleted(settings.purge_deleted_after).await?;
         let compact = (self.small_fragments(settings.target_rows) >= settings.min_small_fragments)
             .then_some(settings.target_rows);
-        let (covered, total) = super::vector_index::coverage(&self.lance.latest()).await?;
+        let (covered, total) = super::vector_index::index_coverage(&self.lance.latest()).await?;
         let update = covered > 0 && covered < total;
         if compact.is_some() || update {
             if self.begin_vector_build() {

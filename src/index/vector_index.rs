@@ -51,6 +51,8 @@ pub struct VectorIndexSettings {
     pub kind: VectorIndexKind,
     /// Rows from which an index is built (below: exact search only).
     pub min_rows: usize,
+    /// Rows from which the id BTrees are built ahead of the vector index (0: only with it).
+    pub id_min_rows: usize,
     /// IVF partitions; 0 picks √rows (clamped to 16..4096) for IVF_PQ and one per 100,000
     /// rows for IVF_HNSW_SQ (whose graphs make big partitions cheap to search).
     pub partitions: usize,
@@ -71,6 +73,7 @@ impl Default for VectorIndexSettings {
         VectorIndexSettings {
             kind: VectorIndexKind::IvfHnswSq,
             min_rows: 100_000,
+            id_min_rows: 10_000,
             partitions: 0,
             sub_vectors: 0,
             rebuild_unindexed_share: 0.2,
@@ -130,10 +133,26 @@ impl VectorIndexSettings {
 
 /// Rows the vector index covers (all its segments) and rows the dataset has (live or not).
 pub async fn coverage(ds: &Dataset) -> Result<(usize, usize), StoreError> {
+    coverage_of(ds, VECTOR_INDEX).await
+}
+
+/// Rows the indexes cover, and rows the dataset has: the vector index's coverage, or the id
+/// index's while there is no vector index (maintenance adds new rows to whichever exist).
+pub async fn index_coverage(ds: &Dataset) -> Result<(usize, usize), StoreError> {
+    let name = if has_index(ds).await? {
+        VECTOR_INDEX
+    } else {
+        ID_INDEX
+    };
+    coverage_of(ds, name).await
+}
+
+/// Rows the index `name` covers (all its segments) and rows the dataset has.
+async fn coverage_of(ds: &Dataset, name: &str) -> Result<(usize, usize), StoreError> {
     let total = ds.count_rows(None).await?;
     let mut fragments = std::collections::HashSet::new();
     for segment in ds.load_indices().await?.iter() {
-        if let (VECTOR_INDEX, Some(bitmap)) = (segment.name.as_str(), &segment.fragment_bitmap) {
+        if let (true, Some(bitmap)) = (segment.name == name, &segment.fragment_bitmap) {
             fragments.extend(bitmap.iter());
         }
     }
@@ -153,6 +172,23 @@ pub async fn has_index(ds: &Dataset) -> Result<bool, StoreError> {
         .await?
         .iter()
         .any(|i| i.name == VECTOR_INDEX))
+}
+
+/// The `chunk_id` and `document_id` BTrees of `snapshot`, built but not committed.
+async fn id_index_segments(snapshot: &Dataset) -> Result<Vec<IndexMetadata>, StoreError> {
+    let mut by_id = snapshot.clone();
+    let params = lance_index::scalar::ScalarIndexParams::default();
+    let mut segments = Vec::new();
+    for (column, name) in [("chunk_id", ID_INDEX), ("document_id", DOCUMENT_INDEX)] {
+        segments.push(
+            lance::index::CreateIndexBuilder::new(&mut by_id, &[column], IndexType::BTree, &params)
+                .name(name.to_string())
+                .replace(true)
+                .execute_uncommitted()
+                .await?,
+        );
+    }
+    Ok(segments)
 }
 
 impl Index {
@@ -227,23 +263,7 @@ impl Index {
         }
         let dimensions = self.info().dimensions;
         let params = settings.params(total, dimensions);
-        let mut by_id = snapshot.clone();
-        let id_params = lance_index::scalar::ScalarIndexParams::default();
-        let mut id_indices = Vec::new();
-        for (column, name) in [("chunk_id", ID_INDEX), ("document_id", DOCUMENT_INDEX)] {
-            id_indices.push(
-                lance::index::CreateIndexBuilder::new(
-                    &mut by_id,
-                    &[column],
-                    IndexType::BTree,
-                    &id_params,
-                )
-                .name(name.to_string())
-                .replace(true)
-                .execute_uncommitted()
-                .await?,
-            );
-        }
+        let id_indices = id_index_segments(&snapshot).await?;
         let mut training = snapshot;
         let metadata = lance::index::CreateIndexBuilder::new(
             &mut training,
@@ -268,6 +288,34 @@ impl Index {
         Ok(Some(version))
     }
 
+    /// Builds the id BTrees on their own, once the index has `settings.id_min_rows` rows and
+    /// has none yet (the vector index, built later, rebuilds them with it); returns the
+    /// version that carries them. Built on a snapshot outside the write lock like a vector
+    /// build; rows written since are scanned until maintenance adds them.
+    pub async fn build_id_indices(
+        &self,
+        settings: &VectorIndexSettings,
+    ) -> Result<Option<u64>, StoreError> {
+        let snapshot = self.lance.latest();
+        if settings.id_min_rows == 0
+            || snapshot.count_rows(None).await? < settings.id_min_rows
+            || snapshot
+                .load_indices()
+                .await?
+                .iter()
+                .any(|i| i.name == ID_INDEX)
+        {
+            return Ok(None);
+        }
+        let rows = snapshot.count_rows(None).await?;
+        let built = id_index_segments(&snapshot).await?;
+        let version = self
+            .commit_indices(built, |i| [ID_INDEX, DOCUMENT_INDEX].contains(&i.name.as_str()))
+            .await?;
+        tracing::info!(index = %self.name, version, rows, "id indexes built");
+        Ok(Some(version))
+    }
+
     /// Adds rows written since the indexes were built (or last updated) to them: trained on
     /// a snapshot outside the write lock like a build, using the existing model (IVF
     /// centroids, quantiser), committed through the writer. New rows make a delta segment
@@ -276,7 +324,7 @@ impl Index {
     pub async fn update_indices(&self) -> Result<usize, StoreError> {
         const MAX_SEGMENTS: usize = 4;
         let snapshot = self.lance.latest();
-        let (before, total) = coverage(&snapshot).await?;
+        let (before, total) = index_coverage(&snapshot).await?;
         if before == 0 || before == total {
             return Ok(0);
         }
@@ -313,7 +361,7 @@ impl Index {
         let new_indices = merged.into_iter().map(|r| r.segment).collect();
         self.commit_indices(new_indices, |i| replaced.contains(&i.uuid))
             .await?;
-        let (after, _) = coverage(&self.lance.latest()).await?;
+        let (after, _) = index_coverage(&self.lance.latest()).await?;
         Ok(after.saturating_sub(before))
     }
 

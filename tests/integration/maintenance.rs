@@ -426,3 +426,88 @@ fn the_daemons_maintenance_actor_compacts_purges_and_prunes_and_reports_it_in_me
     let expected: Vec<String> = (1..8).map(|i| format!("log{i}")).collect();
     assert_eq!(found, expected);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn id_indexes_come_before_the_vector_index_and_maintenance_keeps_them_whole() {
+    use lance::index::DatasetIndexExt;
+    use ragstream::index::vector_index::{index_coverage, DOCUMENT_INDEX, ID_INDEX, VECTOR_INDEX};
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.vector_index_min_rows = 1_000_000;
+    c.index.id_index_min_rows = 50;
+    let e = engine_with(c);
+    let kb = name("kb");
+    let text = |i: usize| format!("tide gauge reading {i} at the pier");
+    let batch = |range: std::ops::Range<usize>| -> Vec<DocumentOp> {
+        upserts(range.map(|i| doc(&format!("d{i}"), "", &text(i))).collect())
+    };
+    let names = |index: std::sync::Arc<ragstream::index::Index>| async move {
+        let mut names: Vec<String> = index
+            .lance()
+            .latest()
+            .load_indices()
+            .await
+            .unwrap()
+            .iter()
+            .map(|i| i.name.clone())
+            .collect();
+        names.sort();
+        names
+    };
+    e.write(&kb, batch(0..40)).await.unwrap();
+    let index = e.index(&kb).await.unwrap();
+    while index.vector_build_running() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(names(index.clone()).await.is_empty(), "40 rows: no index yet");
+    e.write(&kb, batch(40..60)).await.unwrap();
+    let started = std::time::Instant::now();
+    while names(index.clone()).await.is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no id indexes");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        names(index.clone()).await,
+        vec![ID_INDEX.to_string(), DOCUMENT_INDEX.to_string()],
+        "the BTrees, not the vector index ({VECTOR_INDEX})"
+    );
+    // Rows written since are scanned: a document of the indexed rows and a new one are both
+    // replaced (planning finds their old rows through the index and the scan alike).
+    while index.vector_build_running() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    e.write(&kb, batch(60..70)).await.unwrap();
+    assert_eq!(
+        index_coverage(&index.lance().latest()).await.unwrap(),
+        (60, 70)
+    );
+    e.write(
+        &kb,
+        upserts(vec![
+            doc("d5", "", "the pier gauge was replaced"),
+            doc("d65", "", "the second gauge was replaced too"),
+        ]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(index.stats().await.unwrap().chunks, 70, "replaced, not added");
+    let found = e
+        .search(&kb, &keyword("replaced", None))
+        .await
+        .unwrap();
+    let mut ids: Vec<&str> = found
+        .hits
+        .iter()
+        .map(|h| h.row.document_id.as_str())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, vec!["d5", "d65"]);
+    // Maintenance adds the new rows to the id indexes.
+    while index.vector_build_running() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let report = index.maintain(&settings(100)).await.unwrap();
+    assert!(report.rows_indexed > 0, "{report:?}");
+    let (covered, total) = index_coverage(&index.lance().latest()).await.unwrap();
+    assert_eq!(covered, total, "{report:?}");
+}
