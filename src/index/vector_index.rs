@@ -5,8 +5,9 @@
 //! needs one). Rows written since the build live in fragments the index does not cover; Lance
 //! searches those exactly and merges them in, so a new chunk is findable at once. Queries
 //! probe `nprobes` partitions and re-rank `refine_factor × k` candidates by their exact
-//! distance. BTrees over `chunk_id` and `document_id` are built and committed with it, so
-//! that hydrating candidates and planning a batch look rows up rather than scan for them.
+//! distance. BTrees over `chunk_id` and `document_id` are built before it (from
+//! `id_min_rows` rows) and rebuilt with it, so that reading rows by id and planning a batch
+//! look rows up rather than scan for them.
 
 use std::sync::Arc;
 
@@ -27,8 +28,8 @@ use super::{Index, StoreError};
 
 /// The index's name in the Lance dataset.
 pub const VECTOR_INDEX: &str = "vector_idx";
-/// A BTree over `chunk_id`, built with it: hydrating candidates by id is then a lookup, not
-/// a scan (rows written since are scanned, as for vectors).
+/// A BTree over `chunk_id`: reading rows by id is then a lookup, not a scan (rows written
+/// since are scanned, as for vectors).
 pub const ID_INDEX: &str = "chunk_id_idx";
 /// A BTree over `document_id`: planning a batch looks up its documents' rows by id.
 pub const DOCUMENT_INDEX: &str = "document_id_idx";
@@ -310,7 +311,9 @@ impl Index {
         let rows = snapshot.count_rows(None).await?;
         let built = id_index_segments(&snapshot).await?;
         let version = self
-            .commit_indices(built, |i| [ID_INDEX, DOCUMENT_INDEX].contains(&i.name.as_str()))
+            .commit_indices(built, |i| {
+                [ID_INDEX, DOCUMENT_INDEX].contains(&i.name.as_str())
+            })
             .await?;
         tracing::info!(index = %self.name, version, rows, "id indexes built");
         Ok(Some(version))

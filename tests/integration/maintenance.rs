@@ -459,7 +459,10 @@ async fn id_indexes_come_before_the_vector_index_and_maintenance_keeps_them_whol
     while index.vector_build_running() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(names(index.clone()).await.is_empty(), "40 rows: no index yet");
+    assert!(
+        names(index.clone()).await.is_empty(),
+        "40 rows: no index yet"
+    );
     e.write(&kb, batch(40..60)).await.unwrap();
     let started = std::time::Instant::now();
     while names(index.clone()).await.is_empty() {
@@ -490,11 +493,12 @@ async fn id_indexes_come_before_the_vector_index_and_maintenance_keeps_them_whol
     )
     .await
     .unwrap();
-    assert_eq!(index.stats().await.unwrap().chunks, 70, "replaced, not added");
-    let found = e
-        .search(&kb, &keyword("replaced", None))
-        .await
-        .unwrap();
+    assert_eq!(
+        index.stats().await.unwrap().chunks,
+        70,
+        "replaced, not added"
+    );
+    let found = e.search(&kb, &keyword("replaced", None)).await.unwrap();
     let mut ids: Vec<&str> = found
         .hits
         .iter()
