@@ -454,11 +454,15 @@ async fn id_indexes_come_before_the_vector_index_and_maintenance_keeps_them_whol
         names.sort();
         names
     };
+    // Index builds run in the background after a commit; this waits for the one running.
+    let settled = |index: std::sync::Arc<ragstream::index::Index>| async move {
+        while index.vector_build_running() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
     e.write(&kb, batch(0..40)).await.unwrap();
     let index = e.index(&kb).await.unwrap();
-    while index.vector_build_running() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    settled(index.clone()).await;
     assert!(
         names(index.clone()).await.is_empty(),
         "40 rows: no index yet"
@@ -476,9 +480,7 @@ async fn id_indexes_come_before_the_vector_index_and_maintenance_keeps_them_whol
     );
     // Rows written since are scanned: a document of the indexed rows and a new one are both
     // replaced (planning finds their old rows through the index and the scan alike).
-    while index.vector_build_running() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    settled(index.clone()).await;
     e.write(&kb, batch(60..70)).await.unwrap();
     assert_eq!(
         index_coverage(&index.lance().latest()).await.unwrap(),
@@ -507,9 +509,7 @@ async fn id_indexes_come_before_the_vector_index_and_maintenance_keeps_them_whol
     ids.sort();
     assert_eq!(ids, vec!["d5", "d65"]);
     // Maintenance adds the new rows to the id indexes.
-    while index.vector_build_running() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    settled(index.clone()).await;
     let report = index.maintain(&settings(100)).await.unwrap();
     assert!(report.rows_indexed > 0, "{report:?}");
     let (covered, total) = index_coverage(&index.lance().latest()).await.unwrap();
