@@ -298,8 +298,9 @@ impl Index {
         settings: &VectorIndexSettings,
     ) -> Result<Option<u64>, StoreError> {
         let snapshot = self.lance.latest();
+        let rows = snapshot.count_rows(None).await?;
         if settings.id_min_rows == 0
-            || snapshot.count_rows(None).await? < settings.id_min_rows
+            || rows < settings.id_min_rows
             || snapshot
                 .load_indices()
                 .await?
@@ -308,7 +309,6 @@ impl Index {
         {
             return Ok(None);
         }
-        let rows = snapshot.count_rows(None).await?;
         let built = id_index_segments(&snapshot).await?;
         let version = self
             .commit_indices(built, |i| {
