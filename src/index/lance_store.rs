@@ -475,6 +475,8 @@ impl LanceStore {
         batch_to_rows(&batch).map_err(StoreError::Corrupt)
     }
 
+    /// The `k` cosine nearest candidates: exact without `use_index`; otherwise with this
+    /// store's search settings when `ds` has a vector index.
     async fn search_vectors(
         &self,
         ds: &Dataset,
