@@ -225,8 +225,7 @@ pub const ROW_ADDRESS_COLUMN: &str = "_rowaddr";
 
 /// What ranking needs of a chunk before its text and metadata: where its row is in the
 /// version searched (to read the rest by address, once the ranking has picked it), the keys
-/// that order ties, and the vector its similarity comes from. Two dozen columns fewer to
-/// read for every candidate a query considers and does not return.
+/// that order ties, and the vector its similarity comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CandidateRow {
     pub address: u64,

@@ -134,25 +134,30 @@ impl VectorIndexSettings {
 
 /// Rows the vector index covers (all its segments) and rows the dataset has (live or not).
 pub async fn coverage(ds: &Dataset) -> Result<(usize, usize), StoreError> {
-    coverage_of(ds, VECTOR_INDEX).await
+    coverage_of(ds, &ds.load_indices().await?, VECTOR_INDEX).await
 }
 
 /// Rows the indexes cover, and rows the dataset has: the vector index's coverage, or the id
 /// index's while there is no vector index (maintenance adds new rows to whichever exist).
 pub async fn index_coverage(ds: &Dataset) -> Result<(usize, usize), StoreError> {
-    let name = if has_index(ds).await? {
+    let indices = ds.load_indices().await?;
+    let name = if indices.iter().any(|i| i.name == VECTOR_INDEX) {
         VECTOR_INDEX
     } else {
         ID_INDEX
     };
-    coverage_of(ds, name).await
+    coverage_of(ds, &indices, name).await
 }
 
-/// Rows the index `name` covers (all its segments) and rows the dataset has.
-async fn coverage_of(ds: &Dataset, name: &str) -> Result<(usize, usize), StoreError> {
+/// Rows the index `name` (among `indices`, those of `ds`) covers, and rows `ds` has.
+async fn coverage_of(
+    ds: &Dataset,
+    indices: &[IndexMetadata],
+    name: &str,
+) -> Result<(usize, usize), StoreError> {
     let total = ds.count_rows(None).await?;
     let mut fragments = std::collections::HashSet::new();
-    for segment in ds.load_indices().await?.iter() {
+    for segment in indices {
         if let (true, Some(bitmap)) = (segment.name == name, &segment.fragment_bitmap) {
             fragments.extend(bitmap.iter());
         }

@@ -1,6 +1,7 @@
 //! Late hydration: a query ranks candidates on ids, vectors and scores, and reads the text
-//! and metadata of only the rows it can still return. At a million chunks a row read costs
-//! two dozen column reads; a hybrid query considers up to 60 candidates and returns 10.
+//! and metadata of only the rows it can still return (a hybrid query considers up to 60
+//! candidates and returns 10). Lance's reads cost mostly by the row, so the saving is the
+//! rows not read, not the columns (BENCHMARKS.md, "Late hydration, measured").
 
 use std::collections::HashMap;
 
@@ -42,12 +43,13 @@ pub fn sort_ranked(ranked: &mut [Ranked]) {
     });
 }
 
-/// Reads the rows (without vectors) of `ranked` from the snapshot they were found in, by
-/// address; the hits keep the candidates' order.
+/// Reads the rows of `ranked` from the snapshot they were found in, by address; the hits
+/// keep the candidates' order, and carry the candidates' vectors if `with_vectors`.
 pub async fn hydrate(
     index: &Index,
     snapshot: &Snapshot,
     ranked: Vec<Ranked>,
+    with_vectors: bool,
 ) -> Result<Vec<SearchHit>, EngineError> {
     let addresses: Vec<u64> = ranked.iter().map(|r| r.candidate.address).collect();
     let read = index
@@ -62,12 +64,15 @@ pub async fn hydrate(
         .map(|r| {
             // An address from a search of this very version always has its row; a missing
             // one is a broken store, not a hit to leave out quietly.
-            let row = rows.remove(&r.candidate.chunk_id).ok_or_else(|| {
+            let mut row = rows.remove(&r.candidate.chunk_id).ok_or_else(|| {
                 EngineError::Internal(format!(
                     "chunk {} found at row address {} of version {} could not be read there",
                     r.candidate.chunk_id, r.candidate.address, snapshot.version
                 ))
             })?;
+            if with_vectors {
+                row.vector = Some(r.candidate.vector);
+            }
             Ok(SearchHit {
                 row,
                 score: r.score,

@@ -282,6 +282,8 @@ pub async fn search(
             .await?;
     }
     hits.truncate(request.top_k);
+    // Vectors hydrated for diversification that did not run (no more hits than top_k).
+    hits.iter_mut().for_each(|h| h.row.vector = None);
     Ok(SearchResult {
         index_version: snapshot.version,
         query,
@@ -302,15 +304,17 @@ async fn hydrate_kept(
     request: &SearchRequest,
     reranker: Option<&Arc<dyn Reranker>>,
 ) -> Result<Vec<SearchHit>, EngineError> {
-    tracing::info_span!("fusion").in_scope(|| sort_ranked(&mut ranked));
-    let reorders = (request.rerank && reranker.is_some()) || request.diversify > 0.0;
+    sort_ranked(&mut ranked);
+    let diversifies = request.diversify > 0.0;
+    let reorders = (request.rerank && reranker.is_some()) || diversifies;
     let kept = match request.candidates.max {
         _ if !reorders => request.top_k,
         Some(max) => max.max(request.top_k),
         None => ranked.len(),
     };
     ranked.truncate(kept);
-    hydrate(index, snapshot, ranked).await
+    // Diversification compares the candidates' vectors, which ranking already has.
+    hydrate(index, snapshot, ranked, diversifies).await
 }
 
 /// Reorders the best `reranker.candidates()` hits by the reranker's scores, which become
@@ -360,19 +364,32 @@ async fn rerank(reranker: &Arc<dyn Reranker>, query: &str, hits: &mut Vec<Search
 /// Maximal marginal relevance: picks `k` hits one at a time, each maximising
 /// `λ·score − (1−λ)·max cosine to the hits already picked`, with λ = 1 − `strength`. The
 /// picked hits are returned by score (MMR decides which, the score decides the order).
+/// Hits that carry their vector (semantic and hybrid ones) use it; the others' vectors are
+/// read. The returned hits carry none.
 async fn diversify(
     index: &Index,
     snapshot: &Snapshot,
-    hits: Vec<SearchHit>,
+    mut hits: Vec<SearchHit>,
     k: usize,
     strength: f64,
 ) -> Result<Vec<SearchHit>, EngineError> {
-    let ids: Vec<String> = hits.iter().map(|h| h.row.chunk_id.clone()).collect();
-    let mut vectors: HashMap<String, Vec<f32>> = rows_by_id(index, snapshot, &ids, true)
-        .await?
-        .into_iter()
-        .map(|(id, mut row)| (id, row.vector.take().unwrap_or_default()))
+    let mut vectors: HashMap<String, Vec<f32>> = hits
+        .iter_mut()
+        .filter_map(|h| Some((h.row.chunk_id.clone(), h.row.vector.take()?)))
         .collect();
+    let missing: Vec<String> = hits
+        .iter()
+        .map(|h| h.row.chunk_id.clone())
+        .filter(|id| !vectors.contains_key(id))
+        .collect();
+    if !missing.is_empty() {
+        vectors.extend(
+            rows_by_id(index, snapshot, &missing, true)
+                .await?
+                .into_iter()
+                .map(|(id, mut row)| (id, row.vector.take().unwrap_or_default())),
+        );
+    }
     let lambda = 1.0 - strength.clamp(0.0, 1.0);
     let picked = mmr(
         &hits

@@ -414,3 +414,43 @@ async fn chunks_carry_contract_000_metadata() {
     assert_eq!(meta["chunk_index"], json!(1));
     assert_eq!(meta["offsets"], json!({"start": 0, "end": 26}));
 }
+
+#[tokio::test]
+async fn diversification_skips_near_duplicates_with_the_vectors_ranking_read() {
+    // Semantic and hybrid hits bring their candidates' vectors to MMR (keyword hits have
+    // theirs read); either way no vector is left on a returned row.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = hashing_engine(dir.path());
+    let kb = name("kb");
+    let docs = vec![
+        doc("a1", "", "apollo moon landing crew"),
+        doc("a2", "", "apollo moon landing crew"),
+        doc("t", "", "moon tides and the apollo crew"),
+    ];
+    engine.write(&kb, upserts(docs)).await.unwrap();
+    for method in [
+        SearchMethod::Semantic,
+        SearchMethod::Keyword,
+        SearchMethod::Hybrid,
+    ] {
+        let mut req = request("apollo moon landing crew", method, 2);
+        req.candidates.semantic = Some(3);
+        req.candidates.keyword = Some(3);
+        let plain = engine.search(&kb, &req).await.unwrap();
+        let ids: Vec<&str> = plain
+            .hits
+            .iter()
+            .map(|h| h.row.document_id.as_str())
+            .collect();
+        assert_eq!(ids, vec!["a1", "a2"], "{method:?} without diversification");
+        req.diversify = 0.9;
+        let diverse = engine.search(&kb, &req).await.unwrap();
+        let ids: Vec<&str> = diverse
+            .hits
+            .iter()
+            .map(|h| h.row.document_id.as_str())
+            .collect();
+        assert_eq!(ids, vec!["a1", "t"], "{method:?} skips the duplicate");
+        assert!(diverse.hits.iter().all(|h| h.row.vector.is_none()));
+    }
+}
