@@ -80,7 +80,7 @@ impl Default for VectorIndexSettings {
             rebuild_unindexed_share: 0.2,
             nprobes: 10,
             refine_factor: 2,
-            ef: 300,
+            ef: 500,
         }
     }
 }
