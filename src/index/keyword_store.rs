@@ -155,6 +155,19 @@ fn analyzer() -> TextAnalyzer {
         .build()
 }
 
+/// The threads every snapshot's searches run their segments on, shared by all indexes: a
+/// query over several segments uses the cores the vector search is not using.
+fn search_executor() -> tantivy::Executor {
+    static EXECUTOR: std::sync::OnceLock<tantivy::Executor> = std::sync::OnceLock::new();
+    EXECUTOR
+        .get_or_init(|| {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            tantivy::Executor::multi_thread(threads, "keyword-search-")
+                .unwrap_or(tantivy::Executor::SingleThread)
+        })
+        .clone()
+}
+
 fn open_index(dir: VersionedDirectory) -> tantivy::Result<Index> {
     let index = if Index::exists(&dir)? {
         Index::open(dir)?
@@ -319,7 +332,8 @@ impl KeywordStore {
     }
 
     fn pinned_reader(&self, version: u64) -> Result<IndexReader, StoreError> {
-        let index = open_index(self.dir.pinned(version))?;
+        let mut index = open_index(self.dir.pinned(version))?;
+        index.set_executor(search_executor());
         Ok(index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)

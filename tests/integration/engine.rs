@@ -249,6 +249,63 @@ async fn ties_are_ordered_by_document_id_then_chunk_index() {
 }
 
 #[tokio::test]
+async fn keyword_search_over_many_segments_finds_the_best_and_answers_alike_every_time() {
+    // Tantivy searches a snapshot's segments on several threads: the per-segment tops must
+    // merge into the true top, and identically on every run, ties at the cut included.
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.index.keyword_merge_min_segments = 0; // one segment per write
+    let engine = engine_with(config);
+    let kb = name("kb");
+    // Equal lengths, so BM25 grows with the term's count: doc i holds "alpha" i times.
+    for i in 1..=12 {
+        let text = format!(
+            "{}{}",
+            "alpha ".repeat(i),
+            "filler ".repeat(12 - i)
+        );
+        engine
+            .write(&kb, upserts(vec![doc(&format!("d{i:02}"), "T", &text)]))
+            .await
+            .unwrap();
+    }
+    // Four more that tie with d08, written as two segments of two.
+    for pair in [["t1", "t2"], ["t3", "t4"]] {
+        let text = format!("{}{}", "alpha ".repeat(8), "filler ".repeat(4));
+        let docs = pair.iter().map(|id| doc(id, "T", &text)).collect();
+        engine.write(&kb, upserts(docs)).await.unwrap();
+    }
+    let index = engine.index(&kb).await.unwrap();
+    let stats = index.stats().await.unwrap();
+    let searcher = index.keyword().searcher(stats.index_version).unwrap();
+    assert!(searcher.segment_readers().len() >= 14, "one segment per write");
+    let top = |k| {
+        index
+            .keyword()
+            .search(&searcher, "alpha", &Filters::default(), k)
+            .unwrap()
+    };
+    let ids = |hits: &[(String, f32)]| -> Vec<String> {
+        hits.iter().map(|(chunk_id, _)| chunk_id.clone()).collect()
+    };
+    let first = top(6);
+    assert_eq!(first.len(), 6);
+    assert!(first.windows(2).all(|w| w[0].1 >= w[1].1), "scores descend");
+    assert!(first[3].1 > first[4].1, "d12..d09 outscore the d08 tie");
+    let strongest = top(4);
+    let best = engine
+        .search(&kb, &request("alpha", SearchMethod::Keyword, 4))
+        .await
+        .unwrap();
+    let docs: Vec<&str> = best.hits.iter().map(|h| h.row.document_id.as_str()).collect();
+    assert_eq!(docs, vec!["d12", "d11", "d10", "d09"]);
+    assert_eq!(ids(&strongest), ids(&first[..4]));
+    for _ in 0..25 {
+        assert_eq!(ids(&top(6)), ids(&first), "the cut inside a tie moved");
+    }
+}
+
+#[tokio::test]
 async fn hits_carry_the_rows_they_were_ranked_on() {
     // Candidates are ranked on ids and vectors and only the kept ones read by row address:
     // each hit's row must be its chunk's whole row, across fragments and after rewrites.
