@@ -259,11 +259,7 @@ async fn keyword_search_over_many_segments_finds_the_best_and_answers_alike_ever
     let kb = name("kb");
     // Equal lengths, so BM25 grows with the term's count: doc i holds "alpha" i times.
     for i in 1..=12 {
-        let text = format!(
-            "{}{}",
-            "alpha ".repeat(i),
-            "filler ".repeat(12 - i)
-        );
+        let text = format!("{}{}", "alpha ".repeat(i), "filler ".repeat(12 - i));
         engine
             .write(&kb, upserts(vec![doc(&format!("d{i:02}"), "T", &text)]))
             .await
@@ -278,7 +274,10 @@ async fn keyword_search_over_many_segments_finds_the_best_and_answers_alike_ever
     let index = engine.index(&kb).await.unwrap();
     let stats = index.stats().await.unwrap();
     let searcher = index.keyword().searcher(stats.index_version).unwrap();
-    assert!(searcher.segment_readers().len() >= 14, "one segment per write");
+    assert!(
+        searcher.segment_readers().len() >= 14,
+        "one segment per write"
+    );
     let top = |k| {
         index
             .keyword()
@@ -297,7 +296,11 @@ async fn keyword_search_over_many_segments_finds_the_best_and_answers_alike_ever
         .search(&kb, &request("alpha", SearchMethod::Keyword, 4))
         .await
         .unwrap();
-    let docs: Vec<&str> = best.hits.iter().map(|h| h.row.document_id.as_str()).collect();
+    let docs: Vec<&str> = best
+        .hits
+        .iter()
+        .map(|h| h.row.document_id.as_str())
+        .collect();
     assert_eq!(docs, vec!["d12", "d11", "d10", "d09"]);
     assert_eq!(ids(&strongest), ids(&first[..4]));
     for _ in 0..25 {
