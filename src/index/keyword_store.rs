@@ -162,8 +162,10 @@ fn search_executor() -> tantivy::Executor {
     EXECUTOR
         .get_or_init(|| {
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            tantivy::Executor::multi_thread(threads, "keyword-search-")
-                .unwrap_or(tantivy::Executor::SingleThread)
+            tantivy::Executor::multi_thread(threads, "keyword-search-").unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "no keyword search threads; searching on the caller's");
+                tantivy::Executor::SingleThread
+            })
         })
         .clone()
 }
