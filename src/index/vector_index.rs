@@ -302,10 +302,12 @@ impl Index {
         &self,
         settings: &VectorIndexSettings,
     ) -> Result<Option<u64>, StoreError> {
+        if settings.id_min_rows == 0 {
+            return Ok(None);
+        }
         let snapshot = self.lance.latest();
         let rows = snapshot.count_rows(None).await?;
-        if settings.id_min_rows == 0
-            || rows < settings.id_min_rows
+        if rows < settings.id_min_rows
             || snapshot
                 .load_indices()
                 .await?

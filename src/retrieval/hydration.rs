@@ -43,13 +43,12 @@ pub fn sort_ranked(ranked: &mut [Ranked]) {
     });
 }
 
-/// Reads the rows of `ranked` from the snapshot they were found in, by address; the hits
-/// keep the candidates' order, and carry the candidates' vectors if `with_vectors`.
+/// Reads the rows (without vectors) of `ranked` from the snapshot they were found in, by
+/// address; the hits keep the candidates' order.
 pub async fn hydrate(
     index: &Index,
     snapshot: &Snapshot,
     ranked: Vec<Ranked>,
-    with_vectors: bool,
 ) -> Result<Vec<SearchHit>, EngineError> {
     let addresses: Vec<u64> = ranked.iter().map(|r| r.candidate.address).collect();
     let read = index
@@ -64,15 +63,12 @@ pub async fn hydrate(
         .map(|r| {
             // An address from a search of this very version always has its row; a missing
             // one is a broken store, not a hit to leave out quietly.
-            let mut row = rows.remove(&r.candidate.chunk_id).ok_or_else(|| {
+            let row = rows.remove(&r.candidate.chunk_id).ok_or_else(|| {
                 EngineError::Internal(format!(
                     "chunk {} found at row address {} of version {} could not be read there",
                     r.candidate.chunk_id, r.candidate.address, snapshot.version
                 ))
             })?;
-            if with_vectors {
-                row.vector = Some(r.candidate.vector);
-            }
             Ok(SearchHit {
                 row,
                 score: r.score,

@@ -201,7 +201,7 @@ pub async fn search(
             .min(MAX_POOL)
     };
     let mut counts = (0, 0);
-    let mut hits = match request.method {
+    let (mut hits, vectors) = match request.method {
         SearchMethod::Semantic => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
             let q = embed(&query).await?;
@@ -239,7 +239,7 @@ pub async fn search(
             counts.1 = ranked.len();
             let ids: Vec<String> = ranked.iter().map(|(id, _)| id.clone()).collect();
             let mut rows = rows_by_id(index, &snapshot, &ids, false).await?;
-            ranked
+            let hits = ranked
                 .into_iter()
                 .filter_map(|(id, bm25)| {
                     rows.remove(&id).map(|row| SearchHit {
@@ -252,7 +252,8 @@ pub async fn search(
                         found_by: FoundBy::Keyword,
                     })
                 })
-                .collect()
+                .collect();
+            (hits, HashMap::new())
         }
         SearchMethod::Hybrid => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
@@ -277,13 +278,18 @@ pub async fn search(
         hits.retain(|h| h.score >= min);
     }
     if request.diversify > 0.0 && hits.len() > request.top_k {
-        hits = diversify(index, &snapshot, hits, request.top_k, request.diversify)
-            .instrument(tracing::info_span!("diversify"))
-            .await?;
+        hits = diversify(
+            index,
+            &snapshot,
+            hits,
+            vectors,
+            request.top_k,
+            request.diversify,
+        )
+        .instrument(tracing::info_span!("diversify"))
+        .await?;
     }
     hits.truncate(request.top_k);
-    // Vectors hydrated for diversification that did not run (no more hits than top_k).
-    hits.iter_mut().for_each(|h| h.row.vector = None);
     Ok(SearchResult {
         index_version: snapshot.version,
         query,
@@ -296,14 +302,15 @@ pub async fn search(
 
 /// Reads the rows of the ranked candidates the response can still return: the best `top_k`
 /// when nothing after the ranking reorders them, every kept candidate when the reranker or
-/// diversification will choose among them.
+/// diversification will choose among them. Diversification also gets their vectors, which
+/// ranking already has (by chunk id).
 async fn hydrate_kept(
     index: &Index,
     snapshot: &Snapshot,
     mut ranked: Vec<Ranked>,
     request: &SearchRequest,
     reranker: Option<&Arc<dyn Reranker>>,
-) -> Result<Vec<SearchHit>, EngineError> {
+) -> Result<(Vec<SearchHit>, Vectors), EngineError> {
     sort_ranked(&mut ranked);
     let diversifies = request.diversify > 0.0;
     let reorders = (request.rerank && reranker.is_some()) || diversifies;
@@ -313,9 +320,22 @@ async fn hydrate_kept(
         None => ranked.len(),
     };
     ranked.truncate(kept);
-    // Diversification compares the candidates' vectors, which ranking already has.
-    hydrate(index, snapshot, ranked, diversifies).await
+    let vectors = if diversifies {
+        ranked
+            .iter_mut()
+            .map(|r| {
+                let vector = std::mem::take(&mut r.candidate.vector);
+                (r.candidate.chunk_id.clone(), vector)
+            })
+            .collect()
+    } else {
+        Vectors::new()
+    };
+    Ok((hydrate(index, snapshot, ranked).await?, vectors))
 }
+
+/// Unit vectors by chunk id.
+type Vectors = HashMap<String, Vec<f32>>;
 
 /// Reorders the best `reranker.candidates()` hits by the reranker's scores, which become
 /// their scores; the rest are dropped, being on another scale. A reranker failure leaves
@@ -364,19 +384,16 @@ async fn rerank(reranker: &Arc<dyn Reranker>, query: &str, hits: &mut Vec<Search
 /// Maximal marginal relevance: picks `k` hits one at a time, each maximising
 /// `λ·score − (1−λ)·max cosine to the hits already picked`, with λ = 1 − `strength`. The
 /// picked hits are returned by score (MMR decides which, the score decides the order).
-/// Hits that carry their vector (semantic and hybrid ones) use it; the others' vectors are
-/// read. The returned hits carry none.
+/// `vectors` holds those ranking already had (semantic and hybrid hits); the others' are
+/// read.
 async fn diversify(
     index: &Index,
     snapshot: &Snapshot,
-    mut hits: Vec<SearchHit>,
+    hits: Vec<SearchHit>,
+    mut vectors: Vectors,
     k: usize,
     strength: f64,
 ) -> Result<Vec<SearchHit>, EngineError> {
-    let mut vectors: HashMap<String, Vec<f32>> = hits
-        .iter_mut()
-        .filter_map(|h| Some((h.row.chunk_id.clone(), h.row.vector.take()?)))
-        .collect();
     let missing: Vec<String> = hits
         .iter()
         .map(|h| h.row.chunk_id.clone())
