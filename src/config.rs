@@ -197,6 +197,10 @@ pub struct IndexConfig {
     pub vector_refine_factor: u32,
     /// HNSW search breadth (`ivf_hnsw_sq` only).
     pub vector_ef: usize,
+    /// HNSW graph edges per node and build breadth (`ivf_hnsw_sq` only; a rebuild applies
+    /// them).
+    pub vector_hnsw_m: usize,
+    pub vector_hnsw_ef_construction: usize,
     /// How often the daemon's maintenance actor runs a pass over each open index (0: never).
     pub maintenance_interval_ms: u64,
     /// Compact once this many fragments are smaller than `compaction_target_rows`.
@@ -227,6 +231,8 @@ impl IndexConfig {
             nprobes: self.vector_nprobes,
             refine_factor: self.vector_refine_factor,
             ef: self.vector_ef,
+            hnsw_m: self.vector_hnsw_m,
+            hnsw_ef_construction: self.vector_hnsw_ef_construction,
         }
     }
 
@@ -304,6 +310,8 @@ impl Default for IndexConfig {
             vector_nprobes: vector.nprobes,
             vector_refine_factor: vector.refine_factor,
             vector_ef: vector.ef,
+            vector_hnsw_m: vector.hnsw_m,
+            vector_hnsw_ef_construction: vector.hnsw_ef_construction,
             maintenance_interval_ms: 30_000,
             compaction_min_fragments: maintenance.min_small_fragments,
             compaction_target_rows: maintenance.target_rows,
@@ -667,6 +675,30 @@ mod tests {
         assert_eq!(c.index.keyword().merge_min_segments, 0);
         let c = Config::load_from(None, env("KEYWORD_WRITER_MEMORY_MB", "16")).unwrap();
         assert_eq!(c.index.keyword().writer_memory_bytes, 16 << 20);
+    }
+
+    #[test]
+    fn hnsw_graph_settings_are_checked_and_reach_the_vector_index() {
+        let env = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (format!("RAGSTREAM_INDEX_{k}"), v.to_string()))
+                .collect::<Vec<_>>()
+        };
+        let e = Config::load_from(None, env(&[("VECTOR_HNSW_M", "1")])).unwrap_err();
+        assert_eq!(e.key, "index.vector_hnsw_m");
+        let too_narrow = [
+            ("VECTOR_HNSW_M", "32"),
+            ("VECTOR_HNSW_EF_CONSTRUCTION", "16"),
+        ];
+        let e = Config::load_from(None, env(&too_narrow)).unwrap_err();
+        assert_eq!(e.key, "index.vector_hnsw_m");
+        let set = [
+            ("VECTOR_HNSW_M", "32"),
+            ("VECTOR_HNSW_EF_CONSTRUCTION", "300"),
+        ];
+        let v = Config::load_from(None, env(&set)).unwrap().index.vector();
+        assert_eq!((v.hnsw_m, v.hnsw_ef_construction), (32, 300));
     }
 
     #[test]

@@ -416,6 +416,20 @@ impl Engine {
         Ok(self.index(name).await?.rebuild_keyword().await?)
     }
 
+    /// Builds the vector index of `name` anew with the configured settings, due or not;
+    /// returns the version that carries it and the rows it covers.
+    pub async fn rebuild_vector_index(
+        &self,
+        name: &IndexName,
+    ) -> Result<(u64, usize), EngineError> {
+        let settings = self.config.index.vector();
+        let index = self.index(name).await?;
+        settings
+            .check(Some(index.info().dimensions))
+            .map_err(|(key, reason)| ValidationError::new(key, reason))?;
+        Ok(index.rebuild_vector_index(&settings).await?)
+    }
+
     /// One maintenance pass over `name` (compaction, purge, version pruning).
     pub async fn maintain(
         &self,

@@ -271,6 +271,11 @@ enum IndexCommand {
     /// fragments, remove chunks soft-deleted past `index.purge_deleted_after_seconds`, prune
     /// versions beyond `index.retain_versions`. Prints what it did.
     Maintain { name: String },
+    /// Build the vector index anew on the newest version with the configured `index.vector_*`
+    /// build settings (type, partitions, sub-vectors, HNSW graph), as one new version: how
+    /// changed settings take effect. Needs exclusive write access, as `reembed`: stop a
+    /// daemon that ingests into this index first.
+    RebuildVectors { name: String },
     /// Keep a version from pruning under a name (a Lance tag); the newest version if
     /// `--version` is not given.
     Tag {
@@ -593,6 +598,32 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 .await
                 .map_err(ragstream::engine::EngineError::from)?;
             println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        }
+        Command::Index {
+            command: IndexCommand::RebuildVectors { name },
+        } => {
+            let name = index_name(&name)?;
+            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            let started = Instant::now();
+            let (version, rows) = engine.rebuild_vector_index(&name).await?;
+            let v = config.index.vector();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json!({
+                    "index": name.as_str(),
+                    "index_version": version,
+                    "rows": rows,
+                    "seconds": started.elapsed().as_secs_f64(),
+                    "settings": {
+                        "vector_index_type": v.kind,
+                        "vector_index_partitions": v.partitions,
+                        "vector_index_sub_vectors": v.sub_vectors,
+                        "vector_hnsw_m": v.hnsw_m,
+                        "vector_hnsw_ef_construction": v.hnsw_ef_construction,
+                    },
+                }))
+                .expect("json")
+            );
         }
         Command::Index {
             command: IndexCommand::Tag { name, tag, version },

@@ -67,6 +67,10 @@ pub struct VectorIndexSettings {
     pub refine_factor: u32,
     /// HNSW search breadth (IVF_HNSW_SQ only).
     pub ef: usize,
+    /// HNSW graph: edges per node and build breadth (IVF_HNSW_SQ only). A better-linked
+    /// graph reaches the same recall at a smaller search `ef`, for a slower build.
+    pub hnsw_m: usize,
+    pub hnsw_ef_construction: usize,
 }
 
 impl Default for VectorIndexSettings {
@@ -81,6 +85,8 @@ impl Default for VectorIndexSettings {
             nprobes: 10,
             refine_factor: 2,
             ef: 500,
+            hnsw_m: 20,
+            hnsw_ef_construction: 150,
         }
     }
 }
@@ -93,10 +99,16 @@ impl VectorIndexSettings {
                 "vector nprobes, refine_factor and ef must be at least 1".into(),
             ));
         }
+        if self.hnsw_m < 2 || self.hnsw_ef_construction < self.hnsw_m {
+            return Err((
+                "index.vector_hnsw_m".into(),
+                "vector_hnsw_m must be at least 2 and vector_hnsw_ef_construction at least vector_hnsw_m".into(),
+            ));
+        }
         if let (Some(d), s) = (dimensions, self.sub_vectors) {
             if s != 0 && !d.is_multiple_of(s) {
                 return Err((
-                    "index.vector_sub_vectors".into(),
+                    "index.vector_index_sub_vectors".into(),
                     format!("must divide the embedder's {d} dimensions"),
                 ));
             }
@@ -125,7 +137,9 @@ impl VectorIndexSettings {
             VectorIndexKind::IvfHnswSq => VectorIndexParams::with_ivf_hnsw_sq_params(
                 cosine,
                 IvfBuildParams::new(partitions),
-                HnswBuildParams::default(),
+                HnswBuildParams::default()
+                    .num_edges(self.hnsw_m)
+                    .ef_construction(self.hnsw_ef_construction),
                 SQBuildParams::default(),
             ),
         }
@@ -267,6 +281,43 @@ impl Index {
         if !due {
             return Ok(None);
         }
+        self.build_vector_index_on(snapshot, settings)
+            .await
+            .map(Some)
+    }
+
+    /// Builds the vector index anew on the newest version with `settings`, due or not —
+    /// how changed build settings (type, partitions, HNSW graph) take effect. Like a
+    /// background build it trains outside the write lock and commits through the writer;
+    /// returns the version that carries the index and the rows it covers. A build or
+    /// compaction of this index already running in this process is waited for first (one
+    /// build at a time: two would train on the same rows twice).
+    pub async fn rebuild_vector_index(
+        &self,
+        settings: &VectorIndexSettings,
+    ) -> Result<(u64, usize), StoreError> {
+        while !self.begin_vector_build() {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let snapshot = self.lance.latest();
+        let built = async {
+            let rows = snapshot.count_rows(None).await?;
+            let version = self.build_vector_index_on(snapshot, settings).await?;
+            Ok((version, rows))
+        }
+        .await;
+        self.end_vector_build();
+        built
+    }
+
+    /// Trains the vector index (and the id BTrees) on `snapshot` and commits them, replacing
+    /// any built before; returns the version that carries them.
+    async fn build_vector_index_on(
+        &self,
+        snapshot: Dataset,
+        settings: &VectorIndexSettings,
+    ) -> Result<u64, StoreError> {
+        let total = snapshot.count_rows(None).await?;
         let dimensions = self.info().dimensions;
         let params = settings.params(total, dimensions);
         let id_indices = id_index_segments(&snapshot).await?;
@@ -291,7 +342,7 @@ impl Index {
             .await?;
         self.update_info(|info| info.vector_index_trained_rows = Some(total))?;
         tracing::info!(index = %self.name, version, rows = total, "vector index built");
-        Ok(Some(version))
+        Ok(version)
     }
 
     /// Builds the id BTrees on their own, once the index has `settings.id_min_rows` rows and

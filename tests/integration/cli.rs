@@ -110,6 +110,56 @@ fn ingest_waits_for_the_vector_index_build_its_commit_started() {
 }
 
 #[test]
+fn rebuild_vectors_builds_the_index_with_the_configured_graph_and_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("docs.jsonl");
+    let lines: Vec<String> = (0..120)
+        .map(|i| {
+            serde_json::json!({"id": format!("d{i}"), "text": format!("document {i} about topic {}", i % 11)})
+                .to_string()
+        })
+        .collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    succeeded(
+        ragstream(&data)
+            .args(["ingest", "--index", "kb"])
+            .arg(&file),
+    );
+    let rebuild = || {
+        let mut cmd = ragstream(&data);
+        cmd.env("RAGSTREAM_INDEX_VECTOR_INDEX_PARTITIONS", "2")
+            .env("RAGSTREAM_INDEX_VECTOR_HNSW_M", "8")
+            .env("RAGSTREAM_INDEX_VECTOR_HNSW_EF_CONSTRUCTION", "50");
+        cmd
+    };
+    let out = succeeded(rebuild().args(["index", "rebuild-vectors", "kb"]));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["rows"], 120, "{report}");
+    assert_eq!(report["settings"]["vector_hnsw_m"], 8, "{report}");
+    assert_eq!(report["settings"]["vector_index_partitions"], 2, "{report}");
+    let stats: Value =
+        serde_json::from_slice(&succeeded(ragstream(&data).args(["index", "stats", "kb"])).stdout)
+            .unwrap();
+    assert_eq!(stats["index_version"], report["index_version"]);
+
+    // A missing index and a bad setting fail with their reason, and write nothing.
+    let out = rebuild()
+        .args(["index", "rebuild-vectors", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
+    let out = rebuild()
+        .env("RAGSTREAM_INDEX_VECTOR_HNSW_M", "1")
+        .args(["index", "rebuild-vectors", "kb"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("index.vector_hnsw_m"));
+}
+
+#[test]
 fn invalid_input_lines_are_reported_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");

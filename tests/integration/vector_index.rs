@@ -3,7 +3,7 @@
 //! exact search at a version before the build.
 
 use lance::index::DatasetIndexExt;
-use ragstream::index::vector_index::{coverage, ID_INDEX};
+use ragstream::index::vector_index::{coverage, ID_INDEX, VECTOR_INDEX};
 use ragstream::retrieval::{SearchMethod, SearchRequest};
 
 use crate::common::{config, doc, engine_with, name, upserts, wait_for_vector_index};
@@ -188,4 +188,97 @@ async fn a_build_racing_ingestion_commits_and_blocks_nothing() {
         assert_eq!(r.hits[0].row.document_id, id, "{id}");
     }
     assert_eq!(e.stats(&kb).await.unwrap().documents, 520);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebuild_applies_changed_graph_settings_whether_or_not_a_build_is_due() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    // Never due by row count: only the explicit rebuild builds.
+    c.index.vector_index_min_rows = 1_000_000;
+    c.index.vector_index_partitions = 2;
+    c.index.vector_hnsw_m = 6;
+    c.index.vector_hnsw_ef_construction = 40;
+    c.index.vector_refine_factor = 10;
+    let e = engine_with(c.clone());
+    let kb = name("kb");
+    let docs: Vec<_> = (0..300)
+        .map(|i| doc(&format!("d{i}"), "", &text(i)))
+        .collect();
+    e.write(&kb, upserts(docs)).await.unwrap();
+    let index = e.index(&kb).await.unwrap();
+    assert_eq!(coverage(&index.lance().latest()).await.unwrap(), (0, 300));
+
+    let (version, rows) = e.rebuild_vector_index(&kb).await.unwrap();
+    assert_eq!((version, rows), (index.latest_version(), 300));
+    assert_eq!(coverage(&index.lance().latest()).await.unwrap(), (300, 300));
+    assert_eq!(index.info().vector_index_trained_rows, Some(300));
+    let graph = |stats: &str| {
+        let stats: serde_json::Value = serde_json::from_str(stats).unwrap();
+        let index = &stats["indices"][0];
+        (
+            index["num_partitions"].as_u64(),
+            index["sub_index"]["params"]["m"].as_u64(),
+            index["sub_index"]["params"]["ef_construction"].as_u64(),
+        )
+    };
+    let ds = index.lance().latest();
+    let stats = ds.index_statistics(VECTOR_INDEX).await.unwrap();
+    assert_eq!(graph(&stats), (Some(2), Some(6), Some(40)), "{stats}");
+    for i in [0, 150, 299] {
+        let r = e.search(&kb, &semantic(&text(i), None)).await.unwrap();
+        assert_eq!(r.hits[0].row.document_id, format!("d{i}"));
+    }
+
+    // Changed settings take effect at the next rebuild, as a new version.
+    let mut changed = c;
+    changed.index.vector_hnsw_m = 12;
+    changed.index.vector_hnsw_ef_construction = 60;
+    // The index's writer holds the keyword store's lock until the last handle goes.
+    drop((index, e));
+    let e = engine_with(changed);
+    let index = e.index(&kb).await.unwrap();
+    let (again, _) = e.rebuild_vector_index(&kb).await.unwrap();
+    assert!(again > version);
+    let stats = index
+        .lance()
+        .latest()
+        .index_statistics(VECTOR_INDEX)
+        .await
+        .unwrap();
+    assert_eq!(graph(&stats), (Some(2), Some(12), Some(60)), "{stats}");
+
+    // One build at a time per index: a rebuild waits for a build already running.
+    assert!(index.begin_vector_build());
+    let e = std::sync::Arc::new(e);
+    let waiting = tokio::spawn({
+        let (e, kb) = (e.clone(), kb.clone());
+        async move { e.rebuild_vector_index(&kb).await.unwrap() }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(!waiting.is_finished());
+    assert_eq!(
+        index.latest_version(),
+        again,
+        "nothing built while the other build runs"
+    );
+    index.end_vector_build();
+    let (after, _) = waiting.await.unwrap();
+    assert!(after > again);
+
+    // Settings that cannot fit this index's vectors are refused before any work, naming
+    // the key: PQ sub-vectors must divide the 384 dimensions.
+    let mut bad = config(dir.path());
+    bad.index.vector_index_type = ragstream::index::vector_index::VectorIndexKind::IvfPq;
+    bad.index.vector_index_sub_vectors = 7;
+    drop((index, e));
+    let e = engine_with(bad);
+    let refused = e.rebuild_vector_index(&kb).await.unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("index.vector_index_sub_vectors"),
+        "{refused}"
+    );
+    assert_eq!(e.index(&kb).await.unwrap().latest_version(), after);
 }
