@@ -514,3 +514,85 @@ async fn diversification_skips_near_duplicates_with_the_vectors_ranking_read() {
         assert!(diverse.hits.iter().all(|h| h.row.vector.is_none()));
     }
 }
+
+/// Rows read by address out of one large fragment, in any order, are the rows at those
+/// addresses — columns whose pages are constant (the same value, or null, in every row)
+/// included. (Lance's constant-page decoder is patched to skip to a row arithmetically:
+/// vendor/README.md.)
+#[tokio::test]
+async fn rows_read_by_address_from_constant_pages_are_the_rows_at_those_addresses() {
+    use futures::TryStreamExt;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = hashing_engine(dir.path());
+    let kb = name("kb");
+    let docs: Vec<_> = (0..3000usize)
+        .map(|i| ragstream::model::Document {
+            source_type: Some("web".into()),
+            tags: vec!["shared".into(), "corpus".into()],
+            // Every 700th row has a uri: a column with nulls and a few values.
+            uri: i
+                .is_multiple_of(700)
+                .then(|| format!("https://example.com/{i}")),
+            ..doc(&format!("d{i:04}"), "", &format!("passage number {i}"))
+        })
+        .collect();
+    engine.write(&kb, upserts(docs)).await.unwrap();
+    let index = engine.index(&kb).await.unwrap();
+    let ds = index.lance().latest();
+    assert_eq!(
+        ds.get_fragments().len(),
+        1,
+        "one fragment, one page per column"
+    );
+
+    // Where every row is, by a full scan.
+    let mut scanner = ds.scan();
+    scanner
+        .project(&["document_id"])
+        .unwrap()
+        .with_row_address();
+    let batches: Vec<arrow_array::RecordBatch> = scanner
+        .try_into_stream()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut at = std::collections::HashMap::new();
+    for b in &batches {
+        use arrow_array::cast::AsArray;
+        let ids = b.column_by_name("document_id").unwrap().as_string::<i32>();
+        let addresses = b
+            .column_by_name("_rowaddr")
+            .unwrap()
+            .as_primitive::<arrow_array::types::UInt64Type>();
+        for (id, address) in ids.iter().zip(addresses.iter()) {
+            at.insert(address.unwrap(), id.unwrap().to_string());
+        }
+    }
+    assert_eq!(at.len(), 3000);
+
+    // Backwards, forwards, adjacent, the last row and the first.
+    let mut addresses: Vec<u64> = at.keys().copied().collect();
+    addresses.sort();
+    let picks: Vec<u64> = [2999, 0, 1400, 1401, 700, 2100, 5, 2998]
+        .iter()
+        .map(|&i| addresses[i])
+        .collect();
+    let rows = index.lance().rows_at(&ds, &picks, false).await.unwrap();
+    assert_eq!(rows.len(), picks.len());
+    for (row, address) in rows.iter().zip(&picks) {
+        let id = &at[address];
+        assert_eq!(&row.document_id, id);
+        let i: usize = id[1..].parse().unwrap();
+        assert_eq!(row.text, format!("passage number {i}"));
+        assert_eq!(row.source_type.as_deref(), Some("web"));
+        assert_eq!(row.tags, vec!["shared".to_string(), "corpus".to_string()]);
+        assert_eq!(row.page_number, None);
+        assert_eq!(row.deleted_at, None);
+        let uri = i
+            .is_multiple_of(700)
+            .then(|| format!("https://example.com/{i}"));
+        assert_eq!(row.uri, uri, "{id}");
+    }
+}
