@@ -281,9 +281,8 @@ impl Index {
         if !due {
             return Ok(None);
         }
-        self.build_vector_index_on(snapshot, settings)
-            .await
-            .map(Some)
+        let (version, _) = self.build_vector_index_on(snapshot, settings).await?;
+        Ok(Some(version))
     }
 
     /// Builds the vector index anew on the newest version with `settings`, due or not —
@@ -299,24 +298,20 @@ impl Index {
         while !self.begin_vector_build() {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
-        let snapshot = self.lance.latest();
-        let built = async {
-            let rows = snapshot.count_rows(None).await?;
-            let version = self.build_vector_index_on(snapshot, settings).await?;
-            Ok((version, rows))
-        }
-        .await;
+        let built = self
+            .build_vector_index_on(self.lance.latest(), settings)
+            .await;
         self.end_vector_build();
         built
     }
 
     /// Trains the vector index (and the id BTrees) on `snapshot` and commits them, replacing
-    /// any built before; returns the version that carries them.
+    /// any built before; returns the version that carries them and the rows trained on.
     async fn build_vector_index_on(
         &self,
         snapshot: Dataset,
         settings: &VectorIndexSettings,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<(u64, usize), StoreError> {
         let total = snapshot.count_rows(None).await?;
         let dimensions = self.info().dimensions;
         let params = settings.params(total, dimensions);
@@ -342,7 +337,7 @@ impl Index {
             .await?;
         self.update_info(|info| info.vector_index_trained_rows = Some(total))?;
         tracing::info!(index = %self.name, version, rows = total, "vector index built");
-        Ok(version)
+        Ok((version, total))
     }
 
     /// Builds the id BTrees on their own, once the index has `settings.id_min_rows` rows and
