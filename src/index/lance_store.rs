@@ -72,6 +72,15 @@ async fn candidates_of(
     Ok(out)
 }
 
+/// DataFusion partitions for the reads of a query's few dozen candidates (the indexed vector
+/// search, candidates by id). Lance's default, one per core, puts a round-robin repartition
+/// and a merge around a few dozen rows: hand-offs between threads that cost more than they
+/// split (vector search 13.3 -> 12.2 ms p50 at 104,189 chunks, BENCHMARKS.md). HNSW searches
+/// its partitions on Lance's CPU pool either way; the exact scan of rows not indexed yet (a
+/// tail that maintenance keeps short) runs on one thread, and whole-index exact scans (below
+/// the vector index threshold, recall checks) keep the default.
+const TOP_K_READ_PARALLELISM: usize = 1;
+
 /// `column IN ('a', 'b')`, values quoted for Lance's SQL filters.
 pub(crate) fn in_list(column: &str, values: &[String]) -> String {
     let items: Vec<String> = values.iter().map(|v| sql_string(v)).collect();
@@ -453,7 +462,8 @@ impl LanceStore {
         scanner
             .project(&CANDIDATE_COLUMNS)?
             .with_row_address()
-            .filter(&in_list("chunk_id", chunk_ids))?;
+            .filter(&in_list("chunk_id", chunk_ids))?
+            .target_parallelism(TOP_K_READ_PARALLELISM);
         candidates_of(scanner).await
     }
 
@@ -501,7 +511,8 @@ impl LanceStore {
             scanner
                 .nprobes(nprobes)
                 .refine(refine)
-                .ef(ef.max(k * refine as usize));
+                .ef(ef.max(k * refine as usize))
+                .target_parallelism(TOP_K_READ_PARALLELISM);
         }
         let mut columns = CANDIDATE_COLUMNS.to_vec();
         columns.push("_distance");
