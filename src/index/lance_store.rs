@@ -77,7 +77,7 @@ async fn candidates_of(
 /// and a merge around a few dozen rows: hand-offs between threads that cost more than they
 /// split (vector search 13.3 -> 12.2 ms p50 at 104,189 chunks, BENCHMARKS.md). HNSW searches
 /// its partitions on Lance's CPU pool either way; the exact scan of rows not indexed yet (a
-/// tail that maintenance keeps short) runs on one thread, and whole-index exact scans (below
+/// tail that maintenance keeps short) may then run on one thread; whole-index exact scans (below
 /// the vector index threshold, recall checks) keep the default.
 const TOP_K_READ_PARALLELISM: usize = 1;
 
