@@ -129,6 +129,19 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
     let found = index.lance().nearest(&ds, &v, 5, None).await.unwrap();
     assert_eq!(found.len(), 5);
     assert_eq!(found[0].document_id, "new");
+    // Indexed and unindexed candidates come back as one list, nearest first (the read runs
+    // on one DataFusion partition: no merge of partial lists to rely on).
+    let similarity = |c: &ragstream::index::rows::CandidateRow| -> f32 {
+        c.vector.iter().zip(&v).map(|(a, b)| a * b).sum()
+    };
+    for pair in found.windows(2) {
+        assert!(
+            similarity(&pair[0]) >= similarity(&pair[1]) - 1e-6,
+            "candidates out of order: {} before {}",
+            pair[0].chunk_id,
+            pair[1].chunk_id
+        );
+    }
     let addresses: Vec<u64> = found.iter().map(|c| c.address).collect();
     let read = index.lance().rows_at(&ds, &addresses, true).await.unwrap();
     for (row, c) in read.iter().zip(&found) {
