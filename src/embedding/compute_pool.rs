@@ -1,4 +1,4 @@
-//! The threads local models embed on.
+//! The threads local models embed on, and ingestion chunks documents on.
 //!
 //! Local embedders parallelise with rayon (model2vec's batch encoding, candle's matrix
 //! products), and so does Lance when it builds vector indexes (HNSW graphs, k-means). On the
@@ -6,6 +6,8 @@
 //! ingestion bench, a batch of 25 documents waited 20–25 s for a maintenance pass's HNSW
 //! update. Embeddings run on a pool of their own instead; the operating system then shares
 //! the cores between embedding and index building, and neither waits for the other.
+//! Chunking a batch (word segmentation, entity keys per document) is the same kind of work
+//! and shares the pool.
 
 use std::sync::OnceLock;
 

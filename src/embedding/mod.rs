@@ -1,7 +1,7 @@
 //! Embedders turn chunk and query texts into vectors.
 
 mod cache;
-mod compute_pool;
+pub(crate) mod compute_pool;
 pub mod distill;
 mod hashing;
 pub mod http;

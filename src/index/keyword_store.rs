@@ -180,6 +180,32 @@ fn open_index(dir: VersionedDirectory) -> tantivy::Result<Index> {
     Ok(index)
 }
 
+/// Keyword changes staged and not yet committed ([`KeywordStore::stage`]). Dropped without
+/// a successful [`Staged::commit`] — the Lance commit failed, panicked or was cancelled —
+/// they are discarded, so that they can never be committed under a later version.
+#[must_use = "staged keyword changes are discarded unless committed"]
+pub struct Staged<'a> {
+    store: &'a KeywordStore,
+    committed: bool,
+}
+
+impl Staged<'_> {
+    /// Commits the staged changes as `version` (then merges, see [`KeywordStore::apply`]).
+    pub fn commit(mut self, version: u64) -> Result<(), StoreError> {
+        self.store.commit_staged(version)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged<'_> {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.store.discard_staged();
+        }
+    }
+}
+
 impl KeywordStore {
     pub fn open(path: &Path, settings: &KeywordSettings) -> Result<Self, StoreError> {
         let mut dir = VersionedDirectory::open(path)?;
@@ -238,6 +264,19 @@ impl KeywordStore {
         removed: &[String],
         added: &[ChunkRow],
     ) -> Result<(), StoreError> {
+        self.stage(removed, added)?.commit(version)
+    }
+
+    /// Hands the removal of `removed` and the addition of `added` to tantivy's indexing
+    /// thread and returns at once, so that the caller can commit Lance while tantivy indexes;
+    /// [`Staged::commit`] then commits them under Lance's version. The caller holds the
+    /// index's write lock until then: whatever another caller staged or committed in between
+    /// would be mixed into the same commit.
+    pub fn stage(&self, removed: &[String], added: &[ChunkRow]) -> Result<Staged<'_>, StoreError> {
+        let staged = Staged {
+            store: self,
+            committed: false,
+        };
         let mut guard = self.writer.lock().expect("keyword writer lock");
         let writer = self.writer_in(&mut guard)?;
         for id in removed {
@@ -246,6 +285,13 @@ impl KeywordStore {
         for row in added {
             writer.add_document(self.document(row))?;
         }
+        Ok(staged)
+    }
+
+    /// Commits what was staged as `version`, then merges.
+    fn commit_staged(&self, version: u64) -> Result<(), StoreError> {
+        let mut guard = self.writer.lock().expect("keyword writer lock");
+        let writer = self.writer_in(&mut guard)?;
         let mut commit = writer.prepare_commit()?;
         commit.set_payload(&version.to_string());
         commit.commit()?;
@@ -262,6 +308,13 @@ impl KeywordStore {
             }
         }
         Ok(())
+    }
+
+    /// Drops the writer with whatever it holds uncommitted (tantivy's own `rollback` would
+    /// bring back its default merge policy); the next write opens a new one. Files it had
+    /// flushed are referenced by no snapshot, and retention deletes them.
+    fn discard_staged(&self) {
+        drop(self.writer.lock().expect("keyword writer lock").take());
     }
 
     /// Replaces the whole index with `rows` and commits as `version` (rebuild from Lance).
@@ -499,5 +552,77 @@ impl KeywordStore {
         }
         ids.sort();
         Ok(ids)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Chunk, ChunkId, Document, Offsets};
+
+    fn row(id: &str, text: &str) -> ChunkRow {
+        let doc = Document {
+            id: format!("doc-{id}"),
+            text: Some(text.into()),
+            ..Default::default()
+        };
+        let chunk = Chunk {
+            chunk_id: ChunkId(id.into()),
+            document_id: doc.id.clone(),
+            chunk_index: 0,
+            text: text.into(),
+            section_path: vec![],
+            page_number: None,
+            offsets: Offsets { start: 0, end: 1 },
+        };
+        ChunkRow::new("kb", &doc, "h", chunk)
+    }
+
+    fn ids(store: &KeywordStore, version: u64, query: &str) -> Vec<String> {
+        let searcher = store.searcher(version).unwrap();
+        let mut found: Vec<String> = store
+            .search(&searcher, query, &Filters::default(), 10)
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        found.sort();
+        found
+    }
+
+    #[test]
+    fn staged_changes_commit_under_the_version_given_later_and_are_discarded_when_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = KeywordStore::open(dir.path(), &KeywordSettings::default()).unwrap();
+        store.apply(1, &[], &[row("a", "walrus tusks")]).unwrap();
+
+        // Staged, then committed once "Lance" has named the version.
+        let staged = store
+            .stage(&["a".into()], &[row("b", "walrus colony")])
+            .unwrap();
+        assert_eq!(
+            store.latest_version().unwrap(),
+            Some(1),
+            "nothing committed yet"
+        );
+        staged.commit(2).unwrap();
+        assert_eq!(store.latest_version().unwrap(), Some(2));
+        assert_eq!(ids(&store, 2, "walrus"), vec!["b"], "a removed, b added");
+
+        // Staged and dropped (the Lance commit failed): never committed, not even with the
+        // next commit, and the writer still works.
+        drop(
+            store
+                .stage(&["b".into()], &[row("c", "walrus ghost")])
+                .unwrap(),
+        );
+        store.apply(3, &[], &[row("d", "walrus pup")]).unwrap();
+        assert_eq!(store.latest_version().unwrap(), Some(3));
+        assert_eq!(ids(&store, 3, "walrus"), vec!["b", "d"]);
+        assert_eq!(
+            ids(&store, 2, "walrus"),
+            vec!["b"],
+            "the older snapshot is as committed"
+        );
     }
 }

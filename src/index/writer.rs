@@ -10,9 +10,10 @@ use super::rows::ChunkRow;
 use super::{Index, StoreError};
 use crate::chunking::Chunker;
 use crate::embedding::{EmbedError, Embedder};
-use crate::graph::rows::TripleRow;
+use crate::graph::rows::{EntityRow, TripleRow};
 use crate::graph::store::{GraphChange, GRAPH_PROPERTY};
 use crate::model::Document;
+use rayon::prelude::*;
 use tracing::Instrument;
 
 /// One operation on a document. Within a batch the last operation on a document wins.
@@ -165,6 +166,7 @@ impl Index {
             ..WritePlan::default()
         };
         let mut deleted = Vec::new();
+        let mut changed = Vec::new();
         for id in order {
             match last.remove(&id).expect("every id has an op") {
                 DocumentOp::Upsert(doc) => {
@@ -173,17 +175,9 @@ impl Index {
                         plan.unchanged += 1;
                         continue;
                     }
-                    let rows: Vec<ChunkRow> = chunker
-                        .chunk(&doc)
-                        .into_iter()
-                        .map(|c| ChunkRow::new(self.name.as_str(), &doc, &hash, c))
-                        .collect();
-                    let (triples, entities) = crate::graph::rows::document_rows(&doc, &rows);
-                    plan.graph.triples.extend(triples);
-                    plan.graph.entities.extend(entities);
-                    plan.rows.extend(rows);
                     plan.upserted += 1;
                     plan.documents.push(id);
+                    changed.push((doc, hash));
                 }
                 DocumentOp::Delete { .. } => {
                     if stored.contains_key(&id) {
@@ -195,6 +189,11 @@ impl Index {
                     }
                 }
             }
+        }
+        for (rows, triples, entities) in self.chunk_all(&changed, chunker) {
+            plan.graph.triples.extend(triples);
+            plan.graph.entities.extend(entities);
+            plan.rows.extend(rows);
         }
         // Deletes are soft: the live rows come back marked, vectors and all, so that
         // `deleted` visibility and pinned versions still find them.
@@ -214,8 +213,34 @@ impl Index {
         Ok(plan)
     }
 
+    /// The chunk rows and graph rows of each `(document, content hash)`, in order. Chunking
+    /// is CPU work per document (word segmentation, entity keys): it runs on the compute
+    /// pool's threads, one document per task, rather than on the caller's one thread.
+    fn chunk_all(
+        &self,
+        documents: &[(Document, String)],
+        chunker: &Chunker,
+    ) -> Vec<(Vec<ChunkRow>, Vec<TripleRow>, Vec<EntityRow>)> {
+        let name = self.name.as_str();
+        crate::embedding::compute_pool::run(|| {
+            documents
+                .par_iter()
+                .map(|(doc, hash)| {
+                    let rows: Vec<ChunkRow> = chunker
+                        .chunk(doc)
+                        .into_iter()
+                        .map(|c| ChunkRow::new(name, doc, hash, c))
+                        .collect();
+                    let (triples, entities) = crate::graph::rows::document_rows(doc, &rows);
+                    (rows, triples, entities)
+                })
+                .collect()
+        })
+    }
+
     /// Commits an embedded plan: one Lance commit (carrying `properties`), then the keyword
-    /// commit tagged with the same version, then retention. A no-op plan commits nothing.
+    /// commit tagged with the same version (tantivy indexes during the Lance commit), then
+    /// retention. A no-op plan commits nothing.
     pub async fn commit(
         &self,
         plan: WritePlan,
@@ -242,6 +267,13 @@ impl Index {
         // batch is re-read), never an index version with a graph it does not have.
         let mut properties = properties;
         let dimensions = self.info().dimensions;
+        // Tantivy indexes the batch on its own thread while the graph and Lance commit; the
+        // keyword commit then names Lance's version. If either commit fails (or this future
+        // is dropped) first, the staged changes are discarded.
+        let step = std::time::Instant::now();
+        let staged = tracing::info_span!("keyword.stage")
+            .in_scope(|| self.keyword.stage(&plan.removed_chunk_ids, &plan.rows))?;
+        timing.keyword = step.elapsed();
         let step = std::time::Instant::now();
         if let Some(graph) = self
             .graph
@@ -266,11 +298,8 @@ impl Index {
         timing.lance = step.elapsed();
         fail_point("after-lance-commit");
         let step = std::time::Instant::now();
-        tracing::info_span!("keyword.commit", version).in_scope(|| {
-            self.keyword
-                .apply(version, &plan.removed_chunk_ids, &plan.rows)
-        })?;
-        timing.keyword = step.elapsed();
+        tracing::info_span!("keyword.commit", version).in_scope(|| staged.commit(version))?;
+        timing.keyword += step.elapsed();
         let step = std::time::Instant::now();
         self.apply_retention().await?;
         timing.retention = step.elapsed();
