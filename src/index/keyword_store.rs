@@ -190,7 +190,7 @@ pub struct Staged<'a> {
 }
 
 impl Staged<'_> {
-    /// Commits the staged changes as `version` (then merges, see [`KeywordStore::apply`]).
+    /// Commits the staged changes as `version`, then runs the merges that are due.
     pub fn commit(mut self, version: u64) -> Result<(), StoreError> {
         self.store.commit_staged(version)?;
         self.committed = true;
@@ -273,6 +273,8 @@ impl KeywordStore {
     /// index's write lock until then: whatever another caller staged or committed in between
     /// would be mixed into the same commit.
     pub fn stage(&self, removed: &[String], added: &[ChunkRow]) -> Result<Staged<'_>, StoreError> {
+        // Made before the writer's lock is taken, so that on an error it is dropped (and
+        // discards what was already handed over) after the lock is released.
         let staged = Staged {
             store: self,
             committed: false,
