@@ -560,25 +560,7 @@ impl KeywordStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Chunk, ChunkId, Document, Offsets};
-
-    fn row(id: &str, text: &str) -> ChunkRow {
-        let doc = Document {
-            id: format!("doc-{id}"),
-            text: Some(text.into()),
-            ..Default::default()
-        };
-        let chunk = Chunk {
-            chunk_id: ChunkId(id.into()),
-            document_id: doc.id.clone(),
-            chunk_index: 0,
-            text: text.into(),
-            section_path: vec![],
-            page_number: None,
-            offsets: Offsets { start: 0, end: 1 },
-        };
-        ChunkRow::new("kb", &doc, "h", chunk)
-    }
+    use crate::index::rows::test_row;
 
     fn ids(store: &KeywordStore, version: u64, query: &str) -> Vec<String> {
         let searcher = store.searcher(version).unwrap();
@@ -596,11 +578,13 @@ mod tests {
     fn staged_changes_commit_under_the_version_given_later_and_are_discarded_when_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let store = KeywordStore::open(dir.path(), &KeywordSettings::default()).unwrap();
-        store.apply(1, &[], &[row("a", "walrus tusks")]).unwrap();
+        store
+            .apply(1, &[], &[test_row("a", "T", "walrus tusks")])
+            .unwrap();
 
         // Staged, then committed once "Lance" has named the version.
         let staged = store
-            .stage(&["a".into()], &[row("b", "walrus colony")])
+            .stage(&["a".into()], &[test_row("b", "T", "walrus colony")])
             .unwrap();
         assert_eq!(
             store.latest_version().unwrap(),
@@ -615,10 +599,12 @@ mod tests {
         // next commit, and the writer still works.
         drop(
             store
-                .stage(&["b".into()], &[row("c", "walrus ghost")])
+                .stage(&["b".into()], &[test_row("c", "T", "walrus ghost")])
                 .unwrap(),
         );
-        store.apply(3, &[], &[row("d", "walrus pup")]).unwrap();
+        store
+            .apply(3, &[], &[test_row("d", "T", "walrus pup")])
+            .unwrap();
         assert_eq!(store.latest_version().unwrap(), Some(3));
         assert_eq!(ids(&store, 3, "walrus"), vec!["b", "d"]);
         assert_eq!(

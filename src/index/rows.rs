@@ -476,6 +476,27 @@ pub fn batch_to_candidates(batch: &RecordBatch) -> Result<Vec<CandidateRow>, Str
         .collect())
 }
 
+/// A one-chunk row of document "d" in index "kb", for tests.
+#[cfg(test)]
+pub(crate) fn test_row(id: &str, title: &str, text: &str) -> ChunkRow {
+    let doc = Document {
+        id: "d".into(),
+        title: Some(title.into()),
+        text: Some(text.into()),
+        ..Default::default()
+    };
+    let chunk = Chunk {
+        chunk_id: crate::model::ChunkId(id.into()),
+        document_id: "d".into(),
+        chunk_index: 0,
+        text: text.into(),
+        section_path: vec![],
+        page_number: None,
+        offsets: crate::model::Offsets { start: 0, end: 1 },
+    };
+    ChunkRow::new("kb", &doc, "h", chunk)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

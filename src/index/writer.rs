@@ -440,39 +440,20 @@ pub fn diff(before: &[ChunkRow], after: Vec<ChunkRow>) -> (Vec<String>, Vec<Chun
 mod tests {
     use super::*;
     use crate::embedding::HashingEmbedder;
-    use crate::model::{Chunk, ChunkId, Offsets};
-
-    fn row(id: &str, title: &str, text: &str) -> ChunkRow {
-        let doc = Document {
-            id: "d".into(),
-            title: Some(title.into()),
-            text: Some(text.into()),
-            ..Default::default()
-        };
-        let chunk = Chunk {
-            chunk_id: ChunkId(id.into()),
-            document_id: "d".into(),
-            chunk_index: 0,
-            text: text.into(),
-            section_path: vec![],
-            page_number: None,
-            offsets: Offsets { start: 0, end: 1 },
-        };
-        ChunkRow::new("kb", &doc, "h", chunk)
-    }
+    use crate::index::rows::test_row;
 
     #[test]
     fn a_replanned_batch_reuses_vectors_by_chunk_id_and_text_and_embeds_only_the_rest() {
-        let mut earlier = vec![row("a", "T", "alpha"), row("b", "T", "beta")];
+        let mut earlier = vec![test_row("a", "T", "alpha"), test_row("b", "T", "beta")];
         for (r, v) in earlier.iter_mut().zip([vec![1.0, 0.0], vec![0.0, 1.0]]) {
             r.vector = Some(v);
         }
         let mut plan = WritePlan {
             // "b" now has another title: its search text changed, its old vector is stale.
             rows: vec![
-                row("a", "T", "alpha"),
-                row("b", "U", "beta"),
-                row("c", "T", "gamma"),
+                test_row("a", "T", "alpha"),
+                test_row("b", "U", "beta"),
+                test_row("c", "T", "gamma"),
             ],
             ..Default::default()
         };
