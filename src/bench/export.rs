@@ -5,7 +5,9 @@
 //!
 //! Files: `chunks.jsonl` (`{"chunk_id", "text"}` per line), `vectors.f32` (row-major
 //! little-endian f32, one row per chunk line), `queries.jsonl` (`{"text"}`),
-//! `query_vectors.f32`, and `meta.json` (`{"dimensions", "chunks", "queries"}`).
+//! `query_vectors.f32`, and `meta.json` (`{"dimensions", "chunks", "queries", "embedder",
+//! "vector_search": {"nprobes", "refine_factor", "ef"}}`): the approximate search settings
+//! the index searches with, so that the peer searches with the same ones.
 
 use std::io::Write;
 use std::path::Path;
@@ -86,11 +88,13 @@ pub async fn run(
     )?;
     let qv: Vec<&[f32]> = query_vectors.iter().map(Vec::as_slice).collect();
     write_vectors(&out.join("query_vectors.f32"), &qv)?;
+    let (nprobes, refine_factor, ef) = index.lance().vector_search();
     let meta = serde_json::json!({
         "dimensions": dimensions,
         "chunks": rows.len(),
         "queries": queries.len(),
         "embedder": engine.embedder().id(),
+        "vector_search": {"nprobes": nprobes, "refine_factor": refine_factor, "ef": ef},
     });
     std::fs::write(out.join("meta.json"), meta.to_string()).map_err(|e| io(out, e))?;
     Ok((rows.len(), queries.len()))

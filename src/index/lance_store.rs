@@ -179,6 +179,11 @@ impl LanceStore {
         *self.vector_search.lock().expect("vector search lock") = (nprobes, refine_factor, ef);
     }
 
+    /// The approximate search's (nprobes, refine factor, ef).
+    pub fn vector_search(&self) -> (usize, u32, usize) {
+        *self.vector_search.lock().expect("vector search lock")
+    }
+
     /// Makes `ds` (a commit made outside [`LanceStore::commit`]) the newest version.
     pub fn replace_latest(&self, ds: Dataset) {
         *self.latest.lock().expect("lance latest lock") = ds;

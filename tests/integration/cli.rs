@@ -514,6 +514,7 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
     succeeded(
         ragstream(&data)
             .args(["bench", "export", "--query-count", "3"])
+            .env("RAGSTREAM_INDEX_VECTOR_EF", "123")
             .arg("--data-dir")
             .arg(&data)
             .arg("--queries")
@@ -528,6 +529,11 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
         meta["dimensions"].as_u64().unwrap(),
     );
     assert_eq!(chunks, r["chunks"].as_u64().unwrap(), "every live chunk");
+    // The peer searches with the settings the index searches with (here a configured ef).
+    assert_eq!(
+        meta["vector_search"],
+        serde_json::json!({"nprobes": 10, "refine_factor": 2, "ef": 123})
+    );
     let lines = std::fs::read_to_string(export.join("chunks.jsonl"))
         .unwrap()
         .lines()
