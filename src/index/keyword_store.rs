@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use tantivy::collector::TopDocs;
-use tantivy::indexer::{LogMergePolicy, MergePolicy, NoMergePolicy};
+use tantivy::indexer::{LogMergePolicy, MergeCandidate, MergePolicy, NoMergePolicy};
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::Value as _;
 use tantivy::schema::{
@@ -94,6 +94,9 @@ pub struct KeywordStore {
     writer: Mutex<Option<IndexWriter>>,
     /// Which segments to merge after a commit (`None`: never).
     merge_policy: Option<LogMergePolicy>,
+    /// The merges started after a commit, running on tantivy's merge threads while the next
+    /// batches are indexed and committed ([`KeywordStore::commit_staged`]).
+    merges: Mutex<Option<MergesInFlight>>,
     writer_memory_bytes: usize,
     searchers: Mutex<Vec<(u64, Searcher)>>,
 }
@@ -123,6 +126,61 @@ impl KeywordQuery {
                 Ok((id, score))
             })
             .collect()
+    }
+}
+
+/// A round of merges running on tantivy's merge threads, watched by a thread of its own (a
+/// failed merge is not fatal: its segments stay as they were and merge in a later round).
+struct MergesInFlight(std::thread::JoinHandle<()>);
+
+type MergeResult = tantivy::FutureResult<Option<tantivy::SegmentMeta>>;
+
+fn log_failed(merge: MergeResult) {
+    if let Err(e) = merge.wait() {
+        tracing::warn!(error = %e, "keyword merge failed; its segments stay unmerged");
+    }
+}
+
+impl MergesInFlight {
+    /// Starts merging each of `candidates`. Without a thread to watch them, they run to the
+    /// end here, as a round that is never in flight.
+    fn start(writer: &mut IndexWriter, candidates: Vec<MergeCandidate>) -> Option<Self> {
+        if candidates.is_empty() {
+            return None;
+        }
+        let (tx, rx) = std::sync::mpsc::channel::<MergeResult>();
+        let watcher = std::thread::Builder::new()
+            .name("keyword-merges".into())
+            .spawn(move || rx.into_iter().for_each(log_failed));
+        let watcher = match watcher {
+            Ok(handle) => Some(handle),
+            Err(e) => {
+                tracing::warn!(error = %e, "no thread to watch keyword merges; merging in the commit");
+                None
+            }
+        };
+        for candidate in candidates {
+            let merge = writer.merge(&candidate.0);
+            match &watcher {
+                Some(_) => {
+                    if let Err(unwatched) = tx.send(merge) {
+                        log_failed(unwatched.0);
+                    }
+                }
+                None => log_failed(merge),
+            }
+        }
+        watcher.map(MergesInFlight)
+    }
+
+    fn is_finished(&self) -> bool {
+        self.0.is_finished()
+    }
+
+    fn wait(self) {
+        if self.0.join().is_err() {
+            tracing::warn!("keyword merge watcher panicked");
+        }
     }
 }
 
@@ -206,6 +264,13 @@ impl Drop for Staged<'_> {
     }
 }
 
+impl Drop for KeywordStore {
+    /// A store closing lets its merges finish rather than leave half-written segments.
+    fn drop(&mut self) {
+        self.finish_merges();
+    }
+}
+
 impl KeywordStore {
     pub fn open(path: &Path, settings: &KeywordSettings) -> Result<Self, StoreError> {
         let mut dir = VersionedDirectory::open(path)?;
@@ -243,6 +308,7 @@ impl KeywordStore {
             }),
             writer_memory_bytes: settings.writer_memory_bytes.max(MIN_WRITER_MEMORY_BYTES),
             searchers: Mutex::new(Vec::new()),
+            merges: Mutex::new(None),
         })
     }
 
@@ -290,7 +356,7 @@ impl KeywordStore {
         Ok(staged)
     }
 
-    /// Commits what was staged as `version`, then merges.
+    /// Commits what was staged as `version`, then starts the merges that are due.
     fn commit_staged(&self, version: u64) -> Result<(), StoreError> {
         let mut guard = self.writer.lock().expect("keyword writer lock");
         let writer = self.writer_in(&mut guard)?;
@@ -300,29 +366,53 @@ impl KeywordStore {
         // Tantivy's log merge policy picks segments of similar size (a commit's small segment
         // joins other small ones; big segments merge only with big ones), so the work per
         // commit stays proportional to what it added rather than to the index. The merges
-        // run here, between commits, rather than in tantivy's background thread: each one
-        // rewrites the live commit only, while the snapshot of `version` stays as committed
-        // and pinned answers keep their exact BM25 statistics.
+        // run in the background, while the next batches are embedded, indexed and committed
+        // (a merge of big segments takes seconds); each one rewrites the live commit only,
+        // while the snapshot of `version` stays as committed and pinned answers keep their
+        // exact BM25 statistics. One round at a time: a round still running when the next
+        // commit lands holds its segments, and the next commit plans the next round.
         if let Some(policy) = &self.merge_policy {
-            let metas = self.index.searchable_segment_metas()?;
-            for candidate in policy.compute_merge_candidates(&metas) {
-                writer.merge(&candidate.0).wait()?;
+            let mut merges = self.merges.lock().expect("keyword merges lock");
+            if merges.as_ref().is_none_or(MergesInFlight::is_finished) {
+                if let Some(finished) = merges.take() {
+                    finished.wait();
+                }
+                let metas = self.index.searchable_segment_metas()?;
+                *merges = MergesInFlight::start(writer, policy.compute_merge_candidates(&metas));
             }
         }
         Ok(())
+    }
+
+    /// Waits for the merges in flight. Called with the writer's lock held (so that none
+    /// starts until the caller is done) before the writer is dropped or cleared.
+    fn finish_merges(&self) {
+        let merges = self.merges.lock().expect("keyword merges lock").take();
+        if let Some(merges) = merges {
+            merges.wait();
+        }
+    }
+
+    /// Whether a round of merges is running.
+    fn merging(&self) -> bool {
+        let merges = self.merges.lock().expect("keyword merges lock");
+        merges.as_ref().is_some_and(|m| !m.is_finished())
     }
 
     /// Drops the writer with whatever it holds uncommitted (tantivy's own `rollback` would
     /// bring back its default merge policy); the next write opens a new one. Files it had
     /// flushed are referenced by no snapshot, and retention deletes them.
     fn discard_staged(&self) {
-        drop(self.writer.lock().expect("keyword writer lock").take());
+        let mut guard = self.writer.lock().expect("keyword writer lock");
+        self.finish_merges();
+        drop(guard.take());
     }
 
     /// Replaces the whole index with `rows` and commits as `version` (rebuild from Lance).
     pub fn replace_all(&self, version: u64, rows: &[ChunkRow]) -> Result<(), StoreError> {
         {
             let mut guard = self.writer.lock().expect("keyword writer lock");
+            self.finish_merges();
             self.writer_in(&mut guard)?.delete_all_documents()?;
         }
         self.apply(version, &[], rows)
@@ -516,19 +606,36 @@ impl KeywordStore {
 
     /// Keeps the snapshots of `keep` (and the live commit), deleting everything else.
     pub fn retain(&self, keep: &BTreeSet<u64>) -> Result<(), StoreError> {
+        // Held throughout: no batch is indexed and no round of merges starts meanwhile.
         let _writer = self.writer.lock().expect("keyword writer lock");
-        let mut referenced: BTreeSet<PathBuf> = BTreeSet::new();
-        let mut add_files = |index: &Index| -> Result<(), StoreError> {
-            referenced.extend(index.load_metas()?.list_segment_files());
-            Ok(())
+        // A round of merges in flight writes files that nothing references yet, so while one
+        // runs only the files of the dropped snapshots may go. With none running, whatever
+        // nothing references goes too: a discarded batch's segments, a failed merge's.
+        let merging = self.merging();
+        let files = |v: u64| -> Result<Vec<PathBuf>, StoreError> {
+            let index = open_index(self.dir.pinned(v))?;
+            Ok(index
+                .load_metas()?
+                .list_segment_files()
+                .into_iter()
+                .collect())
         };
-        add_files(&self.index)?;
+        let mut referenced: BTreeSet<PathBuf> = self
+            .index
+            .load_metas()?
+            .list_segment_files()
+            .into_iter()
+            .collect();
+        let mut dropped: BTreeSet<PathBuf> = BTreeSet::new();
         for v in self.dir.versions()? {
             if keep.contains(&v) {
-                add_files(&open_index(self.dir.pinned(v))?)?;
+                referenced.extend(files(v)?);
+            } else if merging {
+                dropped.extend(files(v)?);
             }
         }
-        self.dir.retain(keep, &referenced)?;
+        self.dir
+            .retain(keep, &referenced, merging.then_some(&dropped))?;
         self.searchers
             .lock()
             .expect("searcher cache lock")
@@ -612,5 +719,92 @@ mod tests {
             vec!["b"],
             "the older snapshot is as committed"
         );
+    }
+
+    /// Every chunk id `version` finds for a term all test rows share.
+    fn all_ids(store: &KeywordStore, version: u64) -> Vec<String> {
+        let searcher = store.searcher(version).unwrap();
+        let mut found: Vec<String> = store
+            .search(&searcher, "walrus", &Filters::default(), 1000)
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        found.sort();
+        found
+    }
+
+    #[test]
+    fn background_merges_leave_every_retained_snapshot_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = KeywordSettings {
+            merge_min_segments: 2,
+            ..KeywordSettings::default()
+        };
+        let store = KeywordStore::open(dir.path(), &settings).unwrap();
+        let (mut live, mut committed) = (Vec::<String>::new(), HashMap::new());
+        for v in 1..=40u64 {
+            // Two chunks per commit; every third commit also removes the oldest, so deletes
+            // land while merges of the segments holding them run.
+            let added: Vec<ChunkRow> = ["a", "b"]
+                .iter()
+                .map(|s| test_row(&format!("c{v:02}{s}"), "T", "walrus"))
+                .collect();
+            let removed = if v % 3 == 0 {
+                vec![live.remove(0)]
+            } else {
+                Vec::new()
+            };
+            store.apply(v, &removed, &added).unwrap();
+            live.extend(added.iter().map(|r| r.chunk_id.clone()));
+            live.sort();
+            committed.insert(v, live.clone());
+            // Retention every fifth commit, with a round of merges likely in flight.
+            let kept: BTreeSet<u64> = (v.saturating_sub(4).max(1)..=v).collect();
+            if v % 5 == 0 {
+                store.retain(&kept).unwrap();
+            }
+            for k in &kept {
+                assert_eq!(all_ids(&store, *k), committed[k], "version {k} at {v}");
+            }
+        }
+        store.finish_merges();
+        let segments = store.index.searchable_segment_metas().unwrap().len();
+        assert!(segments < 10, "40 commits merged into {segments} segments");
+
+        // Retention keeps exactly the files the kept snapshot and the live commit need.
+        store.retain(&BTreeSet::from([40])).unwrap();
+        let mut needed: BTreeSet<PathBuf> = store
+            .index
+            .load_metas()
+            .unwrap()
+            .list_segment_files()
+            .into_iter()
+            .collect();
+        needed.extend(
+            open_index(store.dir.pinned(40))
+                .unwrap()
+                .load_metas()
+                .unwrap()
+                .list_segment_files(),
+        );
+        let on_disk: BTreeSet<PathBuf> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| PathBuf::from(e.unwrap().file_name()))
+            .filter(|n| {
+                let n = n.to_string_lossy();
+                !(n.starts_with("meta.") || n.starts_with('.') || n.ends_with(".lock"))
+            })
+            .collect();
+        // (tantivy lists a segment's `.del` file even when it has no deletes.)
+        assert!(on_disk.is_subset(&needed), "{on_disk:?} ⊄ {needed:?}");
+        assert!(needed
+            .iter()
+            .all(|f| on_disk.contains(f) || f.to_string_lossy().ends_with(".del")));
+
+        // Reopened, the newest snapshot answers as committed.
+        drop(store);
+        let store = KeywordStore::open(dir.path(), &settings).unwrap();
+        assert_eq!(all_ids(&store, 40), committed[&40]);
     }
 }

@@ -73,10 +73,16 @@ impl VersionedDirectory {
     }
 
     /// Drops snapshots of versions not in `keep` and deletes every file that neither a kept
-    /// snapshot nor the live `meta.json` references. `referenced` lists the segment files of
-    /// the kept snapshots and the live commit (computed by the caller, which can open them).
-    /// Must run while no writer is adding documents.
-    pub fn retain(&self, keep: &BTreeSet<u64>, referenced: &BTreeSet<PathBuf>) -> io::Result<()> {
+    /// snapshot nor the live `meta.json` references — of `only`, when given, and otherwise
+    /// of the whole directory. `referenced` lists the segment files of the kept snapshots
+    /// and the live commit (computed by the caller, which can open them). Must run while no
+    /// writer is adding documents; while a merge runs, `only` must leave out what it writes.
+    pub fn retain(
+        &self,
+        keep: &BTreeSet<u64>,
+        referenced: &BTreeSet<PathBuf>,
+        only: Option<&BTreeSet<PathBuf>>,
+    ) -> io::Result<()> {
         for v in self.versions()? {
             if !keep.contains(&v) {
                 remove_if_exists(&self.root.join(snapshot_name(v)))?;
@@ -88,7 +94,12 @@ impl VersionedDirectory {
             let s = name.to_string_lossy();
             let is_bookkeeping =
                 s.starts_with("meta.") || s.starts_with('.') || s.ends_with(".lock");
-            if !is_bookkeeping && !referenced.contains(&name) && entry.file_type()?.is_file() {
+            let deletable = only.is_none_or(|only| only.contains(&name));
+            if !is_bookkeeping
+                && deletable
+                && !referenced.contains(&name)
+                && entry.file_type()?.is_file()
+            {
                 remove_if_exists(&entry.path())?;
             }
         }
@@ -171,5 +182,53 @@ impl Directory for VersionedDirectory {
 
     fn watch(&self, watch_callback: WatchCallback) -> tantivy::Result<WatchHandle> {
         self.inner.watch(watch_callback)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> BTreeSet<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn retain_deletes_only_the_files_it_may_and_never_a_referenced_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = VersionedDirectory::open(tmp.path()).unwrap();
+        for f in [
+            "old.idx",
+            "live.idx",
+            "merging.idx",
+            "meta.v1.json",
+            "meta.v2.json",
+        ] {
+            std::fs::write(tmp.path().join(f), b"x").unwrap();
+        }
+        let keep = BTreeSet::from([2]);
+        let referenced = BTreeSet::from([PathBuf::from("live.idx")]);
+
+        // While a merge writes `merging.idx`, only the dropped snapshot's files may go.
+        let only = BTreeSet::from([PathBuf::from("old.idx"), PathBuf::from("live.idx")]);
+        dir.retain(&keep, &referenced, Some(&only)).unwrap();
+        assert_eq!(
+            names(tmp.path()),
+            BTreeSet::from([
+                "live.idx".into(),
+                "merging.idx".into(),
+                "meta.v2.json".into()
+            ])
+        );
+
+        // With nothing in flight, whatever nothing references goes.
+        dir.retain(&keep, &referenced, None).unwrap();
+        assert_eq!(
+            names(tmp.path()),
+            BTreeSet::from(["live.idx".into(), "meta.v2.json".into()])
+        );
     }
 }
