@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use tantivy::collector::TopDocs;
-use tantivy::indexer::{LogMergePolicy, MergeCandidate, MergePolicy, NoMergePolicy};
+use tantivy::indexer::{
+    IndexWriterOptions, LogMergePolicy, MergeCandidate, MergePolicy, NoMergePolicy,
+};
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::Value as _;
 use tantivy::schema::{
@@ -425,9 +427,16 @@ impl KeywordStore {
         slot: &'a mut Option<IndexWriter>,
     ) -> Result<&'a mut IndexWriter, StoreError> {
         if slot.is_none() {
-            let writer: IndexWriter = self
-                .index
-                .writer_with_num_threads(1, self.writer_memory_bytes)?;
+            // One indexing thread, and one merge thread: a round's merges run one after
+            // another, as they did inside the commit, rather than taking every core at once
+            // from the queries and the next batches (four merge threads, tantivy's default,
+            // measured: hybrid p99 under streaming ingestion ×3.1 from start to end).
+            let options = IndexWriterOptions::builder()
+                .num_worker_threads(1)
+                .num_merge_threads(1)
+                .memory_budget_per_thread(self.writer_memory_bytes)
+                .build();
+            let writer: IndexWriter = self.index.writer_with_options(options)?;
             writer.set_merge_policy(Box::new(NoMergePolicy));
             *slot = Some(writer);
         }
