@@ -678,10 +678,11 @@ mod tests {
     use super::*;
     use crate::index::rows::test_row;
 
+    /// Every chunk id `version` finds for `query`, sorted.
     fn ids(store: &KeywordStore, version: u64, query: &str) -> Vec<String> {
         let searcher = store.searcher(version).unwrap();
         let mut found: Vec<String> = store
-            .search(&searcher, query, &Filters::default(), 10)
+            .search(&searcher, query, &Filters::default(), 1000)
             .unwrap()
             .into_iter()
             .map(|(id, _)| id)
@@ -730,19 +731,6 @@ mod tests {
         );
     }
 
-    /// Every chunk id `version` finds for a term all test rows share.
-    fn all_ids(store: &KeywordStore, version: u64) -> Vec<String> {
-        let searcher = store.searcher(version).unwrap();
-        let mut found: Vec<String> = store
-            .search(&searcher, "walrus", &Filters::default(), 1000)
-            .unwrap()
-            .into_iter()
-            .map(|(id, _)| id)
-            .collect();
-        found.sort();
-        found
-    }
-
     #[test]
     fn background_merges_leave_every_retained_snapshot_whole() {
         let dir = tempfile::tempdir().unwrap();
@@ -774,7 +762,11 @@ mod tests {
                 store.retain(&kept).unwrap();
             }
             for k in &kept {
-                assert_eq!(all_ids(&store, *k), committed[k], "version {k} at {v}");
+                assert_eq!(
+                    ids(&store, *k, "walrus"),
+                    committed[k],
+                    "version {k} at {v}"
+                );
             }
         }
         store.finish_merges();
@@ -814,6 +806,6 @@ mod tests {
         // Reopened, the newest snapshot answers as committed.
         drop(store);
         let store = KeywordStore::open(dir.path(), &settings).unwrap();
-        assert_eq!(all_ids(&store, 40), committed[&40]);
+        assert_eq!(ids(&store, 40, "walrus"), committed[&40]);
     }
 }
