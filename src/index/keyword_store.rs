@@ -640,7 +640,13 @@ impl KeywordStore {
             if keep.contains(&v) {
                 referenced.extend(files(v)?);
             } else if merging {
-                dropped.extend(files(v)?);
+                // Unreadable, its files wait for the next sweep with no merge running.
+                match files(v) {
+                    Ok(f) => dropped.extend(f),
+                    Err(e) => {
+                        tracing::warn!(version = v, error = %e, "dropped keyword snapshot unreadable; its files stay until the next sweep");
+                    }
+                }
             }
         }
         self.dir
