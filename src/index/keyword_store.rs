@@ -230,6 +230,15 @@ fn search_executor() -> tantivy::Executor {
         .clone()
 }
 
+/// The files of every segment `index`'s commit (live or pinned) references.
+fn segment_files(index: &Index) -> Result<BTreeSet<PathBuf>, StoreError> {
+    Ok(index
+        .load_metas()?
+        .list_segment_files()
+        .into_iter()
+        .collect())
+}
+
 fn open_index(dir: VersionedDirectory) -> tantivy::Result<Index> {
     let index = if Index::exists(&dir)? {
         Index::open(dir)?
@@ -621,20 +630,8 @@ impl KeywordStore {
         // runs only the files of the dropped snapshots may go. With none running, whatever
         // nothing references goes too: a discarded batch's segments, a failed merge's.
         let merging = self.merging();
-        let files = |v: u64| -> Result<Vec<PathBuf>, StoreError> {
-            let index = open_index(self.dir.pinned(v))?;
-            Ok(index
-                .load_metas()?
-                .list_segment_files()
-                .into_iter()
-                .collect())
-        };
-        let mut referenced: BTreeSet<PathBuf> = self
-            .index
-            .load_metas()?
-            .list_segment_files()
-            .into_iter()
-            .collect();
+        let files = |v: u64| segment_files(&open_index(self.dir.pinned(v))?);
+        let mut referenced = segment_files(&self.index)?;
         let mut dropped: BTreeSet<PathBuf> = BTreeSet::new();
         for v in self.dir.versions()? {
             if keep.contains(&v) {
@@ -781,20 +778,8 @@ mod tests {
 
         // Retention keeps exactly the files the kept snapshot and the live commit need.
         store.retain(&BTreeSet::from([40])).unwrap();
-        let mut needed: BTreeSet<PathBuf> = store
-            .index
-            .load_metas()
-            .unwrap()
-            .list_segment_files()
-            .into_iter()
-            .collect();
-        needed.extend(
-            open_index(store.dir.pinned(40))
-                .unwrap()
-                .load_metas()
-                .unwrap()
-                .list_segment_files(),
-        );
+        let mut needed = segment_files(&store.index).unwrap();
+        needed.extend(segment_files(&open_index(store.dir.pinned(40)).unwrap()).unwrap());
         let on_disk: BTreeSet<PathBuf> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| PathBuf::from(e.unwrap().file_name()))
