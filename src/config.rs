@@ -214,9 +214,11 @@ pub struct IndexConfig {
     pub lance_index_cache_mb: usize,
     pub lance_metadata_cache_mb: usize,
     /// tantivy's indexing budget (at least 15) and its merge policy: merge once this many
-    /// segments of about the same size exist (0: never).
+    /// segments of about the same size exist (0: never), and segments past
+    /// `keyword_merge_max_docs` live chunks merge no more (0: no limit).
     pub keyword_writer_memory_mb: usize,
     pub keyword_merge_min_segments: usize,
+    pub keyword_merge_max_docs: usize,
 }
 
 impl IndexConfig {
@@ -240,6 +242,7 @@ impl IndexConfig {
         crate::index::KeywordSettings::from_mib(
             self.keyword_writer_memory_mb,
             self.keyword_merge_min_segments,
+            self.keyword_merge_max_docs,
         )
     }
 
@@ -320,6 +323,7 @@ impl Default for IndexConfig {
             lance_metadata_cache_mb: 256,
             keyword_writer_memory_mb: keyword.writer_memory_bytes >> 20,
             keyword_merge_min_segments: keyword.merge_min_segments,
+            keyword_merge_max_docs: keyword.merge_max_docs,
         }
     }
 }
@@ -675,6 +679,8 @@ mod tests {
         assert_eq!(c.index.keyword().merge_min_segments, 0);
         let c = Config::load_from(None, env("KEYWORD_WRITER_MEMORY_MB", "16")).unwrap();
         assert_eq!(c.index.keyword().writer_memory_bytes, 16 << 20);
+        let c = Config::load_from(None, env("KEYWORD_MERGE_MAX_DOCS", "40000")).unwrap();
+        assert_eq!(c.index.keyword().merge_max_docs, 40_000);
     }
 
     #[test]

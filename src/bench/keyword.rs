@@ -33,6 +33,8 @@ pub struct KeywordBenchRow {
     pub writer_memory_mb: usize,
     /// 0: never merge.
     pub merge_min_segments: usize,
+    /// 0: no limit.
+    pub merge_max_docs: usize,
     pub commits: usize,
     pub chunks_per_second: f64,
     /// One commit: delete and add the batch, commit, and run the merges the policy picks.
@@ -43,8 +45,12 @@ pub struct KeywordBenchRow {
     pub searcher_open_p50_ms: f64,
     pub searcher_open_p99_ms: f64,
     pub segments_end: usize,
+    /// Documents per segment of the last version, largest first.
+    pub segment_docs: Vec<u32>,
     pub query_p50_ms: f64,
     pub query_p99_ms: f64,
+    /// The slowest queries (ms, text): what the tail is made of.
+    pub slowest_queries: Vec<(f64, String)>,
     pub disk_mib: f64,
 }
 
@@ -94,6 +100,7 @@ pub fn run(
         tracing::info!(
             memory_mb = row.writer_memory_mb,
             merge_min_segments = row.merge_min_segments,
+            merge_max_docs = row.merge_max_docs,
             seconds = chunks as f64 / row.chunks_per_second,
             "keyword bench setting measured"
         );
@@ -107,6 +114,9 @@ pub fn run(
         rows,
     })
 }
+
+/// Slowest queries listed per setting.
+const SLOWEST_QUERIES: usize = 20;
 
 /// Versions kept readable, as `index.retain_versions` (default) does.
 const RETAIN: u64 = 100;
@@ -138,6 +148,12 @@ fn measure(
     let seconds = started.elapsed().as_secs_f64();
     let searcher = store.searcher(version)?;
     let segments_end = searcher.segment_readers().len();
+    let mut segment_docs: Vec<u32> = searcher
+        .segment_readers()
+        .iter()
+        .map(|s| s.num_docs())
+        .collect();
+    segment_docs.sort_unstable_by(|a, b| b.cmp(a));
     // Nothing is deleted here: what a query's keyword branch runs then (no visibility clause).
     let filters = Filters {
         visibility: crate::retrieval::filters::Visibility::All,
@@ -149,6 +165,10 @@ fn measure(
         store.search(&searcher, q, &filters, 30)?;
         times.push(t.elapsed().as_secs_f64() * 1000.0);
     }
+    let mut slowest: Vec<(f64, String)> =
+        times.iter().copied().zip(queries.iter().cloned()).collect();
+    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+    slowest.truncate(SLOWEST_QUERIES);
     let chunks: usize = batches.iter().map(Vec::len).sum();
     for v in [&mut commits, &mut opens, &mut times] {
         v.sort_by(f64::total_cmp);
@@ -156,6 +176,7 @@ fn measure(
     let row = KeywordBenchRow {
         writer_memory_mb: settings.writer_memory_bytes >> 20,
         merge_min_segments: settings.merge_min_segments,
+        merge_max_docs: settings.merge_max_docs,
         commits: batches.len(),
         chunks_per_second: chunks as f64 / seconds,
         commit_p50_ms: percentile(&commits, 50.0),
@@ -164,8 +185,10 @@ fn measure(
         searcher_open_p50_ms: percentile(&opens, 50.0),
         searcher_open_p99_ms: percentile(&opens, 99.0),
         segments_end,
+        segment_docs,
         query_p50_ms: percentile(&times, 50.0),
         query_p99_ms: percentile(&times, 99.0),
+        slowest_queries: slowest,
         disk_mib: super::scale::disk_mib(&dir),
     };
     drop(searcher);

@@ -41,6 +41,12 @@ pub struct KeywordSettings {
     /// Merge once this many segments of about the same size exist (tantivy's log merge
     /// policy); 0: never merge.
     pub merge_min_segments: usize,
+    /// A segment holding more live chunks than this takes part in no more merges, so that a
+    /// large index stays in several segments, which a query searches on all cores at once
+    /// (one segment is searched by one thread); 0: no limit. Segments still grow past it by
+    /// merging smaller ones (up to `merge_min_segments` times it), and one that deletes bring
+    /// back under it merges again.
+    pub merge_max_docs: usize,
 }
 
 impl Default for KeywordSettings {
@@ -48,16 +54,22 @@ impl Default for KeywordSettings {
         KeywordSettings {
             writer_memory_bytes: 64 << 20,
             merge_min_segments: 8,
+            merge_max_docs: 0,
         }
     }
 }
 
 impl KeywordSettings {
     /// Settings from configuration units: the budget in MiB.
-    pub fn from_mib(writer_memory_mib: usize, merge_min_segments: usize) -> Self {
+    pub fn from_mib(
+        writer_memory_mib: usize,
+        merge_min_segments: usize,
+        merge_max_docs: usize,
+    ) -> Self {
         KeywordSettings {
             writer_memory_bytes: writer_memory_mib.saturating_mul(1 << 20),
             merge_min_segments,
+            merge_max_docs,
         }
     }
 
@@ -315,6 +327,9 @@ impl KeywordStore {
             merge_policy: (settings.merge_min_segments > 0).then(|| {
                 let mut policy = LogMergePolicy::default();
                 policy.set_min_num_segments(settings.merge_min_segments);
+                if settings.merge_max_docs > 0 {
+                    policy.set_max_docs_before_merge(settings.merge_max_docs);
+                }
                 policy
             }),
             writer_memory_bytes: settings.writer_memory_bytes.max(MIN_WRITER_MEMORY_BYTES),
@@ -798,5 +813,63 @@ mod tests {
         drop(store);
         let store = KeywordStore::open(dir.path(), &settings).unwrap();
         assert_eq!(ids(&store, 40, "walrus"), committed[&40]);
+    }
+
+    /// Live chunks per segment of the live commit, smallest first.
+    fn segment_sizes(store: &KeywordStore) -> Vec<u32> {
+        let metas = store.index.searchable_segment_metas().unwrap();
+        let mut sizes: Vec<u32> = metas.iter().map(|m| m.num_docs()).collect();
+        sizes.sort_unstable();
+        sizes
+    }
+
+    #[test]
+    fn segments_past_merge_max_docs_take_part_in_no_more_merges() {
+        let commit_fours = |settings: &KeywordSettings| {
+            let dir = tempfile::tempdir().unwrap();
+            let store = KeywordStore::open(dir.path(), settings).unwrap();
+            for v in 1..=6u64 {
+                let rows: Vec<ChunkRow> = (0..4)
+                    .map(|i| test_row(&format!("c{v}-{i}"), "T", "walrus"))
+                    .collect();
+                store.apply(v, &[], &rows).unwrap();
+                store.finish_merges();
+            }
+            (dir, store)
+        };
+        let (_dir, unlimited) = commit_fours(&KeywordSettings {
+            merge_min_segments: 2,
+            ..KeywordSettings::default()
+        });
+        assert!(
+            segment_sizes(&unlimited).len() < 6,
+            "without a limit the segments merge: {:?}",
+            segment_sizes(&unlimited)
+        );
+
+        let (_dir, store) = commit_fours(&KeywordSettings {
+            merge_min_segments: 2,
+            merge_max_docs: 3,
+            ..KeywordSettings::default()
+        });
+        assert_eq!(
+            segment_sizes(&store),
+            vec![4; 6],
+            "four live chunks > 3: no merges"
+        );
+        assert_eq!(ids(&store, 6, "walrus").len(), 24);
+
+        // Deletes that bring two segments back under the limit make them mergeable again.
+        let removed: Vec<String> = (1..=2u64)
+            .flat_map(|v| (0..3).map(move |i| format!("c{v}-{i}")))
+            .collect();
+        store.apply(7, &removed, &[]).unwrap();
+        store.finish_merges();
+        assert_eq!(
+            segment_sizes(&store),
+            vec![2, 4, 4, 4, 4],
+            "{removed:?} gone"
+        );
+        assert_eq!(ids(&store, 7, "walrus").len(), 18);
     }
 }
