@@ -215,10 +215,12 @@ pub struct IndexConfig {
     pub lance_metadata_cache_mb: usize,
     /// tantivy's indexing budget (at least 15) and its merge policy: merge once this many
     /// segments of about the same size exist (0: never), and segments past
-    /// `keyword_merge_max_docs` live chunks merge no more (0: no limit).
+    /// `keyword_merge_max_docs` live chunks merge no more (0: no limit); a query searches its
+    /// `keyword_max_query_terms` rarest terms (0: all).
     pub keyword_writer_memory_mb: usize,
     pub keyword_merge_min_segments: usize,
     pub keyword_merge_max_docs: usize,
+    pub keyword_max_query_terms: usize,
 }
 
 impl IndexConfig {
@@ -239,11 +241,14 @@ impl IndexConfig {
     }
 
     pub fn keyword(&self) -> crate::index::KeywordSettings {
-        crate::index::KeywordSettings::from_mib(
-            self.keyword_writer_memory_mb,
-            self.keyword_merge_min_segments,
-            self.keyword_merge_max_docs,
-        )
+        crate::index::KeywordSettings {
+            max_query_terms: self.keyword_max_query_terms,
+            ..crate::index::KeywordSettings::from_mib(
+                self.keyword_writer_memory_mb,
+                self.keyword_merge_min_segments,
+                self.keyword_merge_max_docs,
+            )
+        }
     }
 
     pub fn maintenance(&self) -> crate::index::maintenance::MaintenanceSettings {
@@ -324,6 +329,7 @@ impl Default for IndexConfig {
             keyword_writer_memory_mb: keyword.writer_memory_bytes >> 20,
             keyword_merge_min_segments: keyword.merge_min_segments,
             keyword_merge_max_docs: keyword.merge_max_docs,
+            keyword_max_query_terms: keyword.max_query_terms,
         }
     }
 }
@@ -681,6 +687,8 @@ mod tests {
         assert_eq!(c.index.keyword().writer_memory_bytes, 16 << 20);
         let c = Config::load_from(None, env("KEYWORD_MERGE_MAX_DOCS", "40000")).unwrap();
         assert_eq!(c.index.keyword().merge_max_docs, 40_000);
+        let c = Config::load_from(None, env("KEYWORD_MAX_QUERY_TERMS", "12")).unwrap();
+        assert_eq!(c.index.keyword().max_query_terms, 12);
     }
 
     #[test]

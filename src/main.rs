@@ -201,8 +201,8 @@ enum BenchCommand {
         batch: usize,
         #[arg(long, default_value_t = 300)]
         query_count: usize,
-        /// Settings to compare, MEMORY_MB:MERGE_MIN_SEGMENTS[:MERGE_MAX_DOCS] (0: never merge;
-        /// no limit), comma-separated.
+        /// Settings to compare, MEMORY_MB:MERGE_MIN_SEGMENTS[:MERGE_MAX_DOCS[:MAX_QUERY_TERMS]]
+        /// (0: never merge; no limit; every term; left out: the defaults), comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "64:8")]
         settings: Vec<String>,
         #[arg(long)]
@@ -948,21 +948,30 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     "--documents, --batch and --query-count must be at least 1",
                 ));
             }
+            let defaults = ragstream::index::KeywordSettings::default();
             let settings = settings
                 .iter()
                 .map(|s| {
                     let parts: Vec<Option<usize>> = s.split(':').map(|n| n.parse().ok()).collect();
                     let settings = match parts[..] {
-                        [Some(mb), Some(merge)] => {
-                            ragstream::index::KeywordSettings::from_mib(mb, merge, 0)
-                        }
+                        [Some(mb), Some(merge)] => ragstream::index::KeywordSettings::from_mib(
+                            mb,
+                            merge,
+                            defaults.merge_max_docs,
+                        ),
                         [Some(mb), Some(merge), Some(max_docs)] => {
                             ragstream::index::KeywordSettings::from_mib(mb, merge, max_docs)
+                        }
+                        [Some(mb), Some(merge), Some(max_docs), Some(max_terms)] => {
+                            ragstream::index::KeywordSettings {
+                                max_query_terms: max_terms,
+                                ..ragstream::index::KeywordSettings::from_mib(mb, merge, max_docs)
+                            }
                         }
                         _ => {
                             return Err(usage(format!(
                                 "--settings {s:?}: expected \
-                                 MEMORY_MB:MERGE_MIN_SEGMENTS[:MERGE_MAX_DOCS]"
+                                 MEMORY_MB:MERGE_MIN_SEGMENTS[:MERGE_MAX_DOCS[:MAX_QUERY_TERMS]]"
                             )))
                         }
                     };
@@ -990,8 +999,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             );
             for r in &report.rows {
                 println!(
-                    "memory {:>4} MiB merge {:>2} max docs {:>8}: {:>7.0} chunks/s · commit p50 {:>6.2} p99 {:>7.2} max {:>8.2} ms · searcher open p50 {:>5.2} p99 {:>6.2} ms · {:>3} segments (largest {:>8} docs) · query p50 {:>5.2} p99 {:>6.2} ms · {:.0} MiB",
-                    r.writer_memory_mb, r.merge_min_segments, r.merge_max_docs,
+                    "memory {:>4} MiB merge {:>2} max docs {:>8} max terms {:>2}: {:>7.0} chunks/s · commit p50 {:>6.2} p99 {:>7.2} max {:>8.2} ms · searcher open p50 {:>5.2} p99 {:>6.2} ms · {:>3} segments (largest {:>8} docs) · query p50 {:>5.2} p99 {:>6.2} ms · {:.0} MiB",
+                    r.writer_memory_mb, r.merge_min_segments, r.merge_max_docs, r.max_query_terms,
                     r.chunks_per_second, r.commit_p50_ms, r.commit_p99_ms, r.commit_max_ms,
                     r.searcher_open_p50_ms, r.searcher_open_p99_ms, r.segments_end,
                     r.segment_docs.first().copied().unwrap_or(0), r.query_p50_ms,

@@ -35,6 +35,8 @@ pub struct KeywordBenchRow {
     pub merge_min_segments: usize,
     /// 0: no limit.
     pub merge_max_docs: usize,
+    /// 0: every term.
+    pub max_query_terms: usize,
     pub commits: usize,
     pub chunks_per_second: f64,
     /// One commit: delete and add the batch, commit, and run the merges the policy picks.
@@ -177,6 +179,7 @@ fn measure(
         writer_memory_mb: settings.writer_memory_bytes >> 20,
         merge_min_segments: settings.merge_min_segments,
         merge_max_docs: settings.merge_max_docs,
+        max_query_terms: settings.max_query_terms,
         commits: batches.len(),
         chunks_per_second: chunks as f64 / seconds,
         commit_p50_ms: percentile(&commits, 50.0),

@@ -595,7 +595,12 @@ async fn keyword_top(
     else {
         return Ok(Vec::new());
     };
-    let span = tracing::info_span!("keyword", limit);
+    // Terms left out as too common (`index.keyword_max_query_terms`) are on the trace, for
+    // whoever asks why a passage that holds only those terms was not found.
+    let span = tracing::info_span!("keyword", limit, terms_dropped = tracing::field::Empty);
+    if !prepared.dropped_terms().is_empty() {
+        span.record("terms_dropped", prepared.dropped_terms().join(" "));
+    }
     let ranked = tokio::task::spawn_blocking(move || span.in_scope(|| prepared.top(limit)))
         .await
         .map_err(|e| EngineError::Internal(format!("keyword search task failed: {e}")))??;
