@@ -660,7 +660,9 @@ impl KeywordStore {
     }
 
     /// Keeps the `max_query_terms` rarest of `terms` on `searcher` (fewest documents; ties
-    /// in query order) and returns the texts of the others, in query order.
+    /// in query order) and returns the texts of the others, in query order. Terms no document
+    /// holds cost nothing and take no place among those kept (a misspelt word must not push
+    /// out a real one).
     fn drop_common_terms(
         &self,
         searcher: &Searcher,
@@ -676,7 +678,8 @@ impl KeywordStore {
         }
         by_rarity.sort_unstable();
         let mut keep = vec![false; terms.len()];
-        for (_, position) in by_rarity.into_iter().take(max) {
+        let absent = by_rarity.iter().take_while(|(df, _)| *df == 0).count();
+        for (_, position) in by_rarity.into_iter().take(absent + max) {
             keep[position] = true;
         }
         let mut dropped = Vec::new();
@@ -988,6 +991,13 @@ mod tests {
         let mut found: Vec<String> = q.top(100).unwrap().into_iter().map(|(id, _)| id).collect();
         found.sort();
         assert_eq!(found, ["mid1", "mid2", "rare"], "only the kept terms match");
+
+        // Terms no chunk holds take no place among the kept.
+        let q = store
+            .prepare(&searcher, "ocean zzyzx kelp narwhal", &Filters::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(q.dropped_terms(), ["ocean"]);
 
         // Up to the limit nothing is dropped.
         let q = store
