@@ -953,16 +953,17 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 .iter()
                 .map(|s| {
                     let parts: Vec<Option<usize>> = s.split(':').map(|n| n.parse().ok()).collect();
-                    let settings = match parts[..] {
-                        [Some(mb), Some(merge)] => ragstream::index::KeywordSettings::from_mib(
-                            mb,
-                            merge,
-                            defaults.merge_max_docs,
-                        ),
-                        [Some(mb), Some(merge), Some(max_docs)] => {
-                            ragstream::index::KeywordSettings::from_mib(mb, merge, max_docs)
-                        }
-                        [Some(mb), Some(merge), Some(max_docs), Some(max_terms)] => {
+                    // Parts left out take the defaults.
+                    let part =
+                        |i: usize, default: usize| parts.get(i).copied().unwrap_or(Some(default));
+                    let settings = match (
+                        parts.len(),
+                        part(0, 0),
+                        part(1, 0),
+                        part(2, defaults.merge_max_docs),
+                        part(3, defaults.max_query_terms),
+                    ) {
+                        (2..=4, Some(mb), Some(merge), Some(max_docs), Some(max_terms)) => {
                             ragstream::index::KeywordSettings {
                                 max_query_terms: max_terms,
                                 ..ragstream::index::KeywordSettings::from_mib(mb, merge, max_docs)
