@@ -602,10 +602,15 @@ fn bench_keyword_compares_merge_policies_and_rejects_bad_settings() {
             .arg(&report);
         cmd
     };
-    succeeded(&mut bench("16:2,16:0"));
+    succeeded(&mut bench("16:2,16:0,16:2:0:3"));
     let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let rows = r["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 2, "{r}");
+    assert_eq!(rows.len(), 3, "{r}");
+    // Parts left out take the defaults; given ones are used.
+    assert_eq!(rows[0]["merge_max_docs"], 100_000, "{r}");
+    assert_eq!(rows[0]["max_query_terms"], 12, "{r}");
+    assert_eq!(rows[2]["merge_max_docs"], 0, "{r}");
+    assert_eq!(rows[2]["max_query_terms"], 3, "{r}");
     assert_eq!(rows[0]["commits"], 12);
     // Never merging leaves one segment per commit; the log policy merges them as they pile up.
     assert_eq!(rows[1]["merge_min_segments"], 0);
@@ -615,7 +620,7 @@ fn bench_keyword_compares_merge_policies_and_rejects_bad_settings() {
         .iter()
         .all(|row| row["commit_p50_ms"].as_f64().unwrap() > 0.0));
 
-    for bad in ["14:8", "64:1", "64"] {
+    for bad in ["14:8", "64:1", "64", "64:8:x", "64:8:1:2:3"] {
         let out = bench(bad).output().unwrap();
         assert!(!out.status.success(), "{bad}");
         let stderr = String::from_utf8_lossy(&out.stderr);
