@@ -201,6 +201,13 @@ pub struct IndexConfig {
     /// them).
     pub vector_hnsw_m: usize,
     pub vector_hnsw_ef_construction: usize,
+    /// Above the vector index's threshold, an unfiltered (or visibility-only) search scans
+    /// the resident vectors held in memory: it keeps this share of the rows by the Hamming
+    /// distance of their sign codes (at least four shortlists), then the shortlist by the
+    /// query's dot product with their signs, and ranks those by their byte codes (a
+    /// shortlist of 0: Lance's index answers every search).
+    pub vector_resident_shortlist: usize,
+    pub vector_resident_hamming_share: f64,
     /// How often the daemon's maintenance actor runs a pass over each open index (0: never).
     pub maintenance_interval_ms: u64,
     /// Compact once this many fragments are smaller than `compaction_target_rows`.
@@ -237,6 +244,8 @@ impl IndexConfig {
             ef: self.vector_ef,
             hnsw_m: self.vector_hnsw_m,
             hnsw_ef_construction: self.vector_hnsw_ef_construction,
+            resident_shortlist: self.vector_resident_shortlist,
+            resident_hamming_share: self.vector_resident_hamming_share,
         }
     }
 
@@ -320,6 +329,8 @@ impl Default for IndexConfig {
             vector_ef: vector.ef,
             vector_hnsw_m: vector.hnsw_m,
             vector_hnsw_ef_construction: vector.hnsw_ef_construction,
+            vector_resident_shortlist: vector.resident_shortlist,
+            vector_resident_hamming_share: vector.resident_hamming_share,
             maintenance_interval_ms: 30_000,
             compaction_min_fragments: maintenance.min_small_fragments,
             compaction_target_rows: maintenance.target_rows,
@@ -713,6 +724,30 @@ mod tests {
         ];
         let v = Config::load_from(None, env(&set)).unwrap().index.vector();
         assert_eq!((v.hnsw_m, v.hnsw_ef_construction), (32, 300));
+    }
+
+    #[test]
+    fn resident_search_settings_are_checked_and_reach_the_vector_index() {
+        let env = |k: &str, v: &str| vec![(format!("RAGSTREAM_INDEX_{k}"), v.to_string())];
+        let e = Config::load_from(None, env("VECTOR_RESIDENT_HAMMING_SHARE", "1.5")).unwrap_err();
+        assert_eq!(e.key, "index.vector_resident_hamming_share");
+        let e = Config::load_from(None, env("VECTOR_RESIDENT_SHORTLIST", "-1")).unwrap_err();
+        assert!(e.key.contains("vector_resident_shortlist"), "{}", e.key);
+        let v = Config::load_from(None, env("VECTOR_RESIDENT_SHORTLIST", "0"))
+            .unwrap()
+            .index
+            .vector();
+        assert_eq!(
+            v.resident_search().shortlist,
+            0,
+            "0 turns the resident search off"
+        );
+        let v = Config::load_from(None, env("VECTOR_RESIDENT_HAMMING_SHARE", "0.05"))
+            .unwrap()
+            .index
+            .vector();
+        assert_eq!(v.resident_search().hamming_share, 0.05);
+        assert_eq!(v.resident_search().shortlist, 2000);
     }
 
     #[test]

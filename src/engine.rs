@@ -194,6 +194,7 @@ impl Engine {
         index
             .lance()
             .set_vector_search(v.nprobes, v.refine_factor, v.ef);
+        index.lance().set_resident_search(v.resident_search());
         open.insert(name.clone(), index.clone());
         if self.keep_warm {
             prewarm_in_background(&index);
@@ -221,6 +222,7 @@ impl Engine {
         index
             .lance()
             .set_vector_search(v.nprobes, v.refine_factor, v.ef);
+        index.lance().set_resident_search(v.resident_search());
         open.insert(name.clone(), index.clone());
         Ok(index)
     }

@@ -162,6 +162,10 @@ enum BenchCommand {
         /// settings (comma-separated, e.g. 20:10,40:5:200).
         #[arg(long, value_delimiter = ',')]
         sweep: Vec<String>,
+        /// Also measure the resident vectors' recall and latency at these
+        /// SHORTLIST[:HAMMING_SHARE] settings (comma-separated, e.g. 500,2000:0.05).
+        #[arg(long, value_delimiter = ',')]
+        shortlists: Vec<String>,
         /// Then ingest `--steady-rate` new documents per second for this many seconds with
         /// hybrid queries running alongside: freshness, fragments, versions, query p99 drift.
         #[arg(long, default_value_t = 0)]
@@ -815,6 +819,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     recall_queries,
                     data_dir,
                     sweep,
+                    shortlists,
                     steady_seconds,
                     steady_rate,
                     json: out,
@@ -825,6 +830,29 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     "--chunks, --query-count, --concurrency and --steady-rate must be at least 1",
                 ));
             }
+            let share = config.index.vector_resident_hamming_share;
+            let shortlists = shortlists
+                .iter()
+                .map(|p| {
+                    let bad = || {
+                        usage(format!(
+                            "--shortlists {p:?}: expected SHORTLIST[:HAMMING_SHARE], a shortlist of at least 1 row and a share from 0 to 1"
+                        ))
+                    };
+                    let (rows, share) = match p.split_once(':') {
+                        Some((r, s)) => (r, s.parse::<f64>().map_err(|_| bad())?),
+                        None => (p.as_str(), share),
+                    };
+                    let shortlist = rows.parse::<usize>().map_err(|_| bad())?;
+                    if shortlist == 0 || !(0.0..=1.0).contains(&share) {
+                        return Err(bad());
+                    }
+                    Ok(ragstream::index::ResidentSearch {
+                        shortlist,
+                        hamming_share: share,
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             let ef = config.index.vector_ef;
             let sweep = sweep
                 .iter()
@@ -851,6 +879,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 recall_queries,
                 data_dir,
                 sweep,
+                shortlists,
                 steady_seconds,
                 steady_rate,
             };
@@ -876,7 +905,13 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     p.phase, p.p50_ms, p.p99_ms
                 );
             }
-            for p in &report.sweep {
+            for p in report.sweep.iter().filter(|p| p.resident_shortlist > 0) {
+                println!(
+                    "  resident shortlist {:>6} hamming share {:.3}: recall@10 {:.4}, vector search p50 {:.2} ms p99 {:.2} ms",
+                    p.resident_shortlist, p.resident_hamming_share, p.recall_at_10, p.p50_ms, p.p99_ms
+                );
+            }
+            for p in report.sweep.iter().filter(|p| p.resident_shortlist == 0) {
                 println!(
                     "  nprobes {:>4} refine {:>3} ef {:>4}: recall@10 {:.4}, vector search p50 {:.2} ms p99 {:.2} ms",
                     p.nprobes, p.refine_factor, p.ef, p.recall_at_10, p.p50_ms, p.p99_ms

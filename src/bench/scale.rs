@@ -15,7 +15,7 @@ use crate::embedding::Embedder;
 use crate::engine::Engine;
 use crate::eval::beir::{percentile, read_corpus, read_queries};
 use crate::index::vector_index::coverage;
-use crate::index::DocumentOp;
+use crate::index::{DocumentOp, ResidentSearch};
 use crate::model::{Document, IndexName};
 use crate::retrieval::{SearchMethod, SearchRequest};
 
@@ -30,8 +30,10 @@ pub struct ScaleBenchOptions {
     /// Keep the data directory here (and reuse it when it already holds the index).
     pub data_dir: Option<PathBuf>,
     /// Also measure recall@10 and latency of the vector search for each of these
-    /// (nprobes, refine factor, HNSW ef) settings.
+    /// (nprobes, refine factor, HNSW ef) settings of Lance's index...
     pub sweep: Vec<(usize, u32, usize)>,
+    /// ...and for each of these settings of the resident vectors.
+    pub shortlists: Vec<ResidentSearch>,
     /// After the measurements: this long a steady ingestion of `steady_rate` new documents
     /// per second, with hybrid queries running alongside (0: none).
     pub steady_seconds: u64,
@@ -50,6 +52,11 @@ pub struct MethodLatency {
 
 #[derive(Debug, Serialize)]
 pub struct SweepPoint {
+    /// Rows ranked by the resident vectors' byte codes, and the share kept by Hamming
+    /// distance before; a shortlist of 0 when Lance's index searched (with the next three
+    /// settings).
+    pub resident_shortlist: usize,
+    pub resident_hamming_share: f64,
     pub nprobes: usize,
     pub refine_factor: u32,
     pub ef: usize,
@@ -329,8 +336,23 @@ async fn measure(
     // does not cover) against an exact scan of every row, on the same version.
     let settings = config.index.vector();
     let recall_queries = &queries[..queries.len().min(options.recall_queries)];
-    let mut points = vec![(settings.nprobes, settings.refine_factor, settings.ef)];
-    points.extend(options.sweep.iter().copied());
+    let off = ResidentSearch {
+        shortlist: 0,
+        ..settings.resident_search()
+    };
+    let mut points = vec![(
+        settings.nprobes,
+        settings.refine_factor,
+        settings.ef,
+        settings.resident_search(),
+    )];
+    points.extend(options.sweep.iter().map(|&(n, r, e)| (n, r, e, off)));
+    points.extend(
+        options
+            .shortlists
+            .iter()
+            .map(|s| (settings.nprobes, settings.refine_factor, settings.ef, *s)),
+    );
     let mut sweep = measure_recall(engine, &index, recall_queries, &points)
         .await
         .map_err(|e| failed("recall", &e))?;
@@ -338,6 +360,9 @@ async fn measure(
     index
         .lance()
         .set_vector_search(settings.nprobes, settings.refine_factor, settings.ef);
+    index
+        .lance()
+        .set_resident_search(settings.resident_search());
     let phases = phases(engine, &index, &queries[..queries.len().min(100)])
         .await
         .map_err(|e| failed("phases", &e))?;
@@ -522,12 +547,12 @@ async fn steady(
 }
 
 /// Recall@10 of the vector search against an exact scan, and its latency at the hybrid
-/// over-fetch, for each (nprobes, refine factor, ef).
+/// over-fetch, for each (nprobes, refine factor, ef, resident shortlist).
 async fn measure_recall(
     engine: &Arc<Engine>,
     index: &Arc<crate::index::Index>,
     queries: &[String],
-    points: &[(usize, u32, usize)],
+    points: &[(usize, u32, usize, ResidentSearch)],
 ) -> Result<Vec<SweepPoint>, crate::engine::EngineError> {
     let ds = index.lance().latest();
     let ids = |found: Vec<crate::index::rows::CandidateRow>| -> Vec<String> {
@@ -541,20 +566,27 @@ async fn measure_recall(
         vectors.push(v);
     }
     let fetch = crate::retrieval::fusion::overfetch(10);
+    let everything = crate::retrieval::filters::Filters {
+        visibility: crate::retrieval::filters::Visibility::All,
+        ..Default::default()
+    };
     let mut out = Vec::new();
-    for &(nprobes, refine_factor, ef) in points {
+    for &(nprobes, refine_factor, ef, resident) in points {
         index.lance().set_vector_search(nprobes, refine_factor, ef);
+        index.lance().set_resident_search(resident);
         let (mut found, mut wanted, mut ms) = (0, 0, Vec::new());
         for (v, exact) in vectors.iter().zip(&exact) {
-            let approx = ids(index.lance().nearest(&ds, v, 10, None).await?);
+            let approx = ids(index.lance().nearest(&ds, v, 10, &everything).await?);
             wanted += exact.len();
             found += exact.iter().filter(|id| approx.contains(id)).count();
             let t = Instant::now();
-            index.lance().nearest(&ds, v, fetch, None).await?;
+            index.lance().nearest(&ds, v, fetch, &everything).await?;
             ms.push(t.elapsed().as_secs_f64() * 1000.0);
         }
         ms.sort_by(f64::total_cmp);
         out.push(SweepPoint {
+            resident_shortlist: resident.shortlist,
+            resident_hamming_share: resident.hamming_share,
             nprobes,
             refine_factor,
             ef,
@@ -575,13 +607,14 @@ async fn phases(
     index: &Arc<crate::index::Index>,
     queries: &[String],
 ) -> Result<Vec<PhaseTime>, crate::engine::EngineError> {
-    use crate::retrieval::filters::{Filters, LIVE_ROWS};
+    use crate::retrieval::filters::Filters;
     let fetch = crate::retrieval::fusion::overfetch(10);
     let mut times: Vec<(&str, Vec<f64>)> = [
         "embed query",
         "snapshot",
         "vector search (live rows filter)",
         "vector search (what runs)",
+        "vector search (Lance's index)",
         "keyword (tantivy)",
         "keyword candidates by id (what runs)",
         "keyword rows by id, with vectors",
@@ -607,23 +640,33 @@ async fn phases(
         lap(1, &mut times);
         let lance = index.lance();
         lance
-            .nearest(&snapshot.dataset, &v, fetch, Some(LIVE_ROWS))
+            .nearest(&snapshot.dataset, &v, fetch, &Filters::default())
             .await?;
         lap(2, &mut times);
-        let found = lance.nearest(&snapshot.dataset, &v, fetch, None).await?;
+        let found = lance
+            .nearest(&snapshot.dataset, &v, fetch, &filters)
+            .await?;
         lap(3, &mut times);
+        let resident = lance.set_resident_search(ResidentSearch {
+            shortlist: 0,
+            ..lance.resident_search()
+        });
+        let lance_index = lance.nearest(&snapshot.dataset, &v, fetch, &filters).await;
+        lance.set_resident_search(resident);
+        lance_index?;
+        lap(4, &mut times);
         let ranked = index
             .keyword()
             .search(&snapshot.searcher, q, &filters, fetch)?;
-        lap(4, &mut times);
+        lap(5, &mut times);
         let ids: Vec<String> = ranked.into_iter().map(|(id, _)| id).collect();
         lance.candidates(&snapshot.dataset, &ids).await?;
-        lap(5, &mut times);
-        lance.rows(&snapshot.dataset, &ids, true).await?;
         lap(6, &mut times);
+        lance.rows(&snapshot.dataset, &ids, true).await?;
+        lap(7, &mut times);
         let addresses: Vec<u64> = found.iter().take(10).map(|c| c.address).collect();
         lance.rows_at(&snapshot.dataset, &addresses, false).await?;
-        lap(7, &mut times);
+        lap(8, &mut times);
     }
     Ok(times
         .into_iter()

@@ -17,12 +17,13 @@ use lance::dataset::{
 use lance::session::Session;
 use lance::Dataset;
 
+use super::resident_vectors::{ResidentVectors, Stages};
 use super::rows::{
     batch_to_candidates, batch_to_rows, chunk_schema, columns_without_vector, rows_to_batch,
     CandidateRow, ChunkRow, CANDIDATE_COLUMNS, DELETED_AT_COLUMN,
 };
 use super::StoreError;
-use crate::retrieval::filters::{sql_string, LIVE_ROWS};
+use crate::retrieval::filters::{sql_string, Filters, Visibility, LIVE_ROWS};
 
 /// Checked-out versions kept open for pinned queries.
 const VERSION_CACHE: usize = 8;
@@ -35,6 +36,29 @@ pub struct LanceStore {
     vector_search: Mutex<(usize, u32, usize)>,
     latest: Mutex<Dataset>,
     versions: Mutex<Vec<(u64, Dataset)>>,
+    /// How an unfiltered search on a version with a vector index narrows the resident
+    /// vectors down (a shortlist of 0: such searches walk Lance's index instead).
+    resident_search: Mutex<ResidentSearch>,
+    /// The centre of the index's sign codes, once the index has recorded one.
+    resident_center: Mutex<Option<Arc<Vec<f32>>>>,
+    resident: ResidentVectors,
+}
+
+/// The resident vectors' search settings: rows ranked by the byte codes (`shortlist`), and
+/// the share of all rows kept by Hamming distance before (at least four shortlists).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ResidentSearch {
+    pub shortlist: usize,
+    pub hamming_share: f64,
+}
+
+impl ResidentSearch {
+    fn stages(&self, rows: usize) -> Stages {
+        Stages {
+            by_hamming: ((rows as f64 * self.hamming_share) as usize).max(4 * self.shortlist),
+            by_signs: self.shortlist,
+        }
+    }
 }
 
 /// How many documents and chunks a version holds, live and soft-deleted.
@@ -170,7 +194,149 @@ impl LanceStore {
             vector_search: Mutex::new((20, 10, 100)),
             latest: Mutex::new(dataset),
             versions: Mutex::new(Vec::new()),
+            resident_search: Mutex::new(ResidentSearch {
+                shortlist: 0,
+                hamming_share: 0.0,
+            }),
+            resident_center: Mutex::new(None),
+            resident: ResidentVectors::default(),
         })
+    }
+
+    /// Sets how unfiltered (or visibility-only) searches on a version with a vector index
+    /// narrow the resident vectors down; a shortlist of 0 sends them to Lance's index.
+    /// Returns the settings it replaces.
+    pub fn set_resident_search(&self, search: ResidentSearch) -> ResidentSearch {
+        std::mem::replace(
+            &mut *self.resident_search.lock().expect("resident search lock"),
+            search,
+        )
+    }
+
+    pub fn resident_search(&self) -> ResidentSearch {
+        *self.resident_search.lock().expect("resident search lock")
+    }
+
+    /// The centre of the sign codes (what the index records; `None` until it has one).
+    pub fn set_resident_center(&self, center: Option<Vec<f32>>) {
+        *self.resident_center.lock().expect("resident centre lock") = center.map(Arc::new);
+    }
+
+    fn resident_center(&self) -> Option<Arc<Vec<f32>>> {
+        self.resident_center
+            .lock()
+            .expect("resident centre lock")
+            .clone()
+    }
+
+    /// The mean of the first `rows` vectors of `ds`, for the index to record as the centre.
+    pub async fn center_of(&self, ds: &Dataset, rows: usize) -> Result<Vec<f32>, StoreError> {
+        super::resident_vectors::center_of(ds, self.dimensions_of(ds)?, rows).await
+    }
+
+    /// Whether a search on `ds` with `filters` scans the resident vectors: resident search
+    /// is on, the index has its centre, `ds` has a vector index, and the filter is at most a
+    /// visibility. Decided by the version and the settings alone, so that a pinned query
+    /// takes the same path every time.
+    async fn resident_for(
+        &self,
+        ds: &Dataset,
+        filters: &Filters,
+    ) -> Result<Option<(Arc<Vec<f32>>, Visibility)>, StoreError> {
+        let (Some(visibility), Some(center)) = (filters.visibility_only(), self.resident_center())
+        else {
+            return Ok(None);
+        };
+        if self.resident_search().shortlist == 0
+            || center.len() != self.dimensions_of(ds)?
+            || !super::vector_index::has_index(ds).await?
+        {
+            return Ok(None);
+        }
+        Ok(Some((center, visibility)))
+    }
+
+    /// Builds the resident vectors' view of `ds` (when its searches use them), so that the
+    /// first query on it does not read its new fragments. Returns the rows the view holds
+    /// and the bytes of its codes.
+    pub async fn prewarm_resident(
+        &self,
+        ds: &Dataset,
+    ) -> Result<Option<(usize, usize)>, StoreError> {
+        let Some((center, _)) = self.resident_for(ds, &Filters::default()).await? else {
+            return Ok(None);
+        };
+        let view = self.resident.view(ds, &center).await?;
+        Ok(Some((view.rows(), view.bytes_in_memory())))
+    }
+
+    /// The vector dimensions of `ds`'s schema.
+    fn dimensions_of(&self, ds: &Dataset) -> Result<usize, StoreError> {
+        let field = ds
+            .schema()
+            .field(super::rows::VECTOR_COLUMN)
+            .ok_or_else(|| StoreError::Corrupt("no vector column".into()))?;
+        match field.data_type() {
+            arrow_schema::DataType::FixedSizeList(_, n) if n > 0 => Ok(n as usize),
+            other => Err(StoreError::Corrupt(format!(
+                "vector column is {other}, not a fixed-size list"
+            ))),
+        }
+    }
+
+    /// The `k` nearest candidates from the resident vectors: their addresses, then the
+    /// candidates' columns read by address (in the order found).
+    async fn resident_nearest(
+        &self,
+        ds: &Dataset,
+        query: &[f32],
+        k: usize,
+        center: &Arc<Vec<f32>>,
+        visibility: Visibility,
+    ) -> Result<Vec<CandidateRow>, StoreError> {
+        let view = self.resident.view(ds, center).await?;
+        let stages = self.resident_search().stages(view.rows());
+        // A scan of every row's code: CPU work, off the async worker that runs the query.
+        let span = tracing::info_span!("resident_scan", rows = view.rows());
+        let q = query.to_vec();
+        let addresses = tokio::task::spawn_blocking(move || {
+            span.in_scope(|| view.nearest(&q, k, stages, visibility))
+        })
+        .await
+        .map_err(|e| StoreError::TaskFailed(format!("resident vector scan: {e}")))?;
+        if addresses.is_empty() {
+            return Ok(Vec::new());
+        }
+        let batch = ds
+            .take_rows(&addresses, ds.schema().project(&CANDIDATE_COLUMNS[..])?)
+            .await?;
+        let mut columns = batch.columns().to_vec();
+        let mut fields: Vec<arrow_schema::FieldRef> =
+            batch.schema().fields().iter().cloned().collect();
+        columns.push(Arc::new(arrow_array::UInt64Array::from(addresses)));
+        fields.push(Arc::new(arrow_schema::Field::new(
+            super::rows::ROW_ADDRESS_COLUMN,
+            arrow_schema::DataType::UInt64,
+            false,
+        )));
+        let batch = RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns)
+            .map_err(|e| StoreError::Corrupt(format!("candidates by address: {e}")))?;
+        // Nearest first by the exact vectors (the byte codes ordered them approximately);
+        // ties by address.
+        let mut scored: Vec<(f64, CandidateRow)> = batch_to_candidates(&batch)
+            .map_err(StoreError::Corrupt)?
+            .into_iter()
+            .map(|c| {
+                let dot = c
+                    .vector
+                    .iter()
+                    .zip(query)
+                    .map(|(a, b)| f64::from(*a) * f64::from(*b));
+                (dot.sum(), c)
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.address.cmp(&b.1.address)));
+        Ok(scored.into_iter().map(|(_, c)| c).collect())
     }
 
     /// Searches on a version with a vector index probe `nprobes` partitions (with HNSW
@@ -437,9 +603,16 @@ impl LanceStore {
         ds: &Dataset,
         query: &[f32],
         k: usize,
-        filter: Option<&str>,
+        filters: &Filters,
     ) -> Result<Vec<CandidateRow>, StoreError> {
-        self.search_vectors(ds, query, k, filter, true).await
+        if let Some((center, visibility)) = self.resident_for(ds, filters).await? {
+            return self
+                .resident_nearest(ds, query, k, &center, visibility)
+                .await;
+        }
+        let sql = filters.to_sql();
+        self.search_vectors(ds, query, k, sql.as_deref(), true)
+            .await
     }
 
     /// Exact nearest neighbours over every row, ignoring the vector index (what the

@@ -226,6 +226,7 @@ impl Index {
                 // Same rows, new version: the keyword store records the version unchanged.
                 let version = ds.version_id();
                 self.lance.replace_latest(ds);
+                self.prepare_resident().await;
                 self.keyword.apply(version, &[], &[])?;
                 Ok(Some((metrics.fragments_removed, metrics.fragments_added)))
             }
@@ -271,6 +272,7 @@ impl Index {
             .transaction;
         transaction.transaction_properties = Some(Arc::new(self.carried_properties().await?));
         let version = self.lance.commit_transaction(latest, transaction).await?;
+        self.prepare_resident().await;
         self.keyword.apply(version, &ids, &[])?;
         tracing::info!(index = %self.name, version, chunks = ids.len(), "purged deleted chunks");
         Ok(ids.len())

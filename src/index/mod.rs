@@ -5,6 +5,7 @@ mod keyword_store;
 pub mod lance_cpu_pool;
 mod lance_store;
 pub mod maintenance;
+mod resident_vectors;
 pub mod rows;
 pub mod vector_index;
 mod versioned_directory;
@@ -20,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use keyword_store::{KeywordSettings, KeywordStore};
 pub(crate) use lance_store::{in_list, replace_documents};
-pub use lance_store::{Census, LanceStore};
+pub use lance_store::{Census, LanceStore, ResidentSearch};
 pub use rows::ChunkRow;
 pub use writer::{DocumentOp, WriteOutcome, WritePlan, KAFKA_CHECKPOINT};
 
@@ -56,6 +57,8 @@ pub enum StoreError {
     },
     #[error("corrupt index data: {0}")]
     Corrupt(String),
+    #[error("a search task failed: {0}")]
+    TaskFailed(String),
 }
 
 impl From<tantivy::directory::error::OpenDirectoryError> for StoreError {
@@ -87,6 +90,11 @@ pub struct IndexInfo {
     /// as many (rows added in between go to the partitions it has).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vector_index_trained_rows: Option<usize>,
+    /// The centre of the resident vectors' sign codes: the mean of the first rows when the
+    /// index first had a vector index. Recorded once (per embedder), because every pinned
+    /// answer of a resident search depends on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resident_center: Option<Vec<f32>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -249,6 +257,8 @@ fn switch_embedder(info: &mut IndexInfo, embedder: String, dimensions: usize, fr
         until_version: from_version,
     };
     info.previous_embedders.push(previous);
+    // Another model's vectors have another mean (and maybe other dimensions).
+    info.resident_center = None;
 }
 
 /// How an index opens its stores.
@@ -296,6 +306,9 @@ pub fn list_indexes(data_dir: &Path) -> Vec<IndexName> {
 }
 
 /// Where index `name` lives under the data directory.
+/// Rows the resident vectors' centre is the mean of.
+const RESIDENT_CENTER_ROWS: usize = 20_000;
+
 pub fn index_dir(data_dir: &Path, name: &IndexName) -> PathBuf {
     data_dir.join("indexes").join(name.as_str())
 }
@@ -348,6 +361,7 @@ impl Index {
             previous_embedders: Vec::new(),
             defaults: IndexDefaults::default(),
             vector_index_trained_rows: None,
+            resident_center: None,
         };
         // Written last, atomically, so that a half-created index is never opened.
         write_info(&dir, &info)?;
@@ -402,6 +416,7 @@ impl Index {
             dir,
         };
         index.repair().await?;
+        index.ensure_resident_center().await?;
         Ok(index)
     }
 
@@ -499,6 +514,52 @@ impl Index {
             .into_iter()
             .filter_map(|k| props.get(k).map(|v| (k.to_string(), v.clone())))
             .collect())
+    }
+
+    /// Builds the resident vectors' view of the newest Lance version, called before the
+    /// keyword store makes that version visible, so that no query waits for its new
+    /// fragments to be read. A failure only costs the first query on it that read (it then
+    /// reads them itself), so it is logged.
+    pub(crate) async fn prepare_resident(&self) {
+        let ds = self.lance.latest();
+        let prepared = async {
+            self.ensure_resident_center().await?;
+            self.lance.prewarm_resident(&ds).await
+        };
+        match prepared
+            .instrument(tracing::info_span!("resident.prepare"))
+            .await
+        {
+            Ok(Some((_, bytes))) => {
+                if let Some(m) = crate::telemetry::metrics() {
+                    m.index_resident_vector_bytes
+                        .with_label_values(&[self.name.as_str()])
+                        .set(bytes as i64);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(index = %self.name, version = ds.version_id(), error = %e,
+                "reading new rows into the resident vectors failed; the first query reads them"),
+        }
+    }
+
+    /// Gives the Lance store the centre the index recorded, recording one first if the
+    /// index has a vector index and no centre yet (the first build, an index built before
+    /// centres were recorded, or a reembed).
+    async fn ensure_resident_center(&self) -> Result<(), StoreError> {
+        if let Some(center) = self.info().resident_center {
+            self.lance.set_resident_center(Some(center));
+            return Ok(());
+        }
+        let ds = self.lance.latest();
+        if !vector_index::has_index(&ds).await? {
+            self.lance.set_resident_center(None);
+            return Ok(());
+        }
+        let center = self.lance.center_of(&ds, RESIDENT_CENTER_ROWS).await?;
+        let info = self.update_info(|info| info.resident_center = Some(center))?;
+        self.lance.set_resident_center(info.resident_center);
+        Ok(())
     }
 
     /// The newest version both stores have. Lance commits first and the keyword store under
@@ -773,6 +834,7 @@ impl Index {
             switch_embedder(&mut info, id, dimensions, version);
             write_info(&self.dir, &info)?;
         }
+        self.lance.set_resident_center(None);
         self.apply_retention().await?;
         Ok(version)
     }

@@ -71,6 +71,11 @@ pub struct VectorIndexSettings {
     /// graph reaches the same recall at a smaller search `ef`, for a slower build.
     pub hnsw_m: usize,
     pub hnsw_ef_construction: usize,
+    /// Rows an unfiltered search ranks by the resident vectors' byte codes (0: unfiltered
+    /// searches walk Lance's index too), and the share of all rows it keeps by Hamming
+    /// distance before (at least four shortlists).
+    pub resident_shortlist: usize,
+    pub resident_hamming_share: f64,
 }
 
 impl Default for VectorIndexSettings {
@@ -87,11 +92,20 @@ impl Default for VectorIndexSettings {
             ef: 500,
             hnsw_m: 20,
             hnsw_ef_construction: 150,
+            resident_shortlist: 2000,
+            resident_hamming_share: 0.005,
         }
     }
 }
 
 impl VectorIndexSettings {
+    pub fn resident_search(&self) -> super::ResidentSearch {
+        super::ResidentSearch {
+            shortlist: self.resident_shortlist,
+            hamming_share: self.resident_hamming_share,
+        }
+    }
+
     pub fn check(&self, dimensions: Option<usize>) -> Result<(), (String, String)> {
         if self.nprobes == 0 || self.refine_factor == 0 || self.ef == 0 {
             return Err((
@@ -103,6 +117,12 @@ impl VectorIndexSettings {
             return Err((
                 "index.vector_hnsw_m".into(),
                 "vector_hnsw_m must be at least 2 and vector_hnsw_ef_construction at least vector_hnsw_m".into(),
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.resident_hamming_share) {
+            return Err((
+                "index.vector_resident_hamming_share".into(),
+                "must be a share of the rows, from 0 to 1".into(),
             ));
         }
         if let (Some(d), s) = (dimensions, self.sub_vectors) {
@@ -212,7 +232,8 @@ async fn id_index_segments(snapshot: &Dataset) -> Result<Vec<IndexMetadata>, Sto
 }
 
 impl Index {
-    /// Loads the newest version's vector and chunk-id indexes into Lance's index cache, so
+    /// Reads the newest version's resident vectors, and loads its vector and chunk-id indexes
+    /// into Lance's index cache, so
     /// that the first queries after opening an index or building its vector index do not read
     /// them partition by partition (at a million chunks the first queries took 0.8–1.5 s).
     /// Returns whether anything was loaded: segments loaded before are not loaded again, and
@@ -220,6 +241,9 @@ impl Index {
     pub async fn prewarm_search_indexes(&self) -> Result<bool, StoreError> {
         let mut warmed = self.warmed.lock().await;
         let ds = self.lance().latest();
+        // The newest version's resident vectors (a view built before is not read again).
+        self.ensure_resident_center().await?;
+        self.lance().prewarm_resident(&ds).await?;
         let indices = ds.load_indices().await?;
         let mut segments: Vec<String> = indices
             .iter()
@@ -457,6 +481,7 @@ impl Index {
             .lance
             .commit_transaction(Arc::new(latest), transaction)
             .await?;
+        self.prepare_resident().await;
         self.keyword.apply(version, &[], &[])?;
         self.apply_retention().await?;
         Ok(version)

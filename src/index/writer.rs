@@ -298,6 +298,9 @@ impl Index {
         timing.lance = step.elapsed();
         fail_point("after-lance-commit");
         let step = std::time::Instant::now();
+        self.prepare_resident().await;
+        timing.resident = step.elapsed();
+        let step = std::time::Instant::now();
         tracing::info_span!("keyword.commit", version).in_scope(|| staged.commit(version))?;
         timing.keyword += step.elapsed();
         let step = std::time::Instant::now();
@@ -374,6 +377,7 @@ struct CommitTiming {
     graph: std::time::Duration,
     lance: std::time::Duration,
     keyword: std::time::Duration,
+    resident: std::time::Duration,
     retention: std::time::Duration,
 }
 
@@ -393,6 +397,7 @@ impl CommitTiming {
             graph_ms = ms(self.graph),
             lance_ms = ms(self.lance),
             keyword_ms = ms(self.keyword),
+            resident_ms = ms(self.resident),
             retention_ms = ms(self.retention),
             "slow commit"
         );

@@ -217,6 +217,12 @@ impl Filters {
         self.clauses.is_empty() && self.path_prefix.is_none() && self.updated_after.is_none()
     }
 
+    /// The visibility, when it is all the filter selects by (no clause, path or time).
+    pub fn visibility_only(&self) -> Option<Visibility> {
+        (self.clauses.is_empty() && self.path_prefix.is_none() && self.updated_after.is_none())
+            .then_some(self.visibility)
+    }
+
     /// The filter as a Lance (DataFusion SQL) predicate, or `None` for no filter.
     pub fn to_sql(&self) -> Option<String> {
         let mut parts: Vec<String> = self

@@ -210,7 +210,7 @@ pub async fn search(
                 &snapshot,
                 &q,
                 pool(request.candidates.semantic),
-                filters.to_sql().as_deref(),
+                &filters,
             )
             .await?;
             counts.0 = found.len();
@@ -463,7 +463,6 @@ async fn hybrid(
     filters: &Filters,
 ) -> Result<(Vec<Ranked>, usize, usize), EngineError> {
     let fetch = overfetch(request.top_k);
-    let filter_sql = filters.to_sql();
     // The two branches run side by side: tantivy on the blocking pool, then its candidates'
     // ids and vectors read from Lance, while the vector search runs.
     let keyword_branch = async {
@@ -489,7 +488,7 @@ async fn hybrid(
             snapshot,
             q,
             request.candidates.semantic.unwrap_or(fetch).min(MAX_POOL),
-            filter_sql.as_deref(),
+            filters,
         ),
         keyword_branch,
     )?;
@@ -564,11 +563,11 @@ async fn semantic_branch(
     snapshot: &Snapshot,
     query: &[f32],
     k: usize,
-    filter_sql: Option<&str>,
+    filters: &Filters,
 ) -> Result<Vec<(CandidateRow, f64)>, EngineError> {
     let found = index
         .lance()
-        .nearest(&snapshot.dataset, query, k, filter_sql)
+        .nearest(&snapshot.dataset, query, k, filters)
         .instrument(tracing::info_span!("semantic", k))
         .await?;
     Ok(found

@@ -49,6 +49,8 @@ pub struct Metrics {
     /// Lance fragments and rows (live and soft-deleted) of each index's newest version.
     pub index_fragments: IntGaugeVec,
     pub index_rows: IntGaugeVec,
+    /// Bytes of the resident vectors' codes of each index's newest version.
+    pub index_resident_vector_bytes: IntGaugeVec,
     /// Versions on disk (queryable by `index_version`) of each index.
     pub index_versions: IntGaugeVec,
     /// Maintenance passes, their duration, and what they did, by index.
@@ -164,6 +166,11 @@ impl Metrics {
             index_rows: gauge(
                 "ragstream_index_rows",
                 "Rows (chunks, live and soft-deleted) of each index's newest version.",
+                &["index"],
+            ),
+            index_resident_vector_bytes: gauge(
+                "ragstream_index_resident_vector_bytes",
+                "Bytes of the in-memory vector codes unfiltered vector searches scan, per index.",
                 &["index"],
             ),
             index_versions: gauge(
@@ -303,6 +310,7 @@ impl Metrics {
             m.index_version.clone(),
             m.index_fragments.clone(),
             m.index_rows.clone(),
+            m.index_resident_vector_bytes.clone(),
             m.index_versions.clone(),
             m.actor_mailbox_depth.clone(),
             m.consumer_lag_messages.clone(),

@@ -4,6 +4,7 @@
 
 use lance::index::DatasetIndexExt;
 use ragstream::index::vector_index::{coverage, ID_INDEX, VECTOR_INDEX};
+use ragstream::retrieval::filters::{Filters, Visibility};
 use ragstream::retrieval::{SearchMethod, SearchRequest};
 
 use crate::common::{config, doc, engine_with, name, upserts, wait_for_vector_index};
@@ -25,6 +26,14 @@ fn text(i: usize) -> String {
         WORDS[(i * 7 + 3) % n],
         WORDS[(i * 13 + 5) % n]
     )
+}
+
+/// No filter: every row, soft-deleted or not.
+fn everything() -> Filters {
+    Filters {
+        visibility: Visibility::All,
+        ..Filters::default()
+    }
 }
 
 fn semantic(q: &str, version: Option<u64>) -> SearchRequest {
@@ -126,7 +135,11 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
         .embed(&["aurora borealis over the polar night"])
         .unwrap()
         .remove(0);
-    let found = index.lance().nearest(&ds, &v, 5, None).await.unwrap();
+    let found = index
+        .lance()
+        .nearest(&ds, &v, 5, &everything())
+        .await
+        .unwrap();
     assert_eq!(found.len(), 5);
     assert_eq!(found[0].document_id, "new");
     // Indexed and unindexed candidates come back as one list, nearest first (the read runs
@@ -294,4 +307,111 @@ async fn a_rebuild_applies_changed_graph_settings_whether_or_not_a_build_is_due(
         "{refused}"
     );
     assert_eq!(e.index(&kb).await.unwrap().latest_version(), after);
+}
+
+/// The ids and scores of a search's hits, for comparing two answers exactly.
+fn answer_of(r: &ragstream::retrieval::SearchResult) -> Vec<(String, u64)> {
+    r.hits
+        .iter()
+        .map(|h| (h.row.chunk_id.clone(), h.score.to_bits()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resident_vectors_find_the_neighbours_and_reproduce_a_pinned_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.vector_index_min_rows = 600;
+    c.index.vector_index_partitions = 4;
+    // Fewer rows shortlisted than the index holds, so the sign bits choose.
+    c.index.vector_resident_shortlist = 150;
+    c.index.compaction_min_fragments = 2;
+    let kb = name("kb");
+    let queries: Vec<String> = (0..800).step_by(40).map(text).collect();
+    let (pinned, before) = {
+        let e = engine_with(c.clone());
+        let docs: Vec<_> = (0..800)
+            .map(|i| doc(&format!("d{i}"), "", &text(i)))
+            .collect();
+        // Two commits: two fragments, each read into the resident vectors.
+        e.write(&kb, upserts(docs[..500].to_vec())).await.unwrap();
+        e.write(&kb, upserts(docs[500..].to_vec())).await.unwrap();
+        let index = e.index(&kb).await.unwrap();
+        let exact_version = index.latest_version();
+        wait_for_vector_index(&e, &index).await;
+        let pinned = index.latest_version();
+
+        // Recall@10 against the exact search of the version before the index.
+        let (mut found, mut wanted) = (0, 0);
+        let mut before = Vec::new();
+        for q in &queries {
+            let exact = e
+                .search(&kb, &semantic(q, Some(exact_version)))
+                .await
+                .unwrap();
+            let resident = e.search(&kb, &semantic(q, Some(pinned))).await.unwrap();
+            wanted += exact.hits.len();
+            found += exact
+                .hits
+                .iter()
+                .filter(|h| {
+                    resident
+                        .hits
+                        .iter()
+                        .any(|r| r.row.chunk_id == h.row.chunk_id)
+                })
+                .count();
+            before.push(answer_of(&resident));
+        }
+        let recall = found as f64 / wanted as f64;
+        assert!(recall >= 0.9, "recall@10 {recall}");
+
+        // Later versions: a new document, a deleted one, a compaction.
+        e.write(
+            &kb,
+            upserts(vec![doc("new", "", "aurora borealis over the polar night")]),
+        )
+        .await
+        .unwrap();
+        let top = e
+            .search(&kb, &semantic(&text(40), None))
+            .await
+            .unwrap()
+            .hits[0]
+            .row
+            .document_id
+            .clone();
+        e.write(
+            &kb,
+            vec![ragstream::index::DocumentOp::Delete {
+                document_id: top.clone(),
+            }],
+        )
+        .await
+        .unwrap();
+        let report = e.maintain(&kb).await.unwrap();
+        assert!(report.fragments_compacted >= 2, "{report:?}");
+        let latest = e.search(&kb, &semantic(&text(40), None)).await.unwrap();
+        assert!(
+            latest.hits.iter().all(|h| h.row.document_id != top),
+            "deleted: {top}"
+        );
+        let new = e
+            .search(&kb, &semantic("aurora borealis over the polar night", None))
+            .await
+            .unwrap();
+        assert_eq!(new.hits[0].row.document_id, "new");
+        // The pinned version answers as it did, the deleted document included.
+        for (q, was) in queries.iter().zip(&before) {
+            let again = e.search(&kb, &semantic(q, Some(pinned))).await.unwrap();
+            assert_eq!(&answer_of(&again), was, "{q}");
+        }
+        (pinned, before)
+    };
+    // And so after a restart, when nothing of it is in memory.
+    let e = engine_with(c);
+    for (q, was) in queries.iter().zip(&before) {
+        let again = e.search(&kb, &semantic(q, Some(pinned))).await.unwrap();
+        assert_eq!(&answer_of(&again), was, "{q} after a restart");
+    }
 }

@@ -1,0 +1,685 @@
+//! Resident vectors: every row's vector held in memory as a sign code (one bit per
+//! dimension, around the index's centre) and a byte code (one byte per dimension), so that
+//! an unfiltered vector search over a large index is a scan of memory instead of a walk of
+//! Lance's HNSW partitions.
+//!
+//! A search ranks every visible row by the Hamming distance of its sign code to the
+//! query's, re-ranks the nearest `by_hamming` by the query's (floating-point) dot product
+//! with their signs, then the best `by_signs` of those by the dot product with their byte
+//! codes, and returns the best `k` row addresses; the caller reads those rows and scores
+//! them exactly. Nothing is trained but the centre, which the index records once: the codes
+//! are a function of each vector, and what a search keeps is a function of the query and
+//! the rows a version holds (ties go to the lower row address), so an answer pinned to a
+//! retained version is the same whenever it is asked, after a restart too.
+//!
+//! Codes are kept per Lance fragment. A fragment's data files never change while it keeps its
+//! id (compaction writes new fragments, deletes write deletion files), so a version's view is
+//! its fragments' cached codes plus the deletion vectors of that version: a commit costs the
+//! codes of the fragments it wrote, not a reload.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch};
+use futures::TryStreamExt;
+use lance::dataset::fragment::FileFragment;
+use lance::Dataset;
+
+use super::rows::{DELETED_AT_COLUMN, ROW_ADDRESS_COLUMN, VECTOR_COLUMN};
+use super::StoreError;
+use crate::retrieval::filters::Visibility;
+use vector_codes as codes;
+
+/// Views of recent versions kept built (queries pinned to one of them reuse it).
+const VIEW_CACHE: usize = 4;
+
+/// One fragment's rows, every physical row in offset order (deleted ones too: whether a row
+/// is deleted depends on the version, and a view masks it).
+struct FragmentCodes {
+    id: u64,
+    /// Physical offsets of the rows, ascending.
+    offsets: Vec<u32>,
+    /// Sign codes around the index's centre, `words` u64 per row.
+    signs: Vec<u64>,
+    /// Byte codes, `dimensions` per row, and each row's scale.
+    bytes: Vec<i8>,
+    scales: Vec<f32>,
+    /// Rows whose `deleted_at` is set (soft-deleted), one bit per row; `any_soft` if one is.
+    soft_deleted: Vec<u64>,
+    any_soft: bool,
+}
+
+impl FragmentCodes {
+    fn new(id: u64) -> Self {
+        FragmentCodes {
+            id,
+            offsets: Vec::new(),
+            signs: Vec::new(),
+            bytes: Vec::new(),
+            scales: Vec::new(),
+            soft_deleted: Vec::new(),
+            any_soft: false,
+        }
+    }
+
+    fn push(&mut self, offset: u32, vector: &[f32], center: &[f32], soft_deleted: bool) {
+        let row = self.offsets.len();
+        self.offsets.push(offset);
+        codes::push_signs(vector, center, &mut self.signs);
+        let scale = codes::push_bytes(vector, &mut self.bytes);
+        self.scales.push(scale);
+        if row.is_multiple_of(64) {
+            self.soft_deleted.push(0);
+        }
+        if soft_deleted {
+            self.soft_deleted[row / 64] |= 1 << (row % 64);
+            self.any_soft = true;
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    fn bytes_in_memory(&self) -> usize {
+        self.offsets.len() * 4
+            + self.signs.len() * 8
+            + self.bytes.len()
+            + self.scales.len() * 4
+            + self.soft_deleted.len() * 8
+    }
+
+    /// Reads every physical row of `fragment` (deleted rows included).
+    async fn read(fragment: &FileFragment, center: &[f32]) -> Result<Self, StoreError> {
+        let mut scanner = fragment.scan();
+        scanner
+            .project(&[VECTOR_COLUMN, DELETED_AT_COLUMN])?
+            .with_row_address()
+            // Lance returns deleted rows only beside row ids (null for those rows).
+            .with_row_id()
+            .include_deleted_rows()
+            .scan_in_order(true);
+        let batches: Vec<RecordBatch> = scanner.try_into_stream().await?.try_collect().await?;
+        let mut codes = FragmentCodes::new(fragment.id() as u64);
+        for b in &batches {
+            codes.append(b, center)?;
+        }
+        Ok(codes)
+    }
+
+    fn append(&mut self, batch: &RecordBatch, center: &[f32]) -> Result<(), StoreError> {
+        let dimensions = center.len();
+        let addresses = batch
+            .column_by_name(ROW_ADDRESS_COLUMN)
+            .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
+            .ok_or_else(|| corrupt("no u64 row address column"))?;
+        let vectors = vectors_of(batch, dimensions)?;
+        let deleted_at = batch.column_by_name(DELETED_AT_COLUMN);
+        for (i, vector) in vectors.enumerate() {
+            let offset = (addresses.value(i) & 0xFFFF_FFFF) as u32;
+            let soft_deleted = deleted_at.is_some_and(|c| !c.is_null(i));
+            self.push(offset, vector, center, soft_deleted);
+        }
+        Ok(())
+    }
+}
+
+fn corrupt(what: &str) -> StoreError {
+    StoreError::Corrupt(format!("resident vectors: {what}"))
+}
+
+/// The rows of the `dimensions`-long vector column of `batch`, each as a slice.
+fn vectors_of(
+    batch: &RecordBatch,
+    dimensions: usize,
+) -> Result<impl Iterator<Item = &[f32]>, StoreError> {
+    let vectors = batch
+        .column_by_name(VECTOR_COLUMN)
+        .and_then(|c| c.as_fixed_size_list_opt())
+        .ok_or_else(|| corrupt("no fixed-size-list vector column"))?;
+    if vectors.value_length() as usize != dimensions {
+        return Err(corrupt(&format!(
+            "{}-d vectors where {dimensions} were expected",
+            vectors.value_length()
+        )));
+    }
+    let values = vectors
+        .values()
+        .as_primitive_opt::<arrow_array::types::Float32Type>()
+        .ok_or_else(|| corrupt("vector values are not f32"))?
+        .values();
+    Ok((0..vectors.len()).map(move |i| {
+        let start = vectors.value_offset(i) as usize;
+        &values[start..start + dimensions]
+    }))
+}
+
+/// The mean of the first `rows` vectors of `ds` (in fragment order): the centre sign codes
+/// are taken around. Sign codes of embeddings taken around zero lose most of their meaning
+/// (a model's vectors share a common direction); around the mean, a shortlist of 1,000 of
+/// 104,189 SciFact chunks holds 95 % of the true top 10 instead of 75 % (BENCHMARKS.md).
+pub async fn center_of(
+    ds: &Dataset,
+    dimensions: usize,
+    rows: usize,
+) -> Result<Vec<f32>, StoreError> {
+    let mut scanner = ds.scan();
+    scanner
+        .project(&[VECTOR_COLUMN])?
+        .scan_in_order(true)
+        .limit(Some(rows as i64), None)?;
+    let batches: Vec<RecordBatch> = scanner.try_into_stream().await?.try_collect().await?;
+    let mut sum = vec![0f64; dimensions];
+    let mut n = 0usize;
+    for b in &batches {
+        for v in vectors_of(b, dimensions)? {
+            for (s, x) in sum.iter_mut().zip(v) {
+                *s += f64::from(*x);
+            }
+            n += 1;
+        }
+    }
+    Ok(sum
+        .into_iter()
+        .map(|s| (s / n.max(1) as f64) as f32)
+        .collect())
+}
+
+/// What identifies a fragment's codes: its id, data files and overlay files (the same id
+/// with other files — a column added, cells overlaid — is read again).
+type FragmentKey = (u64, String);
+
+fn fragment_key(fragment: &FileFragment) -> FragmentKey {
+    let meta = fragment.metadata();
+    let files = serde_json::to_string(&(&meta.files, &meta.overlays)).unwrap_or_default();
+    (meta.id, files)
+}
+
+/// How many rows each stage of a search keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stages {
+    /// Rows kept by Hamming distance of the sign codes, from every visible row.
+    pub by_hamming: usize,
+    /// Of those, rows kept by the query's dot product with their signs; these are then
+    /// ranked by the byte codes.
+    pub by_signs: usize,
+}
+
+/// One version's rows: its fragments' codes, and the rows each has deleted at that version
+/// (one bit per row of the fragment's codes; `None` when it has deleted none).
+pub struct View {
+    version: u64,
+    center: Arc<Vec<f32>>,
+    fragments: Vec<(Arc<FragmentCodes>, Option<Vec<u64>>)>,
+}
+
+impl View {
+    pub fn rows(&self) -> usize {
+        self.fragments.iter().map(|(f, _)| f.len()).sum()
+    }
+
+    /// Bytes of codes and masks the view holds (codes shared with other views included).
+    pub fn bytes_in_memory(&self) -> usize {
+        self.fragments
+            .iter()
+            .map(|(f, d)| f.bytes_in_memory() + d.as_ref().map_or(0, |d| d.len() * 8))
+            .sum()
+    }
+
+    /// The row addresses of the `k` rows nearest `query` (a unit vector) among the rows
+    /// `visibility` selects, best first by their byte codes. Deterministic: every tie goes
+    /// to the lower row address.
+    pub fn nearest(
+        &self,
+        query: &[f32],
+        k: usize,
+        stages: Stages,
+        visibility: Visibility,
+    ) -> Vec<u64> {
+        let center = self.center.as_slice();
+        if k == 0 || query.len() != center.len() {
+            return Vec::new();
+        }
+        let by_signs = stages.by_signs.max(k);
+        let by_hamming = stages.by_hamming.max(by_signs);
+        let mut q_signs = Vec::with_capacity(codes::words(center.len()));
+        codes::push_signs(query, center, &mut q_signs);
+        let shortlist = self.hamming_shortlist(&q_signs, by_hamming, visibility);
+        let address = |fi: u32, row: u32| {
+            let f = &self.fragments[fi as usize].0;
+            f.id << 32 | u64::from(f.offsets[row as usize])
+        };
+        // Second stage: the query's floats against the kept rows' signs.
+        let centred: Vec<f32> = query.iter().zip(center).map(|(q, c)| q - c).collect();
+        let table = codes::SignDot::new(&centred);
+        let w = q_signs.len();
+        // Codes are copied out first, then scored: the copies of many rows wait on memory
+        // side by side, where scoring row after row would wait for each row in turn.
+        let signs = gather(&shortlist, w, |f| &f.signs, &self.fragments);
+        let mut kept: Vec<(f32, (u64, u32, u32))> = shortlist
+            .iter()
+            .zip(signs.chunks_exact(w))
+            .map(|(&(fi, row), code)| (table.score(code), (address(fi, row), fi, row)))
+            .collect();
+        codes::best_first(&mut kept, by_signs);
+        // Third stage: the byte codes.
+        let dims = center.len();
+        let rows: Vec<(u32, u32)> = kept.iter().map(|(_, (_, fi, row))| (*fi, *row)).collect();
+        let bytes = gather(&rows, dims, |f| &f.bytes, &self.fragments);
+        let byte_query = codes::ByteQuery::new(query);
+        let mut ranked: Vec<(f32, (u64, u32, u32))> = kept
+            .into_iter()
+            .zip(bytes.chunks_exact(dims))
+            .map(|((_, (a, fi, row)), code)| {
+                let scale = self.fragments[fi as usize].0.scales[row as usize];
+                (byte_query.dot(code) * scale, (a, fi, row))
+            })
+            .collect();
+        codes::best_first(&mut ranked, k);
+        ranked.into_iter().map(|(_, (a, _, _))| a).collect()
+    }
+}
+
+impl View {
+    /// The `keep` visible rows nearest `q_signs` by Hamming distance as (fragment, row),
+    /// ties to the earlier row. A large view is scanned in two halves side by side: the
+    /// scan reads every row's code, and two cores read memory faster than one.
+    fn hamming_shortlist(
+        &self,
+        q_signs: &[u64],
+        keep: usize,
+        visibility: Visibility,
+    ) -> Vec<(u32, u32)> {
+        let scan = |range: std::ops::Range<usize>| {
+            let mut heap = std::collections::BinaryHeap::with_capacity(keep + 1);
+            for fi in range {
+                let (f, deleted) = &self.fragments[fi];
+                let skip = skip_mask(f, deleted.as_deref(), visibility);
+                codes::hamming_scan(
+                    &f.signs,
+                    q_signs,
+                    skip.as_deref(),
+                    keep,
+                    fi as u32,
+                    &mut heap,
+                );
+            }
+            heap
+        };
+        let n = self.fragments.len();
+        let rows = self.rows();
+        if rows < PARALLEL_SCAN_ROWS || n < 2 {
+            return codes::merge_shortlists([scan(0..n)], keep);
+        }
+        // The first fragment index at which half the rows have been passed.
+        let mut passed = 0;
+        let split = self
+            .fragments
+            .iter()
+            .position(|(f, _)| {
+                passed += f.len();
+                passed >= rows / 2
+            })
+            .map_or(n, |i| i + 1)
+            .clamp(1, n - 1);
+        let (first, second) = std::thread::scope(|s| {
+            let second = s.spawn(|| scan(split..n));
+            (scan(0..split), second.join())
+        });
+        match second {
+            Ok(second) => codes::merge_shortlists([first, second], keep),
+            // The scan does not panic on any input; if it ever did, scan alone again.
+            Err(_) => codes::merge_shortlists([scan(0..n)], keep),
+        }
+    }
+}
+
+/// Views of at least this many rows are scanned on two threads.
+const PARALLEL_SCAN_ROWS: usize = 200_000;
+
+/// The `width`-long codes (from `codes_of` each fragment) of `rows` (fragment, row), one
+/// after another.
+fn gather<T: Copy>(
+    rows: &[(u32, u32)],
+    width: usize,
+    codes_of: impl Fn(&FragmentCodes) -> &[T],
+    fragments: &[(Arc<FragmentCodes>, Option<Vec<u64>>)],
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(rows.len() * width);
+    for &(fi, row) in rows {
+        let row = row as usize;
+        out.extend_from_slice(&codes_of(&fragments[fi as usize].0)[row * width..(row + 1) * width]);
+    }
+    out
+}
+
+/// The rows of `f` a search skips: those deleted at the view's version, and those
+/// `visibility` leaves out. Borrowed when no soft-deleted row changes it.
+fn skip_mask<'a>(
+    f: &FragmentCodes,
+    deleted: Option<&'a [u64]>,
+    visibility: Visibility,
+) -> Option<std::borrow::Cow<'a, [u64]>> {
+    use std::borrow::Cow;
+    let words = f.soft_deleted.len();
+    let deleted_word = |i: usize| deleted.map_or(0, |d| d[i]);
+    match visibility {
+        Visibility::All => deleted.map(Cow::Borrowed),
+        Visibility::Active if !f.any_soft => deleted.map(Cow::Borrowed),
+        Visibility::Active => Some(Cow::Owned(
+            (0..words)
+                .map(|i| deleted_word(i) | f.soft_deleted[i])
+                .collect(),
+        )),
+        Visibility::Deleted => Some(Cow::Owned(
+            (0..words)
+                .map(|i| deleted_word(i) | !f.soft_deleted[i])
+                .collect(),
+        )),
+    }
+}
+
+/// The codes of every fragment some cached view uses, and those views. Shared by every
+/// version of one index; codes are taken around one centre (the index records it).
+#[derive(Default)]
+pub struct ResidentVectors {
+    fragments: Mutex<HashMap<FragmentKey, Arc<FragmentCodes>>>,
+    views: Mutex<Vec<Arc<View>>>,
+    /// One view is built at a time: two queries arriving at a new version read its new
+    /// fragments once.
+    building: tokio::sync::Mutex<()>,
+}
+
+impl ResidentVectors {
+    /// The view of `ds` with sign codes around `center`, built from cached fragment codes
+    /// plus the fragments read now.
+    pub async fn view(
+        &self,
+        ds: &Dataset,
+        center: &Arc<Vec<f32>>,
+    ) -> Result<Arc<View>, StoreError> {
+        if let Some(v) = self.cached(ds.version_id(), center) {
+            return Ok(v);
+        }
+        let _building = self.building.lock().await;
+        if let Some(v) = self.cached(ds.version_id(), center) {
+            return Ok(v);
+        }
+        {
+            // Codes around another centre (an index re-embedded) are of no use.
+            let mut views = self.views.lock().expect("resident views lock");
+            if views.iter().any(|v| v.center != *center) {
+                views.clear();
+                self.fragments
+                    .lock()
+                    .expect("resident fragments lock")
+                    .clear();
+            }
+        }
+        let mut fragments = Vec::new();
+        for fragment in ds.get_fragments() {
+            let key = fragment_key(&fragment);
+            let known = self
+                .fragments
+                .lock()
+                .expect("resident fragments lock")
+                .get(&key)
+                .cloned();
+            let codes = match known {
+                Some(c) => c,
+                None => {
+                    let c = Arc::new(FragmentCodes::read(&fragment, center).await?);
+                    self.fragments
+                        .lock()
+                        .expect("resident fragments lock")
+                        .insert(key, c.clone());
+                    c
+                }
+            };
+            let deleted = match fragment.get_deletion_vector().await? {
+                Some(dv) if !dv.is_empty() => {
+                    let mut mask = vec![0u64; codes.len().div_ceil(64)];
+                    // Offsets ascend, so a deleted offset's row is found by binary search.
+                    for offset in dv.iter() {
+                        if let Ok(row) = codes.offsets.binary_search(&offset) {
+                            mask[row / 64] |= 1 << (row % 64);
+                        }
+                    }
+                    Some(mask)
+                }
+                _ => None,
+            };
+            fragments.push((codes, deleted));
+        }
+        let view = Arc::new(View {
+            version: ds.version_id(),
+            center: center.clone(),
+            fragments,
+        });
+        self.remember(view.clone());
+        Ok(view)
+    }
+
+    fn cached(&self, version: u64, center: &Arc<Vec<f32>>) -> Option<Arc<View>> {
+        self.views
+            .lock()
+            .expect("resident views lock")
+            .iter()
+            .find(|v| v.version == version && v.center == *center)
+            .cloned()
+    }
+
+    /// Keeps `view` among the cached views and drops the codes of fragments none of them
+    /// uses any more (compacted away, or of a version no longer cached).
+    fn remember(&self, view: Arc<View>) {
+        let mut views = self.views.lock().expect("resident views lock");
+        views.push(view);
+        views.sort_by_key(|v| v.version);
+        while views.len() > VIEW_CACHE {
+            views.remove(0);
+        }
+        let used: std::collections::HashSet<u64> = views
+            .iter()
+            .flat_map(|v| v.fragments.iter().map(|(f, _)| f.id))
+            .collect();
+        self.fragments
+            .lock()
+            .expect("resident fragments lock")
+            .retain(|(id, _), _| used.contains(id));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: Vec<f32>) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / n).collect()
+    }
+
+    /// Vectors from a small deterministic generator, clustered around a shared direction
+    /// (as a model's are), so that neighbours exist and the centre matters.
+    fn vectors(n: usize, dims: usize, seed: u64) -> Vec<Vec<f32>> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let shared: Vec<f32> = (0..dims).map(|_| rng.f32()).collect();
+        let centres: Vec<Vec<f32>> = (0..16)
+            .map(|_| (0..dims).map(|d| shared[d] + rng.f32() - 0.5).collect())
+            .collect();
+        (0..n)
+            .map(|i| {
+                let c = &centres[i % centres.len()];
+                unit(c.iter().map(|x| x + 0.6 * (rng.f32() - 0.5)).collect())
+            })
+            .collect()
+    }
+
+    fn mean(vs: &[Vec<f32>]) -> Vec<f32> {
+        let mut m = vec![0f32; vs[0].len()];
+        for v in vs {
+            for (a, x) in m.iter_mut().zip(v) {
+                *a += x / vs.len() as f32;
+            }
+        }
+        m
+    }
+
+    fn codes_of(
+        id: u64,
+        vs: &[Vec<f32>],
+        center: &[f32],
+        soft: impl Fn(usize) -> bool,
+    ) -> FragmentCodes {
+        let mut c = FragmentCodes::new(id);
+        for (i, v) in vs.iter().enumerate() {
+            c.push(i as u32, v, center, soft(i));
+        }
+        c
+    }
+
+    fn view_of(fragments: Vec<(FragmentCodes, Option<Vec<u64>>)>, center: Vec<f32>) -> View {
+        View {
+            version: 1,
+            center: Arc::new(center),
+            fragments: fragments
+                .into_iter()
+                .map(|(f, d)| (Arc::new(f), d))
+                .collect(),
+        }
+    }
+
+    fn exact(vs: &[(u64, Vec<f32>)], q: &[f32], k: usize) -> Vec<u64> {
+        let mut scored: Vec<(f32, u64)> = vs
+            .iter()
+            .map(|(a, v)| (v.iter().zip(q).map(|(x, y)| x * y).sum(), *a))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored.into_iter().take(k).map(|(_, a)| a).collect()
+    }
+
+    /// A third of the rows by sign codes, a tenth by the signs' dot product.
+    const STAGES: Stages = Stages {
+        by_hamming: 1000,
+        by_signs: 300,
+    };
+
+    #[test]
+    fn a_search_finds_the_exact_neighbours_and_answers_the_same_every_time() {
+        let dims = 96;
+        // Rows and queries from the same clusters: the first 3,000 vectors are rows, the
+        // next 40 queries.
+        let mut vs = vectors(3040, dims, 7);
+        let queries = vs.split_off(3000);
+        let center = mean(&vs[..1000]);
+        let (a, b) = vs.split_at(1700);
+        let view = view_of(
+            vec![
+                (codes_of(3, a, &center, |_| false), None),
+                (codes_of(5, b, &center, |_| false), None),
+            ],
+            center.clone(),
+        );
+        let addressed: Vec<(u64, Vec<f32>)> = a
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (3u64 << 32 | i as u64, v.clone()))
+            .chain(
+                b.iter()
+                    .enumerate()
+                    .map(|(i, v)| (5u64 << 32 | i as u64, v.clone())),
+            )
+            .collect();
+        let recall = |view: &View, stages: Stages| {
+            let (mut found, mut wanted) = (0, 0);
+            for q in &queries {
+                // As a search uses it: 30 candidates, of which the exact top 10 is taken.
+                let want = exact(&addressed, q, 10);
+                let got = view.nearest(q, 30, stages, Visibility::All);
+                assert_eq!(got.len(), 30);
+                assert_eq!(got, view.nearest(q, 30, stages, Visibility::All));
+                wanted += want.len();
+                found += want.iter().filter(|a| got.contains(a)).count();
+            }
+            found as f64 / wanted as f64
+        };
+        let centred = recall(&view, STAGES);
+        assert!(centred >= 0.9, "recall@10 {centred}");
+        // Keeping every row at every stage is an exact search up to the byte codes' rounding
+        // (which the exact scores of the 30 then undo).
+        let all = Stages {
+            by_hamming: 3000,
+            by_signs: 3000,
+        };
+        assert!(recall(&view, all) >= 0.99);
+        // Around zero, the sign codes of vectors that share a direction say less.
+        let zero = vec![0f32; dims];
+        let uncentred = view_of(
+            vec![
+                (codes_of(3, a, &zero, |_| false), None),
+                (codes_of(5, b, &zero, |_| false), None),
+            ],
+            zero,
+        );
+        // Compared where the first stage keeps few rows (5 %), so that it decides.
+        let tight = Stages {
+            by_hamming: 150,
+            by_signs: 40,
+        };
+        let (around_mean, around_zero) = (recall(&view, tight), recall(&uncentred, tight));
+        assert!(around_zero < around_mean, "{around_zero} vs {around_mean}");
+    }
+
+    #[test]
+    fn deleted_and_soft_deleted_rows_are_masked_by_visibility() {
+        let dims = 64;
+        let vs = vectors(200, dims, 3);
+        let center = mean(&vs);
+        let q = vs[10].clone();
+        // Row 10 is the query itself; it is deleted (deletion vector) in one view and
+        // soft-deleted in another.
+        let mut deleted = vec![0u64; 4];
+        deleted[0] |= 1 << 10;
+        let stages = Stages {
+            by_hamming: 50,
+            by_signs: 20,
+        };
+        let hard = view_of(
+            vec![(codes_of(1, &vs, &center, |_| false), Some(deleted))],
+            center.clone(),
+        );
+        assert!(!hard
+            .nearest(&q, 5, stages, Visibility::All)
+            .contains(&(1 << 32 | 10)));
+        let soft = view_of(vec![(codes_of(1, &vs, &center, |i| i == 10), None)], center);
+        assert!(!soft
+            .nearest(&q, 5, stages, Visibility::Active)
+            .contains(&(1 << 32 | 10)));
+        assert_eq!(
+            soft.nearest(&q, 5, stages, Visibility::All)[0],
+            1 << 32 | 10
+        );
+        assert_eq!(
+            soft.nearest(&q, 5, stages, Visibility::Deleted),
+            vec![1 << 32 | 10]
+        );
+    }
+
+    #[test]
+    fn equal_vectors_go_to_the_lower_address() {
+        let v = unit(vec![1.0; 8]);
+        let rows = [v.clone(), v.clone(), v.clone()];
+        let view = view_of(
+            vec![(codes_of(2, &rows, &[0.0; 8], |_| false), None)],
+            vec![0.0; 8],
+        );
+        let stages = Stages {
+            by_hamming: 2,
+            by_signs: 2,
+        };
+        assert_eq!(
+            view.nearest(&v, 2, stages, Visibility::All),
+            vec![2 << 32, 2 << 32 | 1]
+        );
+    }
+}
