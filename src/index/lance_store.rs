@@ -321,19 +321,12 @@ impl LanceStore {
         )));
         let batch = RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns)
             .map_err(|e| StoreError::Corrupt(format!("candidates by address: {e}")))?;
-        // Nearest first by the exact vectors (the byte codes ordered them approximately);
-        // ties by address.
-        let mut scored: Vec<(f64, CandidateRow)> = batch_to_candidates(&batch)
+        // Nearest first by the exact vectors (the byte codes ordered them approximately), in
+        // the arithmetic the semantic branch scores them with; ties by address.
+        let mut scored: Vec<(f32, CandidateRow)> = batch_to_candidates(&batch)
             .map_err(StoreError::Corrupt)?
             .into_iter()
-            .map(|c| {
-                let dot = c
-                    .vector
-                    .iter()
-                    .zip(query)
-                    .map(|(a, b)| f64::from(*a) * f64::from(*b));
-                (dot.sum(), c)
-            })
+            .map(|c| (crate::retrieval::search::dot(query, &c.vector), c))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.address.cmp(&b.1.address)));
         Ok(scored.into_iter().map(|(_, c)| c).collect())

@@ -521,26 +521,30 @@ impl Index {
     /// fragments to be read. A failure only costs the first query on it that read (it then
     /// reads them itself), so it is logged.
     pub(crate) async fn prepare_resident(&self) {
-        let ds = self.lance.latest();
-        let prepared = async {
-            self.ensure_resident_center().await?;
-            self.lance.prewarm_resident(&ds).await
-        };
-        match prepared
+        if let Err(e) = self
+            .read_resident()
             .instrument(tracing::info_span!("resident.prepare"))
             .await
         {
-            Ok(Some((_, bytes))) => {
-                if let Some(m) = crate::telemetry::metrics() {
-                    m.index_resident_vector_bytes
-                        .with_label_values(&[self.name.as_str()])
-                        .set(bytes as i64);
-                }
-            }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(index = %self.name, version = ds.version_id(), error = %e,
-                "reading new rows into the resident vectors failed; the first query reads them"),
+            tracing::warn!(index = %self.name, version = self.lance.latest_version(), error = %e,
+                "reading new rows into the resident vectors failed; the first query reads them");
         }
+    }
+
+    /// Reads the newest version's rows into the resident vectors (recording the centre
+    /// first if due) and reports the codes' size.
+    pub(crate) async fn read_resident(&self) -> Result<(), StoreError> {
+        self.ensure_resident_center().await?;
+        let ds = self.lance.latest();
+        if let (Some((_, bytes)), Some(m)) = (
+            self.lance.prewarm_resident(&ds).await?,
+            crate::telemetry::metrics(),
+        ) {
+            m.index_resident_vector_bytes
+                .with_label_values(&[self.name.as_str()])
+                .set(bytes as i64);
+        }
+        Ok(())
     }
 
     /// Gives the Lance store the centre the index recorded, recording one first if the

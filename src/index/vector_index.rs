@@ -242,8 +242,7 @@ impl Index {
         let mut warmed = self.warmed.lock().await;
         let ds = self.lance().latest();
         // The newest version's resident vectors (a view built before is not read again).
-        self.ensure_resident_center().await?;
-        self.lance().prewarm_resident(&ds).await?;
+        self.read_resident().await?;
         let indices = ds.load_indices().await?;
         let mut segments: Vec<String> = indices
             .iter()

@@ -623,7 +623,7 @@ async fn rows_by_id(
 }
 
 /// Dot product of unit vectors (cosine), accumulated in f64 in a fixed order.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter()
         .zip(b)
         .map(|(x, y)| f64::from(*x) * f64::from(*y))

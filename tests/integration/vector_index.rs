@@ -93,17 +93,8 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
             .search(&kb, &semantic(&q, Some(indexed_version)))
             .await
             .unwrap();
-        let approx_ids: Vec<&str> = approx
-            .hits
-            .iter()
-            .map(|h| h.row.chunk_id.as_str())
-            .collect();
         wanted += exact.hits.len();
-        found += exact
-            .hits
-            .iter()
-            .filter(|h| approx_ids.contains(&h.row.chunk_id.as_str()))
-            .count();
+        found += found_of(&exact, &approx);
     }
     let recall = found as f64 / wanted as f64;
     assert!(recall >= 0.9, "recall@10 {recall}");
@@ -309,6 +300,18 @@ async fn a_rebuild_applies_changed_graph_settings_whether_or_not_a_build_is_due(
     assert_eq!(e.index(&kb).await.unwrap().latest_version(), after);
 }
 
+/// How many of the exact search's hits the approximate search found too.
+fn found_of(
+    exact: &ragstream::retrieval::SearchResult,
+    approx: &ragstream::retrieval::SearchResult,
+) -> usize {
+    exact
+        .hits
+        .iter()
+        .filter(|h| approx.hits.iter().any(|a| a.row.chunk_id == h.row.chunk_id))
+        .count()
+}
+
 /// The ids and scores of a search's hits, for comparing two answers exactly.
 fn answer_of(r: &ragstream::retrieval::SearchResult) -> Vec<(String, u64)> {
     r.hits
@@ -351,16 +354,7 @@ async fn resident_vectors_find_the_neighbours_and_reproduce_a_pinned_version() {
                 .unwrap();
             let resident = e.search(&kb, &semantic(q, Some(pinned))).await.unwrap();
             wanted += exact.hits.len();
-            found += exact
-                .hits
-                .iter()
-                .filter(|h| {
-                    resident
-                        .hits
-                        .iter()
-                        .any(|r| r.row.chunk_id == h.row.chunk_id)
-                })
-                .count();
+            found += found_of(&exact, &resident);
             before.push(answer_of(&resident));
         }
         let recall = found as f64 / wanted as f64;
