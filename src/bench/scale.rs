@@ -617,7 +617,10 @@ async fn phases(
         "vector search (Lance's index)",
         "keyword (tantivy)",
         "keyword candidates by id (what runs)",
+        "keyword candidates by id (Lance's id index)",
         "keyword rows by id, with vectors",
+        "30 candidates by address, Lance's four candidate columns (before)",
+        "30 candidates by address, the vector column alone (what runs)",
         "10 rows by address (what runs)",
     ]
     .into_iter()
@@ -662,11 +665,37 @@ async fn phases(
         let ids: Vec<String> = ranked.into_iter().map(|(id, _)| id).collect();
         lance.candidates(&snapshot.dataset, &ids).await?;
         lap(6, &mut times);
-        lance.rows(&snapshot.dataset, &ids, true).await?;
+        let resident = lance.set_resident_search(ResidentSearch {
+            shortlist: 0,
+            ..lance.resident_search()
+        });
+        let by_index = lance.candidates(&snapshot.dataset, &ids).await;
+        lance.set_resident_search(resident);
+        by_index?;
         lap(7, &mut times);
+        lance.rows(&snapshot.dataset, &ids, true).await?;
+        lap(8, &mut times);
+        let addresses: Vec<u64> = found.iter().map(|c| c.address).collect();
+        let reads = [
+            &crate::index::rows::CANDIDATE_COLUMNS[..],
+            &[crate::index::rows::VECTOR_COLUMN],
+        ];
+        for (i, columns) in reads.into_iter().enumerate() {
+            let columns = snapshot
+                .dataset
+                .schema()
+                .project(columns)
+                .map_err(crate::index::StoreError::from)?;
+            snapshot
+                .dataset
+                .take_rows(&addresses, columns)
+                .await
+                .map_err(crate::index::StoreError::from)?;
+            lap(9 + i, &mut times);
+        }
         let addresses: Vec<u64> = found.iter().take(10).map(|c| c.address).collect();
         lance.rows_at(&snapshot.dataset, &addresses, false).await?;
-        lap(8, &mut times);
+        lap(11, &mut times);
     }
     Ok(times
         .into_iter()

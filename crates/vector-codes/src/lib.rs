@@ -4,8 +4,6 @@
 //! codes of a shorter list. Each is a pure function of its inputs; ties are broken by the
 //! caller's row order, so a scan's result depends on nothing but the rows and the query.
 
-use std::collections::BinaryHeap;
-
 /// u64 words of a `dimensions`-long sign code.
 pub fn words(dimensions: usize) -> usize {
     dimensions.div_ceil(64)
@@ -124,33 +122,100 @@ impl SignDot {
     }
 }
 
-/// A row kept by [`hamming_scan`]: (distance, caller's tag, row). A max-heap's top is the
-/// worst kept: the largest distance, then the latest row.
+/// A row kept by [`hamming_scan`]: (distance, caller's tag, row).
 pub type Shortlisted = (u32, u32, u32);
 
-/// Keeps in `heap` (at most `keep` entries) the rows of `signs` (`query.len()` words each)
-/// nearest `query` by Hamming distance, skipping rows whose bit is set in `skip`. Rows must
-/// come in the caller's order (`tag`, then row) across calls: an equal distance never
-/// displaces an earlier row. Once the heap is full a row costs one distance and one
-/// comparison, so the scan runs at the speed memory delivers the codes.
+/// The rows a scan keeps: the `keep` nearest by Hamming distance, the earlier row first
+/// among equals. Distances are small integers (at most the code's bits), so instead of a
+/// heap — a pop and a push for every row that enters, most of a scan's time at a million
+/// rows — it counts kept rows by distance and lowers the distance a row must beat as soon
+/// as `keep` rows are at or below a lower one. A row that enters costs a push and a count.
+pub struct Shortlist {
+    keep: usize,
+    /// Rows entered, in scan order; some are past `worst` (dropped when the list is
+    /// compacted, and by [`merge_shortlists`]).
+    rows: Vec<Shortlisted>,
+    /// Rows entered by distance (valid at and below `worst`).
+    counts: Vec<u32>,
+    /// Rows entered at or below `worst`.
+    within: usize,
+    /// A row is entered only nearer than this: `u32::MAX` until `keep` rows are in.
+    worst: u32,
+    /// `rows`' length at which rows past `worst` are dropped.
+    compact_at: usize,
+}
+
+impl Shortlist {
+    pub fn new(keep: usize) -> Self {
+        Shortlist {
+            keep,
+            rows: Vec::with_capacity(keep.min(1 << 20)),
+            counts: Vec::new(),
+            within: 0,
+            worst: if keep == 0 { 0 } else { u32::MAX },
+            compact_at: keep.saturating_mul(2).max(1024),
+        }
+    }
+
+    /// Enters a row nearer than `self.worst`; returns the distance the next row must beat.
+    /// Rows entered at `worst` before it fell there are the earliest of their distance, and
+    /// later rows at that distance are not entered: ties go to the earlier row.
+    #[inline]
+    fn enter(&mut self, distance: u32, tag: u32, row: u32) -> u32 {
+        let d = distance as usize;
+        if d >= self.counts.len() {
+            self.counts.resize(d + 1, 0);
+        }
+        self.counts[d] += 1;
+        self.within += 1;
+        self.rows.push((distance, tag, row));
+        if self.within >= self.keep {
+            if self.worst == u32::MAX {
+                self.worst = (self.counts.len() - 1) as u32;
+            }
+            // The lowest distance at or below which `keep` rows are.
+            while self.within - self.counts[self.worst as usize] as usize >= self.keep {
+                self.within -= self.counts[self.worst as usize] as usize;
+                self.worst -= 1;
+            }
+            if self.rows.len() >= self.compact_at {
+                let worst = self.worst;
+                self.rows.retain(|r| r.0 <= worst);
+                self.compact_at = (self.rows.len() * 2).max(self.compact_at);
+            }
+        }
+        self.worst
+    }
+
+    /// The rows entered that may still be among the `keep` nearest.
+    fn kept(self) -> impl Iterator<Item = Shortlisted> {
+        let worst = self.worst;
+        self.rows.into_iter().filter(move |r| r.0 <= worst)
+    }
+}
+
+/// Keeps in `list` the rows of `signs` (`query.len()` words each) nearest `query` by
+/// Hamming distance, skipping rows whose bit is set in `skip`. Rows must come in the
+/// caller's order (`tag`, then row) across calls: an equal distance never displaces an
+/// earlier row. A row costs one distance and one comparison unless it enters the list, so
+/// the scan runs at the speed memory delivers the codes.
 pub fn hamming_scan(
     signs: &[u64],
     query: &[u64],
     skip: Option<&[u64]>,
-    keep: usize,
     tag: u32,
-    heap: &mut BinaryHeap<Shortlisted>,
+    list: &mut Shortlist,
 ) {
-    if keep == 0 || query.is_empty() {
+    if list.keep == 0 || query.is_empty() {
         return;
     }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("popcnt") {
         // SAFETY: the CPU has just been found to support the one feature the function is
         // compiled for.
-        return unsafe { hamming_scan_popcnt(signs, query, skip, keep, tag, heap) };
+        return unsafe { hamming_scan_popcnt(signs, query, skip, tag, list) };
     }
-    hamming_scan_any(signs, query, skip, keep, tag, heap)
+    hamming_scan_any(signs, query, skip, tag, list)
 }
 
 /// [`hamming_scan_any`] compiled with the POPCNT instruction (x86-64's baseline does not
@@ -161,11 +226,10 @@ fn hamming_scan_popcnt(
     signs: &[u64],
     query: &[u64],
     skip: Option<&[u64]>,
-    keep: usize,
     tag: u32,
-    heap: &mut BinaryHeap<Shortlisted>,
+    list: &mut Shortlist,
 ) {
-    hamming_scan_any(signs, query, skip, keep, tag, heap)
+    hamming_scan_any(signs, query, skip, tag, list)
 }
 
 /// The scan with the code length fixed at compile time for the common dimensions (the
@@ -175,9 +239,8 @@ fn hamming_scan_any(
     signs: &[u64],
     query: &[u64],
     skip: Option<&[u64]>,
-    keep: usize,
     tag: u32,
-    heap: &mut BinaryHeap<Shortlisted>,
+    list: &mut Shortlist,
 ) {
     macro_rules! fixed {
         ($($w:literal)*) => {
@@ -190,11 +253,11 @@ fn hamming_scan_any(
                             d += (code[i] ^ q[i]).count_ones();
                         }
                         d
-                    }, skip, keep, tag, heap)
+                    }, skip, tag, list)
                 })*
                 w => scan_rows(signs.chunks_exact(w), |code| {
                     code.iter().zip(query).map(|(a, b)| (a ^ b).count_ones()).sum()
-                }, skip, keep, tag, heap),
+                }, skip, tag, list),
             }
         };
     }
@@ -206,14 +269,10 @@ fn scan_rows<'a>(
     rows: impl Iterator<Item = &'a [u64]>,
     distance: impl Fn(&[u64]) -> u32,
     skip: Option<&[u64]>,
-    keep: usize,
     tag: u32,
-    heap: &mut BinaryHeap<Shortlisted>,
+    list: &mut Shortlist,
 ) {
-    let mut worst = match heap.peek() {
-        Some(top) if heap.len() >= keep => top.0,
-        _ => u32::MAX,
-    };
+    let mut worst = list.worst;
     for (row, code) in rows.enumerate() {
         let d = distance(code);
         if d >= worst {
@@ -222,24 +281,15 @@ fn scan_rows<'a>(
         if skip.is_some_and(|s| s[row / 64] >> (row % 64) & 1 == 1) {
             continue;
         }
-        heap.push((d, tag, row as u32));
-        if heap.len() > keep {
-            heap.pop();
-        }
-        if heap.len() >= keep {
-            worst = heap.peek().map_or(u32::MAX, |t| t.0);
-        }
+        worst = list.enter(d, tag, row as u32);
     }
 }
 
 /// Merges shortlists kept by separate scans (of disjoint rows) into the `keep` best by
 /// (distance, tag, row) — what one scan over all of them in that order would have kept —
 /// as (tag, row) in that order.
-pub fn merge_shortlists(
-    parts: impl IntoIterator<Item = BinaryHeap<Shortlisted>>,
-    keep: usize,
-) -> Vec<(u32, u32)> {
-    let mut all: Vec<Shortlisted> = parts.into_iter().flatten().collect();
+pub fn merge_shortlists(parts: impl IntoIterator<Item = Shortlist>, keep: usize) -> Vec<(u32, u32)> {
+    let mut all: Vec<Shortlisted> = parts.into_iter().flat_map(Shortlist::kept).collect();
     if all.len() > keep {
         all.select_nth_unstable(keep);
         all.truncate(keep);
@@ -302,14 +352,14 @@ mod tests {
     fn the_hamming_scan_keeps_the_nearest_and_the_earliest_of_equals() {
         let query = [0b0000u64];
         let signs = [0b0111u64, 0b0001, 0b0011, 0b0001, 0b1111];
-        let mut heap = BinaryHeap::new();
-        hamming_scan(&signs, &query, None, 2, 0, &mut heap);
-        assert_eq!(merge_shortlists([heap], 2), vec![(0, 1), (0, 3)]);
+        let mut list = Shortlist::new(2);
+        hamming_scan(&signs, &query, None, 0, &mut list);
+        assert_eq!(merge_shortlists([list], 2), vec![(0, 1), (0, 3)]);
         // Row 1 skipped; a second call (tag 1) competes with the first's rows.
-        let mut heap = BinaryHeap::new();
-        hamming_scan(&signs, &query, Some(&[0b10]), 2, 0, &mut heap);
-        hamming_scan(&[0u64], &query, None, 2, 1, &mut heap);
-        assert_eq!(merge_shortlists([heap], 2), vec![(0, 3), (1, 0)]);
+        let mut list = Shortlist::new(2);
+        hamming_scan(&signs, &query, Some(&[0b10]), 0, &mut list);
+        hamming_scan(&[0u64], &query, None, 1, &mut list);
+        assert_eq!(merge_shortlists([list], 2), vec![(0, 3), (1, 0)]);
     }
 
     #[test]
@@ -318,24 +368,59 @@ mod tests {
         let rows: Vec<u64> = (0..600u64)
             .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
             .collect();
-        let mut one = BinaryHeap::new();
-        hamming_scan(&rows[..300], &query, None, 7, 0, &mut one);
-        hamming_scan(&rows[300..], &query, None, 7, 1, &mut one);
-        let (mut a, mut b) = (BinaryHeap::new(), BinaryHeap::new());
-        hamming_scan(&rows[..300], &query, None, 7, 0, &mut a);
-        hamming_scan(&rows[300..], &query, None, 7, 1, &mut b);
+        let mut one = Shortlist::new(7);
+        hamming_scan(&rows[..300], &query, None, 0, &mut one);
+        hamming_scan(&rows[300..], &query, None, 1, &mut one);
+        let (mut a, mut b) = (Shortlist::new(7), Shortlist::new(7));
+        hamming_scan(&rows[..300], &query, None, 0, &mut a);
+        hamming_scan(&rows[300..], &query, None, 1, &mut b);
         let want = merge_shortlists([one], 7);
         assert_eq!(merge_shortlists([b, a], 7), want);
         // The unrolled six-word distance agrees with a direct count.
-        let mut all = BinaryHeap::new();
-        hamming_scan(&rows, &query, None, 100, 0, &mut all);
-        for (d, _, row) in all {
+        let mut all = Shortlist::new(100);
+        hamming_scan(&rows, &query, None, 0, &mut all);
+        for (d, _, row) in all.kept() {
             let r = row as usize;
             let direct: u32 = rows[r * 6..r * 6 + 6]
                 .iter()
                 .map(|w| (w ^ 7).count_ones())
                 .sum();
             assert_eq!(d, direct);
+        }
+    }
+
+    #[test]
+    fn a_shortlist_keeps_what_sorting_every_row_keeps() {
+        // Many rows at few distinct distances (ties everywhere), enough rows that the list
+        // is compacted several times, rows skipped, and keep from none to every row.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let rows: Vec<u64> = (0..6000).map(|_| next() & next() & next()).collect();
+        let skip: Vec<u64> = (0..rows.len().div_ceil(64)).map(|_| next() & next()).collect();
+        let query = [0u64];
+        for keep in [0, 1, 5, 64, 700, 3000, 6000, 9000] {
+            let mut list = Shortlist::new(keep);
+            hamming_scan(&rows[..2500], &query, Some(&skip[..]), 0, &mut list);
+            hamming_scan(&rows[2500..], &query, None, 1, &mut list);
+            let mut want: Vec<Shortlisted> = rows
+                .iter()
+                .enumerate()
+                .filter(|(r, _)| *r >= 2500 || skip[r / 64] >> (r % 64) & 1 == 0)
+                .map(|(r, w)| match r < 2500 {
+                    true => (w.count_ones(), 0, r as u32),
+                    false => (w.count_ones(), 1, (r - 2500) as u32),
+                })
+                .collect();
+            want.sort_unstable();
+            want.truncate(keep);
+            let mut want: Vec<(u32, u32)> = want.into_iter().map(|(_, t, r)| (t, r)).collect();
+            want.sort_unstable();
+            assert_eq!(merge_shortlists([list], keep), want, "keep {keep}");
         }
     }
 
