@@ -615,7 +615,8 @@ async fn phases(
         "vector search (live rows filter)",
         "vector search (what runs)",
         "vector search (Lance's index)",
-        "keyword (tantivy)",
+        "keyword (tantivy, MaxScore: what runs)",
+        "keyword (tantivy, its block-max WAND)",
         "keyword candidates by id (what runs)",
         "keyword candidates by id (Lance's id index)",
         "keyword rows by id, with vectors",
@@ -662,9 +663,13 @@ async fn phases(
             .keyword()
             .search(&snapshot.searcher, q, &filters, fetch)?;
         lap(5, &mut times);
+        if let Some(prepared) = index.keyword().prepare(&snapshot.searcher, q, &filters)? {
+            prepared.top_with_tantivy_collector(fetch)?;
+        }
+        lap(6, &mut times);
         let ids: Vec<String> = ranked.into_iter().map(|(id, _)| id).collect();
         lance.candidates(&snapshot.dataset, &ids).await?;
-        lap(6, &mut times);
+        lap(7, &mut times);
         let resident = lance.set_resident_search(ResidentSearch {
             shortlist: 0,
             ..lance.resident_search()
@@ -672,9 +677,9 @@ async fn phases(
         let by_index = lance.candidates(&snapshot.dataset, &ids).await;
         lance.set_resident_search(resident);
         by_index?;
-        lap(7, &mut times);
-        lance.rows(&snapshot.dataset, &ids, true).await?;
         lap(8, &mut times);
+        lance.rows(&snapshot.dataset, &ids, true).await?;
+        lap(9, &mut times);
         let addresses: Vec<u64> = found.iter().map(|c| c.address).collect();
         let reads = [
             &crate::index::rows::CANDIDATE_COLUMNS[..],
@@ -691,11 +696,11 @@ async fn phases(
                 .take_rows(&addresses, columns)
                 .await
                 .map_err(crate::index::StoreError::from)?;
-            lap(9 + i, &mut times);
+            lap(10 + i, &mut times);
         }
         let addresses: Vec<u64> = found.iter().take(10).map(|c| c.address).collect();
         lance.rows_at(&snapshot.dataset, &addresses, false).await?;
-        lap(11, &mut times);
+        lap(12, &mut times);
     }
     Ok(times
         .into_iter()

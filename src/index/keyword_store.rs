@@ -129,6 +129,9 @@ pub struct KeywordStore {
 pub struct KeywordQuery {
     searcher: Searcher,
     query: Box<dyn Query>,
+    /// The terms and boosts of `query` when it is a bare disjunction of them (no filter),
+    /// which MaxScore answers (`keyword_max_score`).
+    disjunction: Option<Vec<(Term, f32)>>,
     chunk_id: Field,
     dropped_terms: Vec<String>,
 }
@@ -144,8 +147,32 @@ impl KeywordQuery {
         if limit == 0 {
             return Ok(Vec::new());
         }
+        let top = match &self.disjunction {
+            Some(terms) => super::keyword_max_score::top_k(&self.searcher, terms, limit)?,
+            None => {
+                let collector = TopDocs::with_limit(limit).order_by_score();
+                self.searcher.search(&self.query, &collector)?
+            }
+        };
+        self.chunk_ids(top)
+    }
+
+    /// [`KeywordQuery::top`] as tantivy answers it (block-max WAND for a bare disjunction):
+    /// the baseline `ragstream bench scale` times MaxScore against.
+    pub fn top_with_tantivy_collector(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<(String, f32)>, StoreError> {
+        let collector = TopDocs::with_limit(limit.max(1)).order_by_score();
+        let top = self.searcher.search(&self.query, &collector)?;
+        self.chunk_ids(top)
+    }
+
+    fn chunk_ids(
+        &self,
+        top: Vec<(f32, tantivy::DocAddress)>,
+    ) -> Result<Vec<(String, f32)>, StoreError> {
         let searcher = &self.searcher;
-        let top = searcher.search(&self.query, &TopDocs::with_limit(limit).order_by_score())?;
         top.into_iter()
             .map(|(score, addr)| {
                 let doc: TantivyDocument = searcher.doc(addr)?;
@@ -576,6 +603,12 @@ impl KeywordStore {
             return Ok(None);
         }
         let dropped_terms = self.drop_common_terms(searcher, &mut terms)?;
+        let mut disjunction: Option<Vec<(Term, f32)>> = Some(
+            terms
+                .iter()
+                .map(|(term, n)| (term.clone(), *n as f32))
+                .collect(),
+        );
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .into_iter()
             .map(|(term, n)| {
@@ -649,11 +682,13 @@ impl KeywordStore {
         let query: Box<dyn Query> = if all.len() == 1 {
             all.pop().expect("one clause").1
         } else {
+            disjunction = None;
             Box::new(BooleanQuery::new(all))
         };
         Ok(Some(KeywordQuery {
             searcher: searcher.clone(),
             query,
+            disjunction,
             chunk_id: self.fields.chunk_id,
             dropped_terms,
         }))

@@ -1,6 +1,7 @@
 //! One named index: a Lance dataset (the source of truth) and a tantivy keyword index kept in
 //! step with it, sharing one version number.
 
+mod keyword_max_score;
 mod keyword_store;
 pub mod lance_cpu_pool;
 mod lance_store;
