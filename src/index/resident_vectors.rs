@@ -451,40 +451,63 @@ impl View {
         keep: usize,
         visibility: Visibility,
     ) -> Vec<(u32, u32)> {
-        let scan = |range: std::ops::Range<usize>| {
+        let w = q_signs.len();
+        let masks: Vec<_> = self
+            .fragments
+            .iter()
+            .map(|(f, deleted)| skip_mask(f, deleted.as_deref(), visibility))
+            .collect();
+        let scan = |part: &[(usize, std::ops::Range<usize>)]| {
             let mut list = codes::Shortlist::new(keep);
-            for fi in range {
-                let (f, deleted) = &self.fragments[fi];
-                let skip = skip_mask(f, deleted.as_deref(), visibility);
-                codes::hamming_scan(&f.signs, q_signs, skip.as_deref(), fi as u32, &mut list);
+            for (fi, rows) in part {
+                let signs = &self.fragments[*fi].0.signs[rows.start * w..rows.end * w];
+                let skip = masks[*fi].as_deref();
+                codes::hamming_scan(signs, q_signs, skip, *fi as u32, rows.start as u32, &mut list);
             }
             list
         };
-        let n = self.fragments.len();
-        let rows = self.rows();
-        if rows < PARALLEL_SCAN_ROWS || n < 2 {
-            return codes::merge_shortlists([scan(0..n)], keep);
+        let [first, second] = self.halves();
+        if second.is_empty() {
+            return codes::merge_shortlists([scan(&first)], keep);
         }
-        // The first fragment index at which half the rows have been passed.
-        let mut passed = 0;
-        let split = self
+        let (a, b) = std::thread::scope(|s| {
+            let b = s.spawn(|| scan(&second));
+            (scan(&first), b.join())
+        });
+        match b {
+            Ok(b) => codes::merge_shortlists([a, b], keep),
+            // The scan does not panic on any input; if it ever did, scan alone again.
+            Err(_) => codes::merge_shortlists([scan(&first), scan(&second)], keep),
+        }
+    }
+
+    /// The rows to scan as two halves of (fragment, rows) in order — the second empty when
+    /// the view is too small to be worth a second thread. Halves are counted in rows, not
+    /// fragments: compaction leaves one large fragment beside a few small ones.
+    fn halves(&self) -> [Vec<(usize, std::ops::Range<usize>)>; 2] {
+        let whole: Vec<(usize, std::ops::Range<usize>)> = self
             .fragments
             .iter()
-            .position(|(f, _)| {
-                passed += f.len();
-                passed >= rows / 2
-            })
-            .map_or(n, |i| i + 1)
-            .clamp(1, n - 1);
-        let (first, second) = std::thread::scope(|s| {
-            let second = s.spawn(|| scan(split..n));
-            (scan(0..split), second.join())
-        });
-        match second {
-            Ok(second) => codes::merge_shortlists([first, second], keep),
-            // The scan does not panic on any input; if it ever did, scan alone again.
-            Err(_) => codes::merge_shortlists([scan(0..n)], keep),
+            .enumerate()
+            .map(|(fi, (f, _))| (fi, 0..f.len()))
+            .collect();
+        let rows = self.rows();
+        if rows < PARALLEL_SCAN_ROWS {
+            return [whole, Vec::new()];
         }
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        let mut left = rows / 2;
+        for (fi, range) in whole {
+            let take = left.min(range.len());
+            left -= take;
+            if take > 0 {
+                first.push((fi, 0..take));
+            }
+            if take < range.len() {
+                second.push((fi, take..range.end));
+            }
+        }
+        [first, second]
     }
 }
 
@@ -886,5 +909,39 @@ mod tests {
         assert_eq!(found[0].vector, vs[250]);
         assert!(view.candidates(&[3 << 32 | 999, 4 << 32 | 5], &batch).is_err());
         assert!(view.candidates(&[3 << 32 | 1], &batch).is_err());
+    }
+
+    #[test]
+    fn two_halves_scan_what_one_pass_scans_even_within_one_large_fragment() {
+        // One large fragment beside two small ones (what compaction leaves): the halves cut
+        // the large one, and together keep what a single pass over every row keeps.
+        let dims = 16;
+        let big = vectors(PARALLEL_SCAN_ROWS + 1000, dims, 9);
+        let center = mean(&big[..2000]);
+        let view = view_of(
+            vec![
+                (codes_of(1, &big, &center, |i| i % 97 == 0), None),
+                (codes_of(2, &big[..40], &center, |_| false), Some(vec![1])),
+                (codes_of(3, &big[40..45], &center, |_| false), None),
+            ],
+            center.clone(),
+        );
+        let [first, second] = view.halves();
+        let mid = (view.rows() / 2) as u32;
+        assert_eq!(first, vec![(0, 0..mid as usize)]);
+        assert_eq!(second[0], (0, mid as usize..big.len()));
+        assert_eq!(second.len(), 3);
+        let mut q = Vec::new();
+        codes::push_signs(&big[123], &center, &mut q);
+        for visibility in [Visibility::All, Visibility::Active] {
+            let mut one = codes::Shortlist::new(500);
+            for (fi, (f, deleted)) in view.fragments.iter().enumerate() {
+                let skip = skip_mask(f, deleted.as_deref(), visibility);
+                codes::hamming_scan(&f.signs, &q, skip.as_deref(), fi as u32, 0, &mut one);
+            }
+            let want = codes::merge_shortlists([one], 500);
+            assert_eq!(view.hamming_shortlist(&q, 500, visibility), want);
+            assert!(want.contains(&(0, 123)));
+        }
     }
 }

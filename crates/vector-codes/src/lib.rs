@@ -194,16 +194,17 @@ impl Shortlist {
     }
 }
 
-/// Keeps in `list` the rows of `signs` (`query.len()` words each) nearest `query` by
-/// Hamming distance, skipping rows whose bit is set in `skip`. Rows must come in the
-/// caller's order (`tag`, then row) across calls: an equal distance never displaces an
-/// earlier row. A row costs one distance and one comparison unless it enters the list, so
+/// Keeps in `list` the rows of `signs` (`query.len()` words each; the first is row
+/// `first_row`) nearest `query` by Hamming distance, skipping rows whose bit is set in
+/// `skip` (indexed by row). Rows must come in the caller's order (`tag`, then row) across
+/// calls: an equal distance never displaces an earlier row. A row costs one distance and one comparison unless it enters the list, so
 /// the scan runs at the speed memory delivers the codes.
 pub fn hamming_scan(
     signs: &[u64],
     query: &[u64],
     skip: Option<&[u64]>,
     tag: u32,
+    first_row: u32,
     list: &mut Shortlist,
 ) {
     if list.keep == 0 || query.is_empty() {
@@ -213,9 +214,9 @@ pub fn hamming_scan(
     if std::arch::is_x86_feature_detected!("popcnt") {
         // SAFETY: the CPU has just been found to support the one feature the function is
         // compiled for.
-        return unsafe { hamming_scan_popcnt(signs, query, skip, tag, list) };
+        return unsafe { hamming_scan_popcnt(signs, query, skip, tag, first_row, list) };
     }
-    hamming_scan_any(signs, query, skip, tag, list)
+    hamming_scan_any(signs, query, skip, tag, first_row, list)
 }
 
 /// [`hamming_scan_any`] compiled with the POPCNT instruction (x86-64's baseline does not
@@ -227,9 +228,10 @@ fn hamming_scan_popcnt(
     query: &[u64],
     skip: Option<&[u64]>,
     tag: u32,
+    first_row: u32,
     list: &mut Shortlist,
 ) {
-    hamming_scan_any(signs, query, skip, tag, list)
+    hamming_scan_any(signs, query, skip, tag, first_row, list)
 }
 
 /// The scan with the code length fixed at compile time for the common dimensions (the
@@ -240,6 +242,7 @@ fn hamming_scan_any(
     query: &[u64],
     skip: Option<&[u64]>,
     tag: u32,
+    first_row: u32,
     list: &mut Shortlist,
 ) {
     macro_rules! fixed {
@@ -253,11 +256,11 @@ fn hamming_scan_any(
                             d += (code[i] ^ q[i]).count_ones();
                         }
                         d
-                    }, skip, tag, list)
+                    }, skip, tag, first_row, list)
                 })*
                 w => scan_rows(signs.chunks_exact(w), |code| {
                     code.iter().zip(query).map(|(a, b)| (a ^ b).count_ones()).sum()
-                }, skip, tag, list),
+                }, skip, tag, first_row, list),
             }
         };
     }
@@ -270,14 +273,16 @@ fn scan_rows<'a>(
     distance: impl Fn(&[u64]) -> u32,
     skip: Option<&[u64]>,
     tag: u32,
+    first_row: u32,
     list: &mut Shortlist,
 ) {
     let mut worst = list.worst;
-    for (row, code) in rows.enumerate() {
+    for (i, code) in rows.enumerate() {
         let d = distance(code);
         if d >= worst {
             continue;
         }
+        let row = first_row as usize + i;
         if skip.is_some_and(|s| s[row / 64] >> (row % 64) & 1 == 1) {
             continue;
         }
@@ -353,12 +358,12 @@ mod tests {
         let query = [0b0000u64];
         let signs = [0b0111u64, 0b0001, 0b0011, 0b0001, 0b1111];
         let mut list = Shortlist::new(2);
-        hamming_scan(&signs, &query, None, 0, &mut list);
+        hamming_scan(&signs, &query, None, 0, 0, &mut list);
         assert_eq!(merge_shortlists([list], 2), vec![(0, 1), (0, 3)]);
         // Row 1 skipped; a second call (tag 1) competes with the first's rows.
         let mut list = Shortlist::new(2);
-        hamming_scan(&signs, &query, Some(&[0b10]), 0, &mut list);
-        hamming_scan(&[0u64], &query, None, 1, &mut list);
+        hamming_scan(&signs, &query, Some(&[0b10]), 0, 0, &mut list);
+        hamming_scan(&[0u64], &query, None, 1, 0, &mut list);
         assert_eq!(merge_shortlists([list], 2), vec![(0, 3), (1, 0)]);
     }
 
@@ -369,16 +374,16 @@ mod tests {
             .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
             .collect();
         let mut one = Shortlist::new(7);
-        hamming_scan(&rows[..300], &query, None, 0, &mut one);
-        hamming_scan(&rows[300..], &query, None, 1, &mut one);
+        hamming_scan(&rows[..300], &query, None, 0, 0, &mut one);
+        hamming_scan(&rows[300..], &query, None, 1, 0, &mut one);
         let (mut a, mut b) = (Shortlist::new(7), Shortlist::new(7));
-        hamming_scan(&rows[..300], &query, None, 0, &mut a);
-        hamming_scan(&rows[300..], &query, None, 1, &mut b);
+        hamming_scan(&rows[..300], &query, None, 0, 0, &mut a);
+        hamming_scan(&rows[300..], &query, None, 1, 0, &mut b);
         let want = merge_shortlists([one], 7);
         assert_eq!(merge_shortlists([b, a], 7), want);
         // The unrolled six-word distance agrees with a direct count.
         let mut all = Shortlist::new(100);
-        hamming_scan(&rows, &query, None, 0, &mut all);
+        hamming_scan(&rows, &query, None, 0, 0, &mut all);
         for (d, _, row) in all.kept() {
             let r = row as usize;
             let direct: u32 = rows[r * 6..r * 6 + 6]
@@ -402,18 +407,27 @@ mod tests {
         };
         let rows: Vec<u64> = (0..6000).map(|_| next() & next() & next()).collect();
         let skip: Vec<u64> = (0..rows.len().div_ceil(64)).map(|_| next() & next()).collect();
+        let skipped = |r: usize| skip[r / 64] >> (r % 64) & 1 == 1;
         let query = [0u64];
         for keep in [0, 1, 5, 64, 700, 3000, 6000, 9000] {
+            // Two "fragments" (tags 0 and 1, the second's skip mask its own rows'), scanned
+            // in one pass, and again as two halves that cut the second fragment at its row
+            // 1,200 (what two threads scan).
+            let second_skip = &skip[2560 / 64..];
             let mut list = Shortlist::new(keep);
-            hamming_scan(&rows[..2500], &query, Some(&skip[..]), 0, &mut list);
-            hamming_scan(&rows[2500..], &query, None, 1, &mut list);
+            hamming_scan(&rows[..2500], &query, Some(&skip[..]), 0, 0, &mut list);
+            hamming_scan(&rows[2560..], &query, Some(second_skip), 1, 0, &mut list);
+            let (mut a, mut b) = (Shortlist::new(keep), Shortlist::new(keep));
+            hamming_scan(&rows[..2500], &query, Some(&skip[..]), 0, 0, &mut a);
+            hamming_scan(&rows[2560..3760], &query, Some(second_skip), 1, 0, &mut a);
+            hamming_scan(&rows[3760..], &query, Some(second_skip), 1, 1200, &mut b);
             let mut want: Vec<Shortlisted> = rows
                 .iter()
                 .enumerate()
-                .filter(|(r, _)| *r >= 2500 || skip[r / 64] >> (r % 64) & 1 == 0)
+                .filter(|(r, _)| (*r < 2500 || *r >= 2560) && !skipped(*r))
                 .map(|(r, w)| match r < 2500 {
                     true => (w.count_ones(), 0, r as u32),
-                    false => (w.count_ones(), 1, (r - 2500) as u32),
+                    false => (w.count_ones(), 1, (r - 2560) as u32),
                 })
                 .collect();
             want.sort_unstable();
@@ -421,6 +435,7 @@ mod tests {
             let mut want: Vec<(u32, u32)> = want.into_iter().map(|(_, t, r)| (t, r)).collect();
             want.sort_unstable();
             assert_eq!(merge_shortlists([list], keep), want, "keep {keep}");
+            assert_eq!(merge_shortlists([b, a], keep), want, "keep {keep}, halves");
         }
     }
 
