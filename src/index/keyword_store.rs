@@ -615,7 +615,7 @@ impl KeywordStore {
                 let q: Box<dyn Query> =
                     Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
                 // A repeated term scores as that many clauses of it did, in one posting
-                // walk; a boosted term query is still a term scorer, so block-max WAND holds.
+                // walk (MaxScore boosts the term the same way).
                 let q: Box<dyn Query> = if n > 1 {
                     Box::new(BoostQuery::new(q, n as f32))
                 } else {
@@ -676,9 +676,9 @@ impl KeywordStore {
                 Box::new(ConstScoreQuery::new(Box::new(range), 0.0)),
             ));
         }
-        // A bare disjunction of term queries is what tantivy answers with block-max WAND,
-        // skipping blocks that cannot reach the top `limit`; a conjunction with a filter scores
-        // every matching document.
+        // A bare disjunction of term queries is ranked by MaxScore (`top`), which skips what
+        // cannot reach the top `limit`; a conjunction with a filter goes to tantivy, which
+        // scores every matching document.
         let query: Box<dyn Query> = if all.len() == 1 {
             all.pop().expect("one clause").1
         } else {

@@ -53,10 +53,17 @@ pub struct ResidentSearch {
 }
 
 impl ResidentSearch {
+    /// The stages' sizes for a view of `rows` rows. `shortlist` is the shortlist at a million
+    /// rows and above; below, it shrinks with the square root of the rows (down to 500, or
+    /// `shortlist` if less): the share of the true top 10 a shortlist holds falls slowly as
+    /// rows grow — 500 held 0.962 at 104,189 rows, 2,000 held 0.9605 at 1,041,732
+    /// (BENCHMARKS.md) — and a million-row shortlist at 100,000 rows only costs time.
     fn stages(&self, rows: usize) -> Stages {
+        let scaled = (self.shortlist as f64 * (rows as f64 / 1e6).sqrt()).ceil() as usize;
+        let shortlist = scaled.clamp(self.shortlist.min(500), self.shortlist);
         Stages {
-            by_hamming: ((rows as f64 * self.hamming_share) as usize).max(4 * self.shortlist),
-            by_signs: self.shortlist,
+            by_hamming: ((rows as f64 * self.hamming_share) as usize).max(4 * shortlist),
+            by_signs: shortlist,
         }
     }
 }
@@ -842,5 +849,32 @@ impl LanceStore {
             .expect("lance version cache lock")
             .retain(|(v, _)| *v >= oldest_kept);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resident_shortlist_shrinks_with_the_square_root_of_the_rows_below_a_million() {
+        let search = ResidentSearch {
+            shortlist: 2000,
+            hamming_share: 0.005,
+        };
+        let at = |rows| {
+            let s = search.stages(rows);
+            (s.by_signs, s.by_hamming)
+        };
+        assert_eq!(at(1_041_732), (2000, 8000));
+        assert_eq!(at(4_000_000), (2000, 20_000));
+        assert_eq!(at(104_189), (646, 2584));
+        assert_eq!(at(10_000), (500, 2000));
+        // A configured shortlist below the floor is kept as it is.
+        let small = ResidentSearch {
+            shortlist: 300,
+            hamming_share: 0.005,
+        };
+        assert_eq!(small.stages(100_000).by_signs, 300);
     }
 }

@@ -181,7 +181,7 @@ pub async fn search(
     };
     // "Not deleted" selects every row of a version without soft-deleted rows: leaving the
     // filter out spares the vector search a pre-filter pass over every row, and keeps the
-    // keyword query a bare disjunction (which tantivy answers with block-max WAND).
+    // keyword query a bare disjunction (which MaxScore answers, skipping what cannot rank).
     let filters = if request.filters.visibility == Visibility::Active
         && !index.keyword().may_hold_deleted(&snapshot.searcher)?
     {
