@@ -286,7 +286,11 @@ mod tests {
             vec![(term("w0"), 1.0), (term("w1"), 1.0)],
             (0..12).map(|i| (term(&format!("w{i}")), 1.0)).collect(),
             vec![(term("w0"), 2.0), (term("w7"), 1.0), (term("w11"), 3.0)],
-            vec![(term("w3"), 1.0), (term("s1d7"), 1.0), (term("absent"), 1.0)],
+            vec![
+                (term("w3"), 1.0),
+                (term("s1d7"), 1.0),
+                (term("absent"), 1.0),
+            ],
             vec![(term("absent"), 1.0)],
         ];
         for terms in &queries {

@@ -335,7 +335,10 @@ impl LanceStore {
             return Ok(Vec::new());
         }
         let vectors = ds
-            .take_rows(&addresses, ds.schema().project(&[super::rows::VECTOR_COLUMN])?)
+            .take_rows(
+                &addresses,
+                ds.schema().project(&[super::rows::VECTOR_COLUMN])?,
+            )
             .await?;
         view.candidates(&addresses, &vectors)
     }

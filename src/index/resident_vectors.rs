@@ -99,7 +99,14 @@ impl FragmentCodes {
         }
     }
 
-    fn push(&mut self, offset: u32, row: RowIds, vector: &[f32], center: &[f32], soft_deleted: bool) {
+    fn push(
+        &mut self,
+        offset: u32,
+        row: RowIds,
+        vector: &[f32],
+        center: &[f32],
+        soft_deleted: bool,
+    ) {
         let (chunk_id, document_id, chunk_index) = row;
         let row = self.offsets.len();
         self.offsets.push(offset);
@@ -208,7 +215,11 @@ impl FragmentCodes {
         for (i, vector) in vectors.enumerate() {
             let offset = (addresses.value(i) & 0xFFFF_FFFF) as u32;
             let soft_deleted = deleted_at.is_some_and(|c| !c.is_null(i));
-            let ids = (chunk_ids.value(i), document_ids.value(i), chunk_indexes.value(i));
+            let ids = (
+                chunk_ids.value(i),
+                document_ids.value(i),
+                chunk_indexes.value(i),
+            );
             self.push(offset, ids, vector, center, soft_deleted);
         }
         Ok(())
@@ -462,7 +473,14 @@ impl View {
             for (fi, rows) in part {
                 let signs = &self.fragments[*fi].0.signs[rows.start * w..rows.end * w];
                 let skip = masks[*fi].as_deref();
-                codes::hamming_scan(signs, q_signs, skip, *fi as u32, rows.start as u32, &mut list);
+                codes::hamming_scan(
+                    signs,
+                    q_signs,
+                    skip,
+                    *fi as u32,
+                    rows.start as u32,
+                    &mut list,
+                );
             }
             list
         };
@@ -895,19 +913,24 @@ mod tests {
             _,
             _,
         >(read, 16);
-        let batch = RecordBatch::try_from_iter([(
-            VECTOR_COLUMN,
-            Arc::new(list) as arrow_array::ArrayRef,
-        )])
-        .unwrap();
-        let found = view.candidates(&[3 << 32 | 250, 4 << 32 | 5], &batch).unwrap();
+        let batch =
+            RecordBatch::try_from_iter([(VECTOR_COLUMN, Arc::new(list) as arrow_array::ArrayRef)])
+                .unwrap();
+        let found = view
+            .candidates(&[3 << 32 | 250, 4 << 32 | 5], &batch)
+            .unwrap();
         assert_eq!(
             (found[0].chunk_id.as_str(), found[0].chunk_index),
             ("c3-250", 250)
         );
-        assert_eq!((found[1].chunk_id.as_str(), found[1].chunk_index), ("c3-12", 12));
+        assert_eq!(
+            (found[1].chunk_id.as_str(), found[1].chunk_index),
+            ("c3-12", 12)
+        );
         assert_eq!(found[0].vector, vs[250]);
-        assert!(view.candidates(&[3 << 32 | 999, 4 << 32 | 5], &batch).is_err());
+        assert!(view
+            .candidates(&[3 << 32 | 999, 4 << 32 | 5], &batch)
+            .is_err());
         assert!(view.candidates(&[3 << 32 | 1], &batch).is_err());
     }
 

@@ -293,7 +293,10 @@ fn scan_rows<'a>(
 /// Merges shortlists kept by separate scans (of disjoint rows) into the `keep` best by
 /// (distance, tag, row) — what one scan over all of them in that order would have kept —
 /// as (tag, row) in that order.
-pub fn merge_shortlists(parts: impl IntoIterator<Item = Shortlist>, keep: usize) -> Vec<(u32, u32)> {
+pub fn merge_shortlists(
+    parts: impl IntoIterator<Item = Shortlist>,
+    keep: usize,
+) -> Vec<(u32, u32)> {
     let mut all: Vec<Shortlisted> = parts.into_iter().flat_map(Shortlist::kept).collect();
     if all.len() > keep {
         all.select_nth_unstable(keep);
@@ -406,7 +409,9 @@ mod tests {
             state
         };
         let rows: Vec<u64> = (0..6000).map(|_| next() & next() & next()).collect();
-        let skip: Vec<u64> = (0..rows.len().div_ceil(64)).map(|_| next() & next()).collect();
+        let skip: Vec<u64> = (0..rows.len().div_ceil(64))
+            .map(|_| next() & next())
+            .collect();
         let skipped = |r: usize| skip[r / 64] >> (r % 64) & 1 == 1;
         let query = [0u64];
         for keep in [0, 1, 5, 64, 700, 3000, 6000, 9000] {
