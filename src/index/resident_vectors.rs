@@ -6,8 +6,10 @@
 //! A search ranks every visible row by the Hamming distance of its sign code to the
 //! query's, re-ranks the nearest `by_hamming` by the query's (floating-point) dot product
 //! with their signs, then the best `by_signs` of those by the dot product with their byte
-//! codes, and returns the best `k` row addresses; the caller reads those rows and scores
-//! them exactly. Nothing is trained but the centre, which the index records once: the codes
+//! codes, and returns the best `k` row addresses; the caller reads those rows' vectors and
+//! scores them exactly. Each row's chunk id, document id and chunk index are held beside its
+//! codes, so a candidate needs only its vector read, and a chunk id leads to its rows without
+//! Lance's id index (a hybrid query's keyword candidates). Nothing is trained but the centre, which the index records once: the codes
 //! are a function of each vector, and what a search keeps is a function of the query and
 //! the rows a version holds (ties go to the lower row address), so an answer pinned to a
 //! retained version is the same whenever it is asked, after a restart too.
