@@ -197,8 +197,8 @@ impl Shortlist {
 /// Keeps in `list` the rows of `signs` (`query.len()` words each; the first is row
 /// `first_row`) nearest `query` by Hamming distance, skipping rows whose bit is set in
 /// `skip` (indexed by row). Rows must come in the caller's order (`tag`, then row) across
-/// calls: an equal distance never displaces an earlier row. A row costs one distance and one comparison unless it enters the list, so
-/// the scan runs at the speed memory delivers the codes.
+/// calls: an equal distance never displaces an earlier row. A row costs one distance and one
+/// comparison unless it enters the list.
 pub fn hamming_scan(
     signs: &[u64],
     query: &[u64],
