@@ -464,7 +464,8 @@ async fn hybrid(
 ) -> Result<(Vec<Ranked>, usize, usize), EngineError> {
     let fetch = overfetch(request.top_k);
     // The two branches run side by side: tantivy on the blocking pool, then its candidates'
-    // ids and vectors read from Lance, while the vector search runs.
+    // rows found (by the resident vectors' ids where they hold the version) and their
+    // vectors read from Lance, while the vector search runs.
     let keyword_branch = async {
         let keyword = keyword_top(
             index,
