@@ -210,6 +210,9 @@ pub struct IndexConfig {
     pub vector_resident_hamming_share: f64,
     /// How often the daemon's maintenance actor runs a pass over each open index (0: never).
     pub maintenance_interval_ms: u64,
+    /// How maintenance passes and vector-index builds are scheduled: `idle` (only on time no
+    /// query or write wants), `low` (nice 19) or `normal` (`index/background_work.rs`).
+    pub background_priority: crate::index::background_work::BackgroundPriority,
     /// Compact once this many fragments are smaller than `compaction_target_rows`.
     pub compaction_min_fragments: usize,
     pub compaction_target_rows: usize,
@@ -332,6 +335,7 @@ impl Default for IndexConfig {
             vector_resident_shortlist: vector.resident_shortlist,
             vector_resident_hamming_share: vector.resident_hamming_share,
             maintenance_interval_ms: 30_000,
+            background_priority: Default::default(),
             compaction_min_fragments: maintenance.min_small_fragments,
             compaction_target_rows: maintenance.target_rows,
             purge_deleted_after_seconds: maintenance.purge_deleted_after.as_secs(),
@@ -700,6 +704,25 @@ mod tests {
         assert_eq!(c.index.keyword().merge_max_docs, 40_000);
         let c = Config::load_from(None, env("KEYWORD_MAX_QUERY_TERMS", "12")).unwrap();
         assert_eq!(c.index.keyword().max_query_terms, 12);
+    }
+
+    #[test]
+    fn the_background_priority_is_checked() {
+        use crate::index::background_work::BackgroundPriority;
+        let env = |v: &str| {
+            vec![(
+                "RAGSTREAM_INDEX_BACKGROUND_PRIORITY".to_string(),
+                v.to_string(),
+            )]
+        };
+        let priority = |v: &str| Config::load_from(None, env(v)).map(|c| c.index.background_priority);
+        assert_eq!(
+            Config::load_from(None, vec![]).unwrap().index.background_priority,
+            BackgroundPriority::Idle
+        );
+        assert_eq!(priority("low").unwrap(), BackgroundPriority::Low);
+        assert_eq!(priority("normal").unwrap(), BackgroundPriority::Normal);
+        assert_eq!(priority("nice").unwrap_err().key, "index.background_priority");
     }
 
     #[test]

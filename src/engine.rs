@@ -273,7 +273,8 @@ impl Engine {
         let settings = self.config.index.vector();
         let index = index.clone();
         let keep_warm = self.keep_warm;
-        tokio::spawn(async move {
+        // At the background priority (`index.background_priority`): see index/background_work.rs.
+        crate::index::background_work::spawn(async move {
             // Released even if the build panics, so that a later commit can try again.
             struct Release(Arc<Index>);
             impl Drop for Release {

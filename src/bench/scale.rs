@@ -86,6 +86,13 @@ pub struct SteadyReport {
     pub query_p99_start_ms: f64,
     pub query_p99_end_ms: f64,
     pub query_p99_end_over_start: f64,
+    /// Hybrid top-10 p99 in consecutive 10-second windows, to see where the tail rises.
+    pub query_p99_by_10s_ms: Vec<f64>,
+    /// Queries that started while a compaction or vector-index build was running, and the
+    /// others: what background work costs the queries beside it.
+    pub queries_beside_background: usize,
+    pub query_p99_beside_background_ms: f64,
+    pub query_p99_otherwise_ms: f64,
     pub maintenance_passes: usize,
 }
 
@@ -432,14 +439,20 @@ async fn steady(
     let until = started + Duration::from_secs(options.steady_seconds);
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let querying = {
-        let (engine, name, done, queries) =
-            (engine.clone(), name.clone(), done.clone(), queries.to_vec());
+        let (engine, index, name, done, queries) = (
+            engine.clone(),
+            index.clone(),
+            name.clone(),
+            done.clone(),
+            queries.to_vec(),
+        );
         tokio::spawn(async move {
             let mut times = Vec::new();
             for q in queries.iter().cycle() {
                 if done.load(std::sync::atomic::Ordering::SeqCst) {
                     break;
                 }
+                let background = index.vector_build_running();
                 let t = Instant::now();
                 engine
                     .search(
@@ -450,6 +463,7 @@ async fn steady(
                 times.push((
                     t.duration_since(started),
                     t.elapsed().as_secs_f64() * 1000.0,
+                    background,
                 ));
             }
             Ok::<_, crate::engine::EngineError>(times)
@@ -507,17 +521,23 @@ async fn steady(
         .await
         .map_err(|e| crate::engine::EngineError::Internal(e.to_string()))??;
     let window = Duration::from_secs_f64((seconds / 6.0).min(60.0));
-    let p99_of = |pick: &dyn Fn(Duration) -> bool| {
+    let p99_of = |pick: &dyn Fn(Duration, bool) -> bool| {
         let mut ms: Vec<f64> = times
             .iter()
-            .filter(|(at, _)| pick(*at))
-            .map(|(_, ms)| *ms)
+            .filter(|(at, _, background)| pick(*at, *background))
+            .map(|(_, ms, _)| *ms)
             .collect();
         ms.sort_by(f64::total_cmp);
         percentile(&ms, 99.0)
     };
     let end = Duration::from_secs_f64(seconds) - window;
-    let (start_p99, end_p99) = (p99_of(&|at| at < window), p99_of(&|at| at >= end));
+    let (start_p99, end_p99) = (p99_of(&|at, _| at < window), p99_of(&|at, _| at >= end));
+    let by_10s = (0..(seconds / 10.0).ceil() as u64)
+        .map(|w| {
+            let from = Duration::from_secs(w * 10);
+            p99_of(&|at, _| at >= from && at < from + Duration::from_secs(10))
+        })
+        .collect();
     freshness.sort_by(f64::total_cmp);
     let passes_after = crate::telemetry::metrics().map(|m| {
         m.maintenance_runs_total
@@ -539,6 +559,10 @@ async fn steady(
         query_p99_start_ms: start_p99,
         query_p99_end_ms: end_p99,
         query_p99_end_over_start: end_p99 / start_p99.max(1e-9),
+        query_p99_by_10s_ms: by_10s,
+        queries_beside_background: times.iter().filter(|t| t.2).count(),
+        query_p99_beside_background_ms: p99_of(&|_, background| background),
+        query_p99_otherwise_ms: p99_of(&|_, background| !background),
         maintenance_passes: match (passes, passes_after) {
             (Some(a), Some(b)) => (b - a) as usize,
             _ => 0,

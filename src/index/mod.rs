@@ -3,6 +3,7 @@
 
 mod keyword_max_score;
 mod keyword_store;
+pub mod background_work;
 pub mod lance_cpu_pool;
 mod lance_store;
 pub mod maintenance;

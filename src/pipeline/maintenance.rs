@@ -25,7 +25,11 @@ pub async fn run(engine: Arc<Engine>, mut stopped: watch::Receiver<bool>) {
             _ = stopped.changed() => return,
         }
         for name in crate::index::list_indexes(&engine.config().storage.data_dir) {
-            let pass = engine.maintain(&name);
+            // At the background priority (`index.background_priority`): see index/background_work.rs.
+            let pass = {
+                let (engine, name) = (engine.clone(), name.clone());
+                crate::index::background_work::run(async move { engine.maintain(&name).await })
+            };
             let report = tokio::select! {
                 r = pass => r,
                 _ = stopped.changed() => return,

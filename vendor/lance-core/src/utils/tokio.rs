@@ -138,6 +138,49 @@ fn install_atfork() {
 #[cfg(windows)]
 fn install_atfork() {}
 
+// ragstream patch: background threads and their own CPU pool. A thread marked with
+// `mark_background_thread` (a maintenance pass or an index build runs on it) hands its
+// `spawn_cpu` tasks to a second pool whose threads run at the nice value it was marked with,
+// so that on a small machine that work takes the cores queries and commits leave idle instead
+// of sharing them equally (Linux weighs a thread at nice 19 at 15 against 1,024 at nice 0).
+// Queries and commits keep the pool above to themselves.
+std::thread_local! {
+    static BACKGROUND_NICE: std::cell::Cell<Option<i32>> = const { std::cell::Cell::new(None) };
+}
+
+/// ragstream patch: marks the calling thread as background: the CPU tasks it spawns run on
+/// a pool of their own at scheduling priority `nice` (0–19, where the platform has nice
+/// values; elsewhere only the pool is separate).
+pub fn mark_background_thread(nice: i32) {
+    BACKGROUND_NICE.with(|n| n.set(Some(nice)));
+}
+
+/// ragstream patch: the nice value the calling thread was marked with, if any.
+pub fn background_nice() -> Option<i32> {
+    BACKGROUND_NICE.with(|n| n.get())
+}
+
+/// ragstream patch: sets the calling thread's nice value (Linux keeps one per thread).
+#[cfg(target_os = "linux")]
+pub fn set_this_thread_nice(nice: i32) {
+    // SAFETY: setpriority with `who` 0 changes only the calling thread on Linux; a failure
+    // (raising priority without the right) leaves the thread as it was.
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn set_this_thread_nice(_nice: i32) {}
+
+static BACKGROUND_CPU_RUNTIME: LazyLock<Runtime> = LazyLock::new(|| {
+    Builder::new_multi_thread()
+        .thread_name("lance-cpu-background")
+        .max_blocking_threads(get_num_compute_intensive_cpus() * 2)
+        .worker_threads(1)
+        .thread_keep_alive(Duration::from_secs(u64::MAX))
+        .build()
+        .unwrap()
+});
+
 /// Spawn a CPU intensive task
 ///
 /// This task will be put onto a thread pool dedicated for CPU-intensive work
@@ -192,10 +235,18 @@ pub fn spawn_cpu<
 ) -> impl Future<Output = std::result::Result<R, E>> {
     // Propagate the current span into the task
     let span = Span::current();
-    let handle = global_cpu_runtime().spawn_blocking(move || {
-        let _span_guard = span.enter();
-        func()
-    });
+    // ragstream patch: a background thread's tasks go to the background pool, at its nice.
+    let handle = match background_nice() {
+        None => global_cpu_runtime().spawn_blocking(move || {
+            let _span_guard = span.enter();
+            func()
+        }),
+        Some(nice) => BACKGROUND_CPU_RUNTIME.spawn_blocking(move || {
+            set_this_thread_nice(nice);
+            let _span_guard = span.enter();
+            func()
+        }),
+    };
     // Awaited through the join handle, not a result channel: a panic in `func`
     // arrives as a `JoinError` still carrying its payload, so resuming it
     // re-raises the original panic in the caller. Reporting the closure's
