@@ -715,14 +715,21 @@ mod tests {
                 v.to_string(),
             )]
         };
-        let priority = |v: &str| Config::load_from(None, env(v)).map(|c| c.index.background_priority);
+        let priority =
+            |v: &str| Config::load_from(None, env(v)).map(|c| c.index.background_priority);
         assert_eq!(
-            Config::load_from(None, vec![]).unwrap().index.background_priority,
+            Config::load_from(None, vec![])
+                .unwrap()
+                .index
+                .background_priority,
             BackgroundPriority::Idle
         );
         assert_eq!(priority("low").unwrap(), BackgroundPriority::Low);
         assert_eq!(priority("normal").unwrap(), BackgroundPriority::Normal);
-        assert_eq!(priority("nice").unwrap_err().key, "index.background_priority");
+        assert_eq!(
+            priority("nice").unwrap_err().key,
+            "index.background_priority"
+        );
     }
 
     #[test]

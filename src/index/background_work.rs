@@ -171,7 +171,10 @@ mod tests {
     async fn background_work_and_the_cpu_work_it_starts_run_only_on_idle_time() {
         let rayon_configured = super::configure(super::BackgroundPriority::Idle);
         let base = this_thread();
-        assert_ne!(base.1, SCHED_IDLE, "the test must not already run at idle priority");
+        assert_ne!(
+            base.1, SCHED_IDLE,
+            "the test must not already run at idle priority"
+        );
         let in_place =
             lance_core::utils::tokio::spawn_cpu(|| Ok::<_, std::io::Error>(this_thread()))
                 .await
@@ -185,15 +188,26 @@ mod tests {
             (future, task)
         })
         .await;
-        assert_eq!(in_place, base, "a query's Lance task keeps the caller's priority");
-        assert_eq!(future, (19, SCHED_IDLE), "the background future runs on idle time");
+        assert_eq!(
+            in_place, base,
+            "a query's Lance task keeps the caller's priority"
+        );
+        assert_eq!(
+            future,
+            (19, SCHED_IDLE),
+            "the background future runs on idle time"
+        );
         assert_eq!(task, (19, SCHED_IDLE), "so does the Lance task it starts");
         assert_eq!(this_thread(), base, "the caller's own thread is left alone");
         // Other tests of this binary may build rayon's global pool first (a vector index
         // build); `configure` says whether it built it.
         if rayon_configured {
             let (a, b) = rayon::join(this_thread, this_thread);
-            assert_eq!((a, b), ((19, SCHED_IDLE), (19, SCHED_IDLE)), "rayon's global pool too");
+            assert_eq!(
+                (a, b),
+                ((19, SCHED_IDLE), (19, SCHED_IDLE)),
+                "rayon's global pool too"
+            );
         }
     }
 }

@@ -1,9 +1,9 @@
 //! One named index: a Lance dataset (the source of truth) and a tantivy keyword index kept in
 //! step with it, sharing one version number.
 
+pub mod background_work;
 mod keyword_max_score;
 mod keyword_store;
-pub mod background_work;
 pub mod lance_cpu_pool;
 mod lance_store;
 pub mod maintenance;
