@@ -42,26 +42,42 @@ pub enum BackgroundPriority {
 }
 
 impl BackgroundPriority {
-    /// The nice value the threads run at (`Idle` threads ignore it, but a later change of
-    /// policy would not).
-    fn nice(self) -> i32 {
+    /// The nice value the threads run at, if this priority sets one (`Idle` threads ignore
+    /// it, but a later change of policy would not); `Normal` leaves the threads as started.
+    fn nice(self) -> Option<i32> {
         match self {
-            BackgroundPriority::Idle | BackgroundPriority::Low => 19,
-            BackgroundPriority::Normal => 0,
+            BackgroundPriority::Idle | BackgroundPriority::Low => Some(19),
+            BackgroundPriority::Normal => None,
         }
     }
 
     /// Applies this priority to the calling thread.
     fn apply_to_this_thread(self) {
-        lance_core::utils::tokio::set_this_thread_nice(self.nice());
+        if let Some(nice) = self.nice() {
+            lance_core::utils::tokio::set_this_thread_nice(nice);
+        }
         #[cfg(target_os = "linux")]
         if self == BackgroundPriority::Idle {
             let param = libc::sched_param { sched_priority: 0 };
             // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param. Moving to
-            // SCHED_IDLE lowers priority, which needs no privilege; on failure the thread
-            // keeps its nice value.
-            unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+            // SCHED_IDLE lowers priority, which needs no privilege, but a sandbox may refuse
+            // it: the thread then keeps nice 19.
+            if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0 {
+                tracing::warn!(error = %std::io::Error::last_os_error(),
+                    "cannot run background work as SCHED_IDLE; it runs at nice 19");
+            }
         }
+    }
+
+    /// The nice value the patched Lance pool gives the tasks of a background thread: this
+    /// priority's, or the calling thread's own for `Normal`.
+    fn nice_of_this_thread(self) -> i32 {
+        #[cfg(target_os = "linux")]
+        // SAFETY: getpriority only reads the calling thread's nice value.
+        let own = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        #[cfg(not(target_os = "linux"))]
+        let own = 0;
+        self.nice().unwrap_or(own)
     }
 }
 
@@ -84,7 +100,7 @@ pub fn configure(priority: BackgroundPriority) -> bool {
         .thread_name("ragstream-background")
         .on_thread_start(move || {
             priority.apply_to_this_thread();
-            mark_background_thread(priority.nice());
+            mark_background_thread(priority.nice_of_this_thread());
         })
         .enable_all()
         .build();
@@ -141,7 +157,8 @@ where
     }
 }
 
-/// Starts `work` on the background runtime (without one, on the caller's) and returns.
+/// Starts `work` on the background runtime (without one, on the caller's: call it from
+/// within a tokio runtime) and returns.
 pub fn spawn<F>(work: F)
 where
     F: Future<Output = ()> + Send + 'static,

@@ -1,7 +1,8 @@
 //! The maintenance actor: every `index.maintenance_interval_ms` it runs one maintenance pass
 //! ([`crate::index::maintenance`]) over each index under the data directory. The pass takes
 //! the index's write lock for each commit it makes, so it interleaves with the index writer
-//! between batches rather than racing it.
+//! between batches rather than racing it. Passes run at `index.background_priority` (idle
+//! time by default), so that they take the cores queries and the writer leave free.
 
 use std::sync::Arc;
 use std::time::Duration;
