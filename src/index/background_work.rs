@@ -81,41 +81,39 @@ impl BackgroundPriority {
     }
 }
 
-/// The runtime background futures run on; none until [`configure`] (then background work
-/// runs where it is started, as in tests and programs that use the library without it).
-static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+/// The runtime background futures run on: unset until [`configure`] (then background work
+/// runs where it is started, as in tests and programs that use the library without it),
+/// `None` if it could not be built.
+static RUNTIME: OnceLock<Option<tokio::runtime::Runtime>> = OnceLock::new();
+
+fn runtime() -> Option<&'static tokio::runtime::Runtime> {
+    RUNTIME.get().and_then(Option::as_ref)
+}
 
 /// Sets up background work at `priority`: its runtime, and rayon's global pool unless
 /// something built that first (then a warning says so and those threads stay at normal
 /// priority). Call it once, early in `main`; later calls change nothing. Returns whether
 /// rayon's pool was set up.
 pub fn configure(priority: BackgroundPriority) -> bool {
-    if RUNTIME.get().is_some() {
+    let mut first = false;
+    let runtime = RUNTIME.get_or_init(|| {
+        first = true;
+        // Two workers: a maintenance pass and a vector-index build can run at once, and
+        // neither should wait for the other's I/O.
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("ragstream-background")
+            .on_thread_start(move || {
+                priority.apply_to_this_thread();
+                mark_background_thread(priority.nice_of_this_thread());
+            })
+            .enable_all()
+            .build()
+            .inspect_err(|e| tracing::warn!(error = %e, "no runtime for background work; it runs beside queries at their priority"))
+            .ok()
+    });
+    if !first || runtime.is_none() {
         return false;
-    }
-    // Two workers: a maintenance pass and a vector-index build can run at once, and neither
-    // should wait for the other's I/O.
-    let built = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("ragstream-background")
-        .on_thread_start(move || {
-            priority.apply_to_this_thread();
-            mark_background_thread(priority.nice_of_this_thread());
-        })
-        .enable_all()
-        .build();
-    match built {
-        Ok(rt) => {
-            if let Err(rt) = RUNTIME.set(rt) {
-                // Another thread configured it first; drop ours off the async context.
-                std::thread::spawn(move || drop(rt));
-                return false;
-            }
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "no runtime for background work; it runs beside queries at their priority");
-            return false;
-        }
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .thread_name(|i| format!("rayon-background-{i}"))
@@ -143,7 +141,7 @@ where
             self.0.abort();
         }
     }
-    match RUNTIME.get() {
+    match runtime() {
         Some(rt) => {
             let mut task = AbortOnDrop(rt.spawn(work));
             match (&mut task.0).await {
@@ -163,7 +161,7 @@ pub fn spawn<F>(work: F)
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    match RUNTIME.get() {
+    match runtime() {
         Some(rt) => drop(rt.spawn(work)),
         None => drop(tokio::spawn(work)),
     }

@@ -603,12 +603,10 @@ impl KeywordStore {
             return Ok(None);
         }
         let dropped_terms = self.drop_common_terms(searcher, &mut terms)?;
-        let mut disjunction: Option<Vec<(Term, f32)>> = Some(
-            terms
-                .iter()
-                .map(|(term, n)| (term.clone(), *n as f32))
-                .collect(),
-        );
+        let weighted: Vec<(Term, f32)> = terms
+            .iter()
+            .map(|(term, n)| (term.clone(), *n as f32))
+            .collect();
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .into_iter()
             .map(|(term, n)| {
@@ -679,11 +677,10 @@ impl KeywordStore {
         // A bare disjunction of term queries is ranked by MaxScore (`top`), which skips what
         // cannot reach the top `limit`; a conjunction with a filter goes to tantivy, which
         // scores every matching document.
-        let query: Box<dyn Query> = if all.len() == 1 {
-            all.pop().expect("one clause").1
+        let (query, disjunction): (Box<dyn Query>, _) = if all.len() == 1 {
+            (all.pop().expect("one clause").1, Some(weighted))
         } else {
-            disjunction = None;
-            Box::new(BooleanQuery::new(all))
+            (Box::new(BooleanQuery::new(all)), None)
         };
         Ok(Some(KeywordQuery {
             searcher: searcher.clone(),

@@ -645,11 +645,8 @@ impl LanceStore {
         // at a million chunks).
         if let Some((center, _)) = self.resident_for(ds, &Filters::default()).await? {
             let view = self.resident.view(ds, &center).await?;
-            let wanted: HashSet<&str> = chunk_ids.iter().map(String::as_str).collect();
             let addresses = view.addresses_of(chunk_ids);
-            let mut found = self.resident_candidates(ds, &view, addresses).await?;
-            found.retain(|c| wanted.contains(c.chunk_id.as_str()));
-            return Ok(found);
+            return self.resident_candidates(ds, &view, addresses).await;
         }
         let mut scanner = ds.scan();
         scanner

@@ -160,8 +160,8 @@ impl FragmentCodes {
         self
     }
 
-    /// The rows whose chunk id hashes as `chunk_id` does (the caller checks the ids: two ids
-    /// may share a hash).
+    /// The rows whose chunk id hashes as `chunk_id` does (two ids may share a hash: the
+    /// caller compares the ids).
     fn rows_of(&self, chunk_id: &str) -> impl Iterator<Item = u32> + '_ {
         let h = id_hash(chunk_id);
         let start = self.ids.partition_point(|(x, _)| *x < h);
@@ -394,18 +394,19 @@ impl View {
         ranked.into_iter().map(|(_, (a, _, _))| a).collect()
     }
 
-    /// The addresses, ascending, of the rows at this version whose chunk id may be one of
+    /// The addresses, ascending, of the rows at this version whose chunk id is one of
     /// `chunk_ids` (deleted rows left out, soft-deleted ones kept: what a read by id finds).
-    /// A superset: ids sharing a hash are the caller's to tell apart by reading the rows.
     pub fn addresses_of(&self, chunk_ids: &[String]) -> Vec<u64> {
         let mut out = Vec::new();
         for (f, deleted) in &self.fragments {
             for id in chunk_ids {
                 for row in f.rows_of(id) {
                     let row = row as usize;
-                    if deleted
-                        .as_ref()
-                        .is_some_and(|d| d[row / 64] & (1 << (row % 64)) != 0)
+                    // Two ids may share a hash; a deleted row is not at this version.
+                    if f.chunk_ids.get(row) != id.as_str()
+                        || deleted
+                            .as_ref()
+                            .is_some_and(|d| d[row / 64] & (1 << (row % 64)) != 0)
                     {
                         continue;
                     }
