@@ -65,6 +65,13 @@ fn cached(embedder: Arc<dyn Embedder>, cache: &Option<Arc<EmbeddingCache>>) -> A
     }
 }
 
+/// A batch planned and embedded by [`Engine::prepare_write`], waiting for
+/// [`Engine::commit_prepared`].
+pub struct PreparedWrite {
+    index: Arc<Index>,
+    plan: crate::index::WritePlan,
+}
+
 pub struct Engine {
     config: Config,
     /// The index's model: decides the embedder id and dimensions of new indexes.
@@ -244,6 +251,20 @@ impl Engine {
         ops: Vec<DocumentOp>,
         properties: HashMap<String, String>,
     ) -> Result<WriteOutcome, EngineError> {
+        let prepared = self.prepare_write(name, ops).await?;
+        self.commit_prepared(prepared, properties).await
+    }
+
+    /// The first half of a write: validates every upserted document, plans the batch
+    /// against the newest version and embeds it, without committing. A writer can prepare
+    /// the next batch while this one commits ([`Engine::commit_prepared`]); a batch of new
+    /// documents is still appended when the commits made meanwhile gave its documents no
+    /// rows (index/commit_log.rs), and merged against the stored rows otherwise.
+    pub async fn prepare_write(
+        &self,
+        name: &IndexName,
+        ops: Vec<DocumentOp>,
+    ) -> Result<PreparedWrite, EngineError> {
         let limits = self.config.limits.document();
         for op in &ops {
             if let DocumentOp::Upsert(doc) = op {
@@ -251,14 +272,26 @@ impl Engine {
             }
         }
         let index = self.create_index(name).await?;
-        let outcome = index
-            .write(
-                ops,
-                &self.chunker,
-                self.ingest_embedder.as_ref(),
-                properties,
-            )
-            .await?;
+        let embedder = self.ingest_embedder.clone();
+        index.check_embedder(embedder.id(), embedder.dimensions())?;
+        let mut plan = index.plan(ops, &self.chunker).await?;
+        // Embedding is CPU work of tens of milliseconds per batch: off the runtime's
+        // threads, so that a commit running beside it goes on.
+        let plan =
+            tokio::task::spawn_blocking(move || plan.embed(embedder.as_ref()).map(|()| plan))
+                .await
+                .map_err(|e| EngineError::Internal(format!("embedding task: {e}")))??;
+        Ok(PreparedWrite { index, plan })
+    }
+
+    /// The second half of a write: commits a prepared batch as one version.
+    pub async fn commit_prepared(
+        &self,
+        prepared: PreparedWrite,
+        properties: HashMap<String, String>,
+    ) -> Result<WriteOutcome, EngineError> {
+        let PreparedWrite { index, plan } = prepared;
+        let outcome = index.commit(plan, properties).await?;
         self.maintain_vector_index(&index);
         Ok(outcome)
     }

@@ -3,6 +3,7 @@
 //! concurrency (p50/p99/p999), recall@10 of the approximate vector index against exact
 //! search (the version before the index was built), RSS and disk use.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -225,11 +226,26 @@ async fn measure(
             .peekable();
         let batch = config.index.ingest_batch_documents.max(1);
         let mut n = 0;
-        while docs.peek().is_some() {
-            let ops = docs.by_ref().take(batch).map(DocumentOp::Upsert).collect();
+        // As the daemon's actors do: the next batch is planned and embedded while this one
+        // commits (new documents are still appended: index/commit_log.rs).
+        let prepare = |ops: Vec<DocumentOp>| {
+            let (engine, name) = (engine.clone(), name.clone());
+            tokio::spawn(async move { engine.prepare_write(&name, ops).await })
+        };
+        let first: Vec<DocumentOp> = docs.by_ref().take(batch).map(DocumentOp::Upsert).collect();
+        let mut next = (!first.is_empty()).then(|| prepare(first));
+        while let Some(this) = next.take() {
+            let prepared = this
+                .await
+                .map_err(|e| failed("ingest", &e))?
+                .map_err(|e| failed("ingest", &e))?;
+            if docs.peek().is_some() {
+                let ops = docs.by_ref().take(batch).map(DocumentOp::Upsert).collect();
+                next = Some(prepare(ops));
+            }
             n += 1;
             let outcome = engine
-                .write(&name, ops)
+                .commit_prepared(prepared, HashMap::new())
                 .await
                 .map_err(|e| failed("ingest", &e))?;
             written += outcome.chunks_written;

@@ -17,6 +17,7 @@ use lance::dataset::optimize::{
 use lance::dataset::DeleteBuilder;
 use serde::Serialize;
 
+use super::commit_log::Change;
 use super::rows::DELETED_AT_COLUMN;
 use super::{Index, StoreError};
 
@@ -226,6 +227,7 @@ impl Index {
                 // Same rows, new version: the keyword store records the version unchanged.
                 let version = ds.version_id();
                 self.lance.replace_latest(ds);
+                self.commits.record(version, Change::NoRowsAdded);
                 self.prepare_resident().await;
                 self.keyword.apply(version, &[], &[])?;
                 Ok(Some((metrics.fragments_removed, metrics.fragments_added)))
@@ -272,6 +274,7 @@ impl Index {
             .transaction;
         transaction.transaction_properties = Some(Arc::new(self.carried_properties().await?));
         let version = self.lance.commit_transaction(latest, transaction).await?;
+        self.commits.record(version, Change::NoRowsAdded);
         self.prepare_resident().await;
         self.keyword.apply(version, &ids, &[])?;
         tracing::info!(index = %self.name, version, chunks = ids.len(), "purged deleted chunks");

@@ -2,6 +2,7 @@
 //! step with it, sharing one version number.
 
 pub mod background_work;
+mod commit_log;
 mod keyword_max_score;
 mod keyword_store;
 pub mod lance_cpu_pool;
@@ -230,6 +231,8 @@ pub struct Index {
     pins: Arc<VersionPins>,
     retain_versions: u64,
     write_lock: tokio::sync::Mutex<()>,
+    /// Which documents recent commits gave rows to (see [`commit_log`]).
+    commits: commit_log::CommitLog,
     dir: PathBuf,
 }
 
@@ -415,6 +418,7 @@ impl Index {
             pins: Arc::default(),
             retain_versions,
             write_lock: tokio::sync::Mutex::new(()),
+            commits: commit_log::CommitLog::default(),
             dir,
         };
         index.repair().await?;

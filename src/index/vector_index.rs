@@ -480,6 +480,8 @@ impl Index {
             .lance
             .commit_transaction(Arc::new(latest), transaction)
             .await?;
+        self.commits
+            .record(version, super::commit_log::Change::NoRowsAdded);
         self.prepare_resident().await;
         self.keyword.apply(version, &[], &[])?;
         self.apply_retention().await?;

@@ -1,11 +1,14 @@
 //! Writing a batch of document operations: plan (drop no-ops, chunk what changed), embed,
 //! then commit to Lance (one version) and to the keyword store under the same version.
 //!
-//! The three steps are separate so that the pipeline can run them in different actors; the
-//! [`Index::write`] convenience chains them for the command line and tests.
+//! The three steps are separate so that the pipeline can run them in different actors, and
+//! a writer can plan and embed one batch while the one before commits
+//! (`Engine::prepare_write`, `Engine::commit_prepared`).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
+use super::commit_log::Change;
 use super::rows::ChunkRow;
 use super::{Index, StoreError};
 use crate::chunking::Chunker;
@@ -50,8 +53,8 @@ pub struct WritePlan {
     pub unchanged: usize,
     /// The knowledge-graph rows of the same documents (triples carry vectors once embedded).
     pub graph: GraphChange,
-    /// The version this plan was made against (0: unknown). When it is still the newest at
-    /// commit time and no document had rows, the commit is a plain append.
+    /// The version this plan was made against (0: unknown). When no document had rows then
+    /// and no commit since gave them rows (see `commit_log.rs`), the commit is a plain append.
     pub planned_at: u64,
 }
 
@@ -285,16 +288,26 @@ impl Index {
         }
         timing.graph = step.elapsed();
         let step = std::time::Instant::now();
-        // New documents only, and nothing committed since the plan: no row to replace, so an
-        // append (no merge against the existing rows, whose cost grows with the index).
+        // New documents only (none had rows when planned), and no commit since gave them
+        // rows: nothing to replace, so an append (no merge against the existing rows, whose
+        // cost grows with the index).
         let append = plan.removed_chunk_ids.is_empty()
-            && plan.planned_at == self.lance.latest_version()
-            && plan.rows.iter().all(|r| !r.is_deleted());
+            && plan.planned_at > 0
+            && plan.rows.iter().all(|r| !r.is_deleted())
+            && self.commits.no_rows_added(
+                plan.planned_at,
+                self.lance.latest_version(),
+                &plan.documents,
+            );
         let version = self
             .lance
             .commit(&plan.documents, &plan.rows, properties, append)
             .instrument(tracing::info_span!("lance.commit"))
             .await?;
+        self.commits.record(
+            version,
+            Change::Documents(Arc::new(plan.documents.iter().cloned().collect())),
+        );
         timing.lance = step.elapsed();
         fail_point("after-lance-commit");
         let step = std::time::Instant::now();
@@ -334,20 +347,6 @@ impl Index {
             .set(i64::try_from(version).unwrap_or(i64::MAX));
         self.record_shape().await?;
         Ok(outcome)
-    }
-
-    /// Plan, embed and commit in one call; `properties` are recorded in the Lance commit.
-    pub async fn write(
-        &self,
-        ops: Vec<DocumentOp>,
-        chunker: &Chunker,
-        embedder: &dyn Embedder,
-        properties: HashMap<String, String>,
-    ) -> Result<WriteOutcome, crate::engine::EngineError> {
-        self.check_embedder(embedder.id(), embedder.dimensions())?;
-        let mut plan = self.plan(ops, chunker).await?;
-        plan.embed(embedder)?;
-        Ok(self.commit(plan, properties).await?)
     }
 
     /// The Kafka checkpoint recorded by the newest commit that has one:

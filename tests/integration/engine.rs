@@ -596,3 +596,76 @@ async fn rows_read_by_address_from_constant_pages_are_the_rows_at_those_addresse
         assert_eq!(row.uri, uri, "{id}");
     }
 }
+
+/// The operation of the commit that made the newest version.
+async fn newest_operation(engine: &ragstream::Engine, kb: &ragstream::model::IndexName) -> String {
+    let index = engine.index(kb).await.unwrap();
+    let transaction = index.lance().latest().read_transaction().await.unwrap();
+    match transaction
+        .expect("a commit records its transaction")
+        .operation
+    {
+        lance::dataset::transaction::Operation::Append { .. } => "append".into(),
+        other => format!("{other}"),
+    }
+}
+
+#[tokio::test]
+async fn a_batch_prepared_while_others_commit_appends_unless_they_gave_its_documents_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = hashing_engine(dir.path());
+    let kb = name("kb");
+    engine.write(&kb, upserts(corpus())).await.unwrap();
+    // Three batches planned against the same version, committed one after another.
+    let first = engine
+        .prepare_write(
+            &kb,
+            upserts(vec![doc("nova", "Nova", "A nova flares in a binary star.")]),
+        )
+        .await
+        .unwrap();
+    let second = engine
+        .prepare_write(
+            &kb,
+            upserts(vec![doc(
+                "comet",
+                "Comet",
+                "A comet sheds ice near the sun.",
+            )]),
+        )
+        .await
+        .unwrap();
+    let again = engine
+        .prepare_write(
+            &kb,
+            upserts(vec![doc("nova", "Nova", "A recurrent nova flares twice.")]),
+        )
+        .await
+        .unwrap();
+    let none = std::collections::HashMap::new();
+    engine.commit_prepared(first, none.clone()).await.unwrap();
+    assert_eq!(newest_operation(&engine, &kb).await, "append");
+    // The commit in between gave rows to `nova` only: `comet` is still new, so an append.
+    engine.commit_prepared(second, none.clone()).await.unwrap();
+    assert_eq!(newest_operation(&engine, &kb).await, "append");
+    // `nova` was new when this batch was planned, but has rows now: they are replaced.
+    engine.commit_prepared(again, none).await.unwrap();
+    assert_ne!(newest_operation(&engine, &kb).await, "append");
+    let stats = engine.stats(&kb).await.unwrap();
+    assert_eq!(stats.documents, corpus().len() + 2);
+    let hits = engine
+        .search(&kb, &request("nova flares", SearchMethod::Keyword, 10))
+        .await
+        .unwrap();
+    let nova: Vec<_> = hits
+        .hits
+        .iter()
+        .filter(|h| h.row.document_id == "nova")
+        .collect();
+    assert_eq!(
+        nova.len(),
+        1,
+        "one chunk of nova, not the first one beside it"
+    );
+    assert!(nova[0].row.text.contains("recurrent"));
+}
