@@ -130,18 +130,13 @@ impl Index {
         Ok(report)
     }
 
-    /// Fragments of the newest version below `target_rows` rows.
+    /// Fragments of the newest version a compaction would merge: those of the newest run
+    /// (see [`newest_run`]) below `target_rows` rows.
     pub fn small_fragments(&self, target_rows: usize) -> usize {
-        self.lance
-            .latest()
-            .get_fragments()
-            .iter()
-            .filter(|f| {
-                f.metadata()
-                    .physical_rows
-                    .is_none_or(|rows| rows < target_rows)
-            })
-            .count()
+        let latest = self.lance.latest();
+        let rows = fragment_rows(&latest);
+        let start = newest_run(&rows);
+        rows[start..].iter().filter(|r| **r < target_rows).count()
     }
 
     /// Rewrites small fragments (and fragments with many deleted rows) into fragments of
@@ -186,14 +181,31 @@ impl Index {
         &self,
         target_rows: usize,
     ) -> Result<Option<FragmentRewrite>, StoreError> {
-        let options = CompactionOptions {
+        let snapshot = self.lance.latest();
+        let mut options = CompactionOptions {
             target_rows_per_fragment: target_rows,
             materialize_deletions: true,
             // One rewrite at a time: the other core stays with queries and the writer.
             num_threads: Some(1),
             ..Default::default()
         };
-        let snapshot = self.lance.latest();
+        // Fragments older than the newest run stay as they are, unless enough of their rows
+        // are deleted that Lance rewrites them on their own.
+        let start = newest_run(&fragment_rows(&snapshot));
+        options.excluded_fragment_ids = snapshot.get_fragments()[..start]
+            .iter()
+            .filter(|f| {
+                let meta = f.metadata();
+                let deleted = meta
+                    .deletion_file
+                    .as_ref()
+                    .and_then(|d| d.num_deleted_rows)
+                    .unwrap_or(0);
+                let rows = meta.physical_rows.unwrap_or(0).max(1);
+                deleted as f32 / rows as f32 <= options.materialize_deletions_threshold
+            })
+            .filter_map(|f| u32::try_from(f.id()).ok())
+            .collect();
         let plan = plan_compaction(&snapshot, &options).await?;
         if plan.num_tasks() == 0 {
             return Ok(None);
@@ -282,6 +294,44 @@ impl Index {
     }
 }
 
+/// Fragments under this many rows always join the newest run ([`newest_run`]): what
+/// streaming commits leave, cheap to rewrite.
+const TIER_FLOOR_ROWS: usize = 8_192;
+
+/// Size-tiered compaction: where the run of fragments a compaction merges starts, given each
+/// fragment's rows, oldest first.
+///
+/// Streaming commits append small fragments after the large ones earlier compactions made.
+/// Merging every fragment below the target size would rewrite the large ones at every pass
+/// (at 160,000 rows, every row at every pass, and the vector index remapped and the resident
+/// codes re-read with them), and that is what slowed queries beside a pass. Walking back from
+/// the newest fragment instead, one joins the run while it holds no more rows than the run so
+/// far (or fewer than [`TIER_FLOOR_ROWS`]); the first that holds more ends it. Merged runs
+/// double like a binary counter, so a row is rewritten about log2(rows / commit) times, most
+/// passes rewrite about what was written since the pass before, and the fragments left are
+/// the small run plus one per doubling.
+pub fn newest_run(rows: &[usize]) -> usize {
+    let mut run = 0;
+    let mut start = rows.len();
+    for (i, &r) in rows.iter().enumerate().rev() {
+        if r > run.max(TIER_FLOOR_ROWS) {
+            break;
+        }
+        run += r;
+        start = i;
+    }
+    start
+}
+
+/// Each fragment's physical rows, oldest first (a fragment whose count is not recorded
+/// counts as large: it is left alone).
+fn fragment_rows(ds: &lance::Dataset) -> Vec<usize> {
+    ds.get_fragments()
+        .iter()
+        .map(|f| f.metadata().physical_rows.unwrap_or(usize::MAX))
+        .collect()
+}
+
 /// Counts the pass in the metrics (when they are on).
 fn record(report: &MaintenanceReport) {
     let Some(m) = crate::telemetry::metrics() else {
@@ -301,4 +351,55 @@ fn record(report: &MaintenanceReport) {
     m.maintenance_versions_pruned_total
         .with_label_values(&[name])
         .inc_by(report.versions_pruned as u64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{newest_run, TIER_FLOOR_ROWS};
+
+    #[test]
+    fn the_newest_run_stops_at_the_first_fragment_larger_than_the_run() {
+        let small = 500;
+        // A bulk load compacted into 104,000 rows, then sixteen commits: only the commits.
+        let mut rows = vec![104_000];
+        rows.extend([small; 16]);
+        assert_eq!(newest_run(&rows), 1);
+        // Streaming from empty: everything is small, everything merges.
+        assert_eq!(newest_run(&[small; 20]), 0);
+        // A run as large as the one before it joins it (runs double)...
+        let mut rows = vec![104_000, 16 * small];
+        rows.extend([small; 16]);
+        assert_eq!(newest_run(&rows), 1);
+        // ...one twice as large does not.
+        let mut rows = vec![104_000, 32 * small];
+        rows.extend([small; 16]);
+        assert_eq!(newest_run(&rows), 2);
+        // Below the floor a fragment joins whatever its size against the run.
+        assert_eq!(newest_run(&[TIER_FLOOR_ROWS, 10]), 0);
+        assert_eq!(newest_run(&[TIER_FLOOR_ROWS + 1, 10]), 1);
+        assert_eq!(newest_run(&[]), 0);
+    }
+
+    #[test]
+    fn streaming_commits_leave_a_bounded_number_of_fragments_and_rewrite_each_row_a_few_times() {
+        // Simulate commits of 500 rows and a compaction whenever sixteen fragments of the
+        // newest run are below the target, merging the run (target 250,000 rows).
+        let target = 250_000;
+        let mut rows: Vec<usize> = Vec::new();
+        let (mut written, mut rewritten, mut most) = (0usize, 0usize, 0usize);
+        for _ in 0..2_000 {
+            rows.push(500);
+            written += 500;
+            let start = newest_run(&rows);
+            if rows[start..].iter().filter(|r| **r < target).count() >= 16 {
+                let merged: usize = rows.drain(start..).sum();
+                rewritten += merged;
+                rows.push(merged);
+            }
+            most = most.max(rows.len());
+        }
+        assert!(most <= 24, "fragments peaked at {most}");
+        let per_row = rewritten as f64 / written as f64;
+        assert!(per_row < 6.0, "each row rewritten {per_row:.1} times");
+    }
 }
