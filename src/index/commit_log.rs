@@ -13,16 +13,16 @@
 //! correct, the append only when the log says so.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// Versions remembered: far more than the commits one plan can overlap.
 const KEEP: usize = 256;
 
 /// What one commit did to the rows of documents.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) enum Change {
     /// A write: these documents' rows were replaced, added or marked deleted.
-    Documents(Arc<HashSet<String>>),
+    Documents(HashSet<String>),
     /// No document gained rows: compaction (the same rows, moved), an index update, or a
     /// purge (rows removed for good).
     NoRowsAdded,
@@ -69,7 +69,7 @@ mod tests {
     use super::*;
 
     fn docs(ids: &[&str]) -> Change {
-        Change::Documents(Arc::new(ids.iter().map(|s| s.to_string()).collect()))
+        Change::Documents(ids.iter().map(|s| s.to_string()).collect())
     }
 
     fn ids(ids: &[&str]) -> Vec<String> {

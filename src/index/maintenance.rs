@@ -310,7 +310,7 @@ const TIER_FLOOR_ROWS: usize = 8_192;
 /// double like a binary counter, so a row is rewritten about log2(rows / commit) times, most
 /// passes rewrite about what was written since the pass before, and the fragments left are
 /// the small run plus one per doubling.
-pub fn newest_run(rows: &[usize]) -> usize {
+fn newest_run(rows: &[usize]) -> usize {
     let mut run = 0;
     let mut start = rows.len();
     for (i, &r) in rows.iter().enumerate().rev() {

@@ -6,7 +6,6 @@
 //! (`Engine::prepare_write`, `Engine::commit_prepared`).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 use super::commit_log::Change;
 use super::rows::ChunkRow;
@@ -306,7 +305,7 @@ impl Index {
             .await?;
         self.commits.record(
             version,
-            Change::Documents(Arc::new(plan.documents.iter().cloned().collect())),
+            Change::Documents(plan.documents.iter().cloned().collect()),
         );
         timing.lance = step.elapsed();
         fail_point("after-lance-commit");
