@@ -617,29 +617,16 @@ async fn a_batch_prepared_while_others_commit_appends_unless_they_gave_its_docum
     let kb = name("kb");
     engine.write(&kb, upserts(corpus())).await.unwrap();
     // Three batches planned against the same version, committed one after another.
-    let first = engine
-        .prepare_write(
-            &kb,
-            upserts(vec![doc("nova", "Nova", "A nova flares in a binary star.")]),
-        )
+    let prepare = |id: &str, title: &str, text: &str| {
+        engine.prepare_write(&kb, upserts(vec![doc(id, title, text)]))
+    };
+    let first = prepare("nova", "Nova", "A nova flares in a binary star.")
         .await
         .unwrap();
-    let second = engine
-        .prepare_write(
-            &kb,
-            upserts(vec![doc(
-                "comet",
-                "Comet",
-                "A comet sheds ice near the sun.",
-            )]),
-        )
+    let second = prepare("comet", "Comet", "A comet sheds ice near the sun.")
         .await
         .unwrap();
-    let again = engine
-        .prepare_write(
-            &kb,
-            upserts(vec![doc("nova", "Nova", "A recurrent nova flares twice.")]),
-        )
+    let again = prepare("nova", "Nova", "A recurrent nova flares twice.")
         .await
         .unwrap();
     let none = std::collections::HashMap::new();

@@ -28,6 +28,16 @@ fn ids(result: &ragstream::retrieval::SearchResult) -> Vec<String> {
         .collect()
 }
 
+/// Documents `d0`…`d{n-1}` about lighthouses, one commit (so one fragment) each.
+async fn write_lighthouses(e: &ragstream::Engine, kb: &ragstream::model::IndexName, n: usize) {
+    for i in 0..n {
+        let text = format!("harbour lighthouse number {i} keeps ships off the rocks");
+        e.write(kb, upserts(vec![doc(&format!("d{i}"), "", &text)]))
+            .await
+            .unwrap();
+    }
+}
+
 fn settings(min_small_fragments: usize) -> MaintenanceSettings {
     MaintenanceSettings {
         min_small_fragments,
@@ -40,12 +50,7 @@ async fn compaction_merges_small_fragments_and_answers_stay_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let e = hashing_engine(dir.path());
     let kb = name("kb");
-    for i in 0..6 {
-        let text = format!("harbour lighthouse number {i} keeps ships off the rocks");
-        e.write(&kb, upserts(vec![doc(&format!("d{i}"), "", &text)]))
-            .await
-            .unwrap();
-    }
+    write_lighthouses(&e, &kb, 6).await;
     let index = e.index(&kb).await.unwrap();
     let before = e
         .search(&kb, &keyword("lighthouse rocks", None))
@@ -331,12 +336,7 @@ async fn writes_made_while_compaction_rewrites_are_kept() {
     let dir = tempfile::tempdir().unwrap();
     let e = hashing_engine(dir.path());
     let kb = name("kb");
-    for i in 0..4 {
-        let text = format!("harbour lighthouse number {i} keeps ships off the rocks");
-        e.write(&kb, upserts(vec![doc(&format!("d{i}"), "", &text)]))
-            .await
-            .unwrap();
-    }
+    write_lighthouses(&e, &kb, 4).await;
     let index = e.index(&kb).await.unwrap();
 
     // An append between rewrite and commit: the commit goes through and keeps it.
@@ -535,12 +535,7 @@ async fn compaction_merges_the_newest_run_and_leaves_a_larger_fragment_alone() {
         .map(|i| doc(&format!("bulk{i}"), "", &format!("ledger entry {i}")))
         .collect();
     e.write(&kb, upserts(bulk)).await.unwrap();
-    for i in 0..4 {
-        let text = format!("harbour lighthouse number {i} keeps ships off the rocks");
-        e.write(&kb, upserts(vec![doc(&format!("d{i}"), "", &text)]))
-            .await
-            .unwrap();
-    }
+    write_lighthouses(&e, &kb, 4).await;
     let index = e.index(&kb).await.unwrap();
     let large = index.lance().latest().get_fragments()[0].id();
     let report = index.maintain(&settings(2)).await.unwrap();
