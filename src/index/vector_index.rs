@@ -205,6 +205,56 @@ async fn coverage_of(
     Ok((covered, total))
 }
 
+/// Rows of `ds`'s fragments that `segment` covers (physical rows, deleted ones too).
+async fn segment_rows(ds: &Dataset, segment: &IndexMetadata) -> Result<usize, StoreError> {
+    let Some(bitmap) = &segment.fragment_bitmap else {
+        return Ok(0);
+    };
+    let mut rows = 0;
+    for fragment in ds.get_fragments() {
+        if bitmap.contains(fragment.id() as u32) {
+            rows += fragment.count_rows(None).await?;
+        }
+    }
+    Ok(rows)
+}
+
+/// Most segments an index has after an update (the trained one and its deltas); an
+/// unfiltered search does not walk them (the resident vectors serve it), a filtered one
+/// searches each.
+const MAX_SEGMENTS: usize = 8;
+/// Delta segments below this many rows are always merged into the next update's.
+const SEGMENT_FLOOR_ROWS: usize = 10_000;
+
+/// How many of the newest delta segments an update folds its `new_rows` into (0: they make
+/// a segment of their own), given the delta segments' rows, newest first.
+///
+/// Size-tiered, as compaction is (maintenance.rs, `newest_run`): merging a delta segment
+/// rebuilds its graph from every row it holds, so always merging into the newest delta would
+/// rebuild everything written since training at every other pass — on the steady bench a
+/// 50,000-row graph per pass by the tenth minute, beside the queries. Walking back from the
+/// newest, a segment joins while it holds no more rows than the merge so far (or fewer than
+/// [`SEGMENT_FLOOR_ROWS`]): segments double like a binary counter, a row is rebuilt about
+/// log2(deltas / pass) times, and there are about log2(deltas / floor) + 1 segments. Should
+/// that reach [`MAX_SEGMENTS`] (many times more rows written than trained on, which a
+/// retraining at twice the trained rows makes rare), every delta is merged into one.
+fn segments_to_merge(new_rows: usize, deltas: &[usize]) -> usize {
+    let mut run = new_rows;
+    let mut n = 0;
+    for &rows in deltas {
+        if rows > run.max(SEGMENT_FLOOR_ROWS) {
+            break;
+        }
+        run += rows;
+        n += 1;
+    }
+    // The trained segment, the deltas left and the merged (or new) one.
+    if deltas.len() - n + 2 > MAX_SEGMENTS {
+        return deltas.len();
+    }
+    n
+}
+
 /// Whether `ds` has a vector index (queries then set nprobes and refine).
 pub async fn has_index(ds: &Dataset) -> Result<bool, StoreError> {
     Ok(ds
@@ -397,29 +447,31 @@ impl Index {
 
     /// Adds rows written since the indexes were built (or last updated) to them: trained on
     /// a snapshot outside the write lock like a build, using the existing model (IVF
-    /// centroids, quantiser), committed through the writer. New rows make a delta segment
-    /// until `MAX_SEGMENTS` exist, then the deltas are merged into one, so a query never
-    /// searches more than that many. Returns the rows newly indexed.
+    /// centroids, quantiser), committed through the writer. New rows make a delta segment or
+    /// merge with the newest ones ([`segments_to_merge`]), so a filtered query never searches
+    /// more than [`MAX_SEGMENTS`]. Returns the rows newly indexed.
     pub async fn update_indices(&self) -> Result<usize, StoreError> {
-        const MAX_SEGMENTS: usize = 4;
         let snapshot = self.lance.latest();
         let (before, total) = index_coverage(&snapshot).await?;
         if before == 0 || before == total {
             return Ok(0);
         }
-        let segments = snapshot
-            .load_indices()
-            .await?
-            .iter()
-            .filter(|i| i.name == VECTOR_INDEX)
-            .count();
-        // The newest segments are merged among themselves, never into the oldest (the one
-        // trained on most rows): rebuilding that one for every update would cost a full build
-        // each time. The next retraining (at twice the rows) folds everything back into one.
-        let options = if segments >= MAX_SEGMENTS {
-            OptimizeOptions::merge(segments - 1)
+        let indices = snapshot.load_indices().await?;
+        let name = if indices.iter().any(|i| i.name == VECTOR_INDEX) {
+            VECTOR_INDEX
         } else {
-            OptimizeOptions::append()
+            ID_INDEX
+        };
+        // Segments oldest first (the manifest's order: a merge's segment goes last); the
+        // first is the one trained on most rows, never merged here.
+        let mut deltas = Vec::new();
+        for segment in indices.iter().filter(|i| i.name == name).skip(1) {
+            deltas.push(segment_rows(&snapshot, segment).await?);
+        }
+        deltas.reverse();
+        let options = match segments_to_merge(total - before, &deltas) {
+            0 => OptimizeOptions::append(),
+            n => OptimizeOptions::merge(n),
         };
         let plan = plan_optimize_indices(&snapshot, &options).await?;
         let mut built = Vec::new();
@@ -486,5 +538,45 @@ impl Index {
         self.keyword.apply(version, &[], &[])?;
         self.apply_retention().await?;
         Ok(version)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_rows_merge_with_the_newest_deltas_no_larger_than_the_merge_so_far() {
+        // Nothing yet but the trained segment: the new rows make a delta.
+        assert_eq!(segments_to_merge(3_000, &[]), 0);
+        // Small deltas below the floor are merged.
+        assert_eq!(segments_to_merge(3_000, &[3_000, 6_000]), 2);
+        // A delta larger than the merge so far ends the run.
+        assert_eq!(segments_to_merge(3_000, &[12_000, 3_000]), 0);
+        assert_eq!(segments_to_merge(20_000, &[12_000, 40_000]), 1);
+        // The cap: the trained segment and seven deltas are eight; a ninth is not made, the
+        // deltas are merged into one instead.
+        let full = [10_500, 21_000, 42_000, 84_000, 168_000, 336_000, 672_000];
+        assert_eq!(segments_to_merge(3_000, &full), 7);
+        assert_eq!(segments_to_merge(3_000, &full[..6]), 0);
+    }
+
+    #[test]
+    fn streaming_updates_keep_segments_bounded_and_rebuild_each_row_a_few_times() {
+        // 3,000 rows a pass for 300 passes (900,000 rows), no retraining in between.
+        let mut deltas: Vec<usize> = Vec::new(); // newest first
+        let (mut rebuilt, mut written) = (0usize, 0usize);
+        for _ in 0..300 {
+            let n = segments_to_merge(3_000, &deltas);
+            let merged = 3_000 + deltas.drain(..n).sum::<usize>();
+            rebuilt += merged;
+            written += 3_000;
+            deltas.insert(0, merged);
+            assert!(deltas.len() < MAX_SEGMENTS, "{deltas:?}");
+        }
+        let per_row = rebuilt as f64 / written as f64;
+        // Merging into one delta every time would rebuild each row ~150 times here.
+        assert!(per_row < 10.0, "each row rebuilt {per_row:.1} times");
+        assert!(per_row > 1.0);
     }
 }

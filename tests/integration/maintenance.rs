@@ -285,6 +285,87 @@ async fn rows_written_after_a_build_are_added_to_the_indexes_by_maintenance() {
     assert_eq!(found.hits[0].row.document_id, "d231");
 }
 
+/// The vector index's segments, oldest first: (uuid, fragments covered).
+async fn vector_segments(index: &ragstream::index::Index) -> Vec<(uuid::Uuid, u64)> {
+    use lance::index::DatasetIndexExt;
+    index
+        .lance()
+        .latest()
+        .load_indices()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|i| i.name == ragstream::index::vector_index::VECTOR_INDEX)
+        .map(|i| (i.uuid, i.fragment_bitmap.as_ref().map_or(0, |b| b.len())))
+        .collect()
+}
+
+#[tokio::test]
+async fn updates_merge_small_deltas_among_themselves_and_never_into_the_trained_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.vector_index_min_rows = 200;
+    c.index.vector_index_rebuild_share = 10.0;
+    let e = engine_with(c);
+    let kb = name("kb");
+    let batch = |from: usize, what: &str| -> Vec<_> {
+        (from..from + 40)
+            .map(|i| doc(&format!("d{i}"), "", &format!("{what} {i} of the causeway")))
+            .collect()
+    };
+    e.write(&kb, upserts(batch(0, "basalt column")))
+        .await
+        .unwrap();
+    e.write(
+        &kb,
+        upserts(
+            (40..200)
+                .map(|i| doc(&format!("d{i}"), "", &format!("basalt column {i}")))
+                .collect(),
+        ),
+    )
+    .await
+    .unwrap();
+    let index = e.index(&kb).await.unwrap();
+    wait_for_vector_index(&e, &index).await;
+    let trained = vector_segments(&index).await;
+    assert_eq!(trained.len(), 1);
+    for (pass, what) in ["obsidian shard", "pumice stone", "tuff layer"]
+        .iter()
+        .enumerate()
+    {
+        let from = 200 + 40 * pass;
+        e.write(&kb, upserts(batch(from, what))).await.unwrap();
+        let mut report = index.maintain(&settings(100)).await.unwrap();
+        for _ in 0..500 {
+            if !report.deferred {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            report = index.maintain(&settings(100)).await.unwrap();
+        }
+        assert_eq!(report.rows_indexed, 40, "pass {pass}: {report:?}");
+        let segments = vector_segments(&index).await;
+        // The first update makes a delta; later ones fold into it (it is below the floor),
+        // and the trained segment is never rebuilt.
+        assert_eq!(segments.len(), 2, "pass {pass}: {segments:?}");
+        assert_eq!(segments[0], trained[0], "pass {pass}");
+        let found = e
+            .search(
+                &kb,
+                &SearchRequest::new(
+                    format!("{what} {} of the causeway", from + 7),
+                    SearchMethod::Semantic,
+                    5,
+                ),
+            )
+            .await
+            .unwrap();
+        assert_eq!(found.hits[0].row.document_id, format!("d{}", from + 7));
+    }
+    assert_eq!(coverage(&index.lance().latest()).await.unwrap(), (320, 320));
+}
+
 #[tokio::test]
 async fn new_documents_are_appended_and_changed_ones_still_replace_their_rows() {
     let dir = tempfile::tempdir().unwrap();
