@@ -300,22 +300,45 @@ impl Engine {
     /// due (see [`crate::index::vector_index`]); at most one build per index runs at a time,
     /// and neither ingestion nor queries wait for it.
     pub fn maintain_vector_index(&self, index: &Arc<Index>) {
-        if tokio::runtime::Handle::try_current().is_err() || !index.begin_vector_build() {
+        if tokio::runtime::Handle::try_current().is_err() || index.vector_build_running() {
             return;
         }
         let settings = self.config.index.vector();
         let index = index.clone();
         let keep_warm = self.keep_warm;
+        // Counted before the task starts, so that `Index::build_pending` holds from here.
+        index.begin_build_check();
         // At the background priority (`index.background_priority`): see index/background_work.rs.
         crate::index::background_work::spawn(async move {
-            // Released even if the build panics, so that a later commit can try again.
+            // Released even if the task panics, so that a later commit can try again.
+            struct CheckDone(Arc<Index>);
+            impl Drop for CheckDone {
+                fn drop(&mut self) {
+                    self.0.end_build_check();
+                }
+            }
             struct Release(Arc<Index>);
             impl Drop for Release {
                 fn drop(&mut self) {
                     self.0.end_vector_build();
                 }
             }
-            let release = Release(index);
+            let check = CheckDone(index);
+            // The slot is claimed only once a build is due: claiming it for the check made a
+            // maintenance pass at that moment defer its work, and the next pass do twice as much.
+            match check.0.index_build_due(&settings).await {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    tracing::warn!(index = %check.0.name(), error = %e,
+                        "checking whether an index build is due failed; will retry after the next commit");
+                    return;
+                }
+            }
+            if !check.0.begin_vector_build() {
+                return;
+            }
+            let release = Release(check.0.clone());
             if let Err(e) = release.0.build_id_indices(&settings).await {
                 tracing::warn!(index = %release.0.name(), error = %e,
                     "building the id indexes failed; will retry after the next commit");

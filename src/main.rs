@@ -479,9 +479,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             // The last commit may have started a vector index build in the background; the
             // process must not exit under it (the build would be lost and redone next time).
             let index = engine.index(&name).await?;
-            if index.vector_build_running() {
+            if index.build_pending() {
                 eprintln!("waiting for the vector index build to finish");
-                while index.vector_build_running() {
+                while index.build_pending() {
                     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 }
             }

@@ -224,6 +224,9 @@ pub struct Index {
     graph_versions: std::sync::Mutex<std::collections::HashMap<u64, Option<GraphVersion>>>,
     /// A vector-index build or a compaction is running (one at a time).
     vector_build: std::sync::atomic::AtomicBool,
+    /// Checks for a due build (one per commit) that have not finished yet: see
+    /// [`Index::build_pending`].
+    build_checks: std::sync::atomic::AtomicUsize,
     /// Segments of the search indexes already loaded into Lance's cache (see
     /// [`Index::prewarm_search_indexes`]); held while loading, so that callers wait for one load.
     warmed: tokio::sync::Mutex<Vec<String>>,
@@ -414,6 +417,7 @@ impl Index {
             graph_views: std::sync::Mutex::new(Vec::new()),
             graph_versions: std::sync::Mutex::new(std::collections::HashMap::new()),
             vector_build: std::sync::atomic::AtomicBool::new(false),
+            build_checks: std::sync::atomic::AtomicUsize::new(0),
             warmed: tokio::sync::Mutex::new(Vec::new()),
             pins: Arc::default(),
             retain_versions,

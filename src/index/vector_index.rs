@@ -329,6 +329,76 @@ impl Index {
             .store(false, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// A check for a due build has started (it ends with [`Index::end_build_check`]); counted
+    /// so that a process about to exit can wait for a build a commit is about to start.
+    pub fn begin_build_check(&self) {
+        self.build_checks
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn end_build_check(&self) {
+        self.build_checks
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// A build is running, or a check that may start one has not finished.
+    pub fn build_pending(&self) -> bool {
+        self.build_checks.load(std::sync::atomic::Ordering::SeqCst) > 0
+            || self.vector_build_running()
+    }
+
+    /// Whether a build is due on the newest version: the id BTrees on their own
+    /// ([`Index::build_id_indices`]) or the vector index ([`Index::build_vector_index`]).
+    /// Read without the build slot, so that the check after every commit does not hold it:
+    /// a maintenance pass that found it held deferred its work to the next pass.
+    pub async fn index_build_due(
+        &self,
+        settings: &VectorIndexSettings,
+    ) -> Result<bool, StoreError> {
+        let snapshot = self.lance.latest();
+        Ok(self.id_indices_due(&snapshot, settings).await?
+            || self.vector_index_due(&snapshot, settings).await?)
+    }
+
+    /// Whether `snapshot` calls for a vector-index build: it has `min_rows` and no index, or
+    /// twice the rows the index was trained on, or more unindexed rows than
+    /// `rebuild_unindexed_share` of the indexed ones.
+    async fn vector_index_due(
+        &self,
+        snapshot: &Dataset,
+        settings: &VectorIndexSettings,
+    ) -> Result<bool, StoreError> {
+        // Called after every commit: the row count (manifest metadata) settles most calls
+        // before the per-fragment coverage walk.
+        if snapshot.count_rows(None).await? < settings.min_rows {
+            return Ok(false);
+        }
+        let (covered, total) = coverage(snapshot).await?;
+        // Rows added after training go to the partitions it made; once the index has doubled
+        // it is retrained, so that partitions grow with it.
+        // (An index built before this was recorded counts as trained on the rows it covers.)
+        let trained = self.info().vector_index_trained_rows.unwrap_or(covered);
+        Ok(total >= settings.min_rows
+            && (covered == 0
+                || total >= 2 * trained
+                || (total - covered) as f64 > covered as f64 * settings.rebuild_unindexed_share))
+    }
+
+    /// Whether `snapshot` calls for the id BTrees on their own: `id_min_rows` rows and none yet.
+    async fn id_indices_due(
+        &self,
+        snapshot: &Dataset,
+        settings: &VectorIndexSettings,
+    ) -> Result<bool, StoreError> {
+        Ok(settings.id_min_rows > 0
+            && snapshot.count_rows(None).await? >= settings.id_min_rows
+            && !snapshot
+                .load_indices()
+                .await?
+                .iter()
+                .any(|i| i.name == ID_INDEX))
+    }
+
     /// Builds (or rebuilds) the vector index when `settings` say it is due; returns the
     /// version that carries it. Training reads a snapshot without the write lock; only the
     /// commit takes it.
@@ -337,21 +407,7 @@ impl Index {
         settings: &VectorIndexSettings,
     ) -> Result<Option<u64>, StoreError> {
         let snapshot = self.lance.latest();
-        // Called after every commit: the row count (manifest metadata) settles most calls
-        // before the per-fragment coverage walk.
-        if snapshot.count_rows(None).await? < settings.min_rows {
-            return Ok(None);
-        }
-        let (covered, total) = coverage(&snapshot).await?;
-        // Rows added after training go to the partitions it made; once the index has doubled
-        // it is retrained, so that partitions grow with it.
-        // (An index built before this was recorded counts as trained on the rows it covers.)
-        let trained = self.info().vector_index_trained_rows.unwrap_or(covered);
-        let due = total >= settings.min_rows
-            && (covered == 0
-                || total >= 2 * trained
-                || (total - covered) as f64 > covered as f64 * settings.rebuild_unindexed_share);
-        if !due {
+        if !self.vector_index_due(&snapshot, settings).await? {
             return Ok(None);
         }
         let (version, _) = self.build_vector_index_on(snapshot, settings).await?;
@@ -421,20 +477,11 @@ impl Index {
         &self,
         settings: &VectorIndexSettings,
     ) -> Result<Option<u64>, StoreError> {
-        if settings.id_min_rows == 0 {
-            return Ok(None);
-        }
         let snapshot = self.lance.latest();
-        let rows = snapshot.count_rows(None).await?;
-        if rows < settings.id_min_rows
-            || snapshot
-                .load_indices()
-                .await?
-                .iter()
-                .any(|i| i.name == ID_INDEX)
-        {
+        if !self.id_indices_due(&snapshot, settings).await? {
             return Ok(None);
         }
+        let rows = snapshot.count_rows(None).await?;
         let built = id_index_segments(&snapshot).await?;
         let version = self
             .commit_indices(built, |i| {
