@@ -304,26 +304,26 @@ impl Engine {
             return;
         }
         let settings = self.config.index.vector();
-        let index = index.clone();
         let keep_warm = self.keep_warm;
+        // Ended when dropped: when the task ends, panics, or is dropped before it runs.
+        struct CheckDone(Arc<Index>);
+        impl Drop for CheckDone {
+            fn drop(&mut self) {
+                self.0.end_build_check();
+            }
+        }
+        // Released even if the build panics, so that a later commit can try again.
+        struct Release(Arc<Index>);
+        impl Drop for Release {
+            fn drop(&mut self) {
+                self.0.end_vector_build();
+            }
+        }
         // Counted before the task starts, so that `Index::build_pending` holds from here.
         index.begin_build_check();
+        let check = CheckDone(index.clone());
         // At the background priority (`index.background_priority`): see index/background_work.rs.
         crate::index::background_work::spawn(async move {
-            // Released even if the task panics, so that a later commit can try again.
-            struct CheckDone(Arc<Index>);
-            impl Drop for CheckDone {
-                fn drop(&mut self) {
-                    self.0.end_build_check();
-                }
-            }
-            struct Release(Arc<Index>);
-            impl Drop for Release {
-                fn drop(&mut self) {
-                    self.0.end_vector_build();
-                }
-            }
-            let check = CheckDone(index);
             // The slot is claimed only once a build is due: claiming it for the check made a
             // maintenance pass at that moment defer its work, and the next pass do twice as much.
             match check.0.index_build_due(&settings).await {
