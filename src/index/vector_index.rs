@@ -175,12 +175,17 @@ pub async fn coverage(ds: &Dataset) -> Result<(usize, usize), StoreError> {
 /// index's while there is no vector index (maintenance adds new rows to whichever exist).
 pub async fn index_coverage(ds: &Dataset) -> Result<(usize, usize), StoreError> {
     let indices = ds.load_indices().await?;
-    let name = if indices.iter().any(|i| i.name == VECTOR_INDEX) {
+    coverage_of(ds, &indices, maintained_index(&indices)).await
+}
+
+/// The index whose coverage maintenance follows among `indices`: the vector index, or the
+/// id index while there is none.
+fn maintained_index(indices: &[IndexMetadata]) -> &'static str {
+    if indices.iter().any(|i| i.name == VECTOR_INDEX) {
         VECTOR_INDEX
     } else {
         ID_INDEX
-    };
-    coverage_of(ds, &indices, name).await
+    }
 }
 
 /// Rows the index `name` (among `indices`, those of `ds`) covers, and rows `ds` has.
@@ -196,23 +201,14 @@ async fn coverage_of(
             fragments.extend(bitmap.iter());
         }
     }
-    let mut covered = 0;
-    for fragment in ds.get_fragments() {
-        if fragments.contains(&(fragment.id() as u32)) {
-            covered += fragment.count_rows(None).await?;
-        }
-    }
-    Ok((covered, total))
+    Ok((rows_in(ds, |id| fragments.contains(&id)).await?, total))
 }
 
-/// Rows of `ds`'s fragments that `segment` covers (physical rows, deleted ones too).
-async fn segment_rows(ds: &Dataset, segment: &IndexMetadata) -> Result<usize, StoreError> {
-    let Some(bitmap) = &segment.fragment_bitmap else {
-        return Ok(0);
-    };
+/// Physical rows (deleted ones too) of the fragments of `ds` whose ids `holds` accepts.
+async fn rows_in(ds: &Dataset, holds: impl Fn(u32) -> bool) -> Result<usize, StoreError> {
     let mut rows = 0;
     for fragment in ds.get_fragments() {
-        if bitmap.contains(fragment.id() as u32) {
+        if holds(fragment.id() as u32) {
             rows += fragment.count_rows(None).await?;
         }
     }
@@ -504,16 +500,18 @@ impl Index {
             return Ok(0);
         }
         let indices = snapshot.load_indices().await?;
-        let name = if indices.iter().any(|i| i.name == VECTOR_INDEX) {
-            VECTOR_INDEX
-        } else {
-            ID_INDEX
-        };
+        let name = maintained_index(&indices);
         // Segments oldest first (the manifest's order: a merge's segment goes last); the
         // first is the one trained on most rows, never merged here.
         let mut deltas = Vec::new();
         for segment in indices.iter().filter(|i| i.name == name).skip(1) {
-            deltas.push(segment_rows(&snapshot, segment).await?);
+            let covered = |id| {
+                segment
+                    .fragment_bitmap
+                    .as_ref()
+                    .is_some_and(|b| b.contains(id))
+            };
+            deltas.push(rows_in(&snapshot, covered).await?);
         }
         deltas.reverse();
         let options = match segments_to_merge(total - before, &deltas) {

@@ -228,12 +228,17 @@ async fn retention_spares_versions_running_queries_read_and_tagged_versions() {
     assert_eq!(versions.len(), 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rows_written_after_a_build_are_added_to_the_indexes_by_maintenance() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = config(dir.path());
+/// An engine (in `dir`) whose index `kb` holds 200 documents and a vector index built over
+/// them, far from a rebuild, so that only maintenance can cover rows written after.
+async fn indexed_kb(
+    dir: &std::path::Path,
+) -> (
+    ragstream::Engine,
+    ragstream::model::IndexName,
+    std::sync::Arc<ragstream::index::Index>,
+) {
+    let mut c = config(dir);
     c.index.vector_index_min_rows = 200;
-    // Far from a rebuild, so that only maintenance can cover the new rows.
     c.index.vector_index_rebuild_share = 10.0;
     let e = engine_with(c);
     let kb = name("kb");
@@ -249,6 +254,13 @@ async fn rows_written_after_a_build_are_added_to_the_indexes_by_maintenance() {
     e.write(&kb, upserts(docs)).await.unwrap();
     let index = e.index(&kb).await.unwrap();
     wait_for_vector_index(&e, &index).await;
+    (e, kb, index)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_written_after_a_build_are_added_to_the_indexes_by_maintenance() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, kb, index) = indexed_kb(dir.path()).await;
     let more: Vec<_> = (200..260)
         .map(|i| {
             doc(
@@ -297,31 +309,12 @@ async fn vector_segments(index: &ragstream::index::Index) -> Vec<(uuid::Uuid, u6
 #[tokio::test]
 async fn updates_merge_small_deltas_among_themselves_and_never_into_the_trained_segment() {
     let dir = tempfile::tempdir().unwrap();
-    let mut c = config(dir.path());
-    c.index.vector_index_min_rows = 200;
-    c.index.vector_index_rebuild_share = 10.0;
-    let e = engine_with(c);
-    let kb = name("kb");
+    let (e, kb, index) = indexed_kb(dir.path()).await;
     let batch = |from: usize, what: &str| -> Vec<_> {
         (from..from + 40)
             .map(|i| doc(&format!("d{i}"), "", &format!("{what} {i} of the causeway")))
             .collect()
     };
-    e.write(&kb, upserts(batch(0, "basalt column")))
-        .await
-        .unwrap();
-    e.write(
-        &kb,
-        upserts(
-            (40..200)
-                .map(|i| doc(&format!("d{i}"), "", &format!("basalt column {i}")))
-                .collect(),
-        ),
-    )
-    .await
-    .unwrap();
-    let index = e.index(&kb).await.unwrap();
-    wait_for_vector_index(&e, &index).await;
     let trained = vector_segments(&index).await;
     assert_eq!(trained.len(), 1);
     for (pass, what) in ["obsidian shard", "pumice stone", "tuff layer"]
