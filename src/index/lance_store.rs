@@ -77,6 +77,15 @@ pub struct Census {
     pub deleted_chunks: usize,
 }
 
+/// What a version holds of some documents (see [`LanceStore::stored_documents`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoredDocuments {
+    /// `document_id → doc_hash` of the documents with live (not deleted) rows.
+    pub hashes: HashMap<String, String>,
+    /// `document_id → chunk ids` of every row, live or soft-deleted.
+    pub chunk_ids: HashMap<String, Vec<String>>,
+}
+
 /// `filter`, restricted to rows that are not soft-deleted.
 fn live(filter: String) -> String {
     format!("{filter} AND {LIVE_ROWS}")
@@ -406,44 +415,46 @@ impl LanceStore {
         Ok(ds)
     }
 
-    /// `document_id → doc_hash` for the given documents' live (not deleted) rows at `ds`.
-    pub async fn doc_hashes(
+    /// What `ds` holds of the given documents, in one scan of their rows by `document_id`.
+    pub async fn stored_documents(
         &self,
         ds: &Dataset,
         document_ids: &[String],
-    ) -> Result<HashMap<String, String>, StoreError> {
-        let mut out = HashMap::new();
+    ) -> Result<StoredDocuments, StoreError> {
+        let mut out = StoredDocuments::default();
         if document_ids.is_empty() {
             return Ok(out);
         }
         let batches = self
             .scan(
                 ds,
-                &["document_id", "doc_hash"],
-                Some(live(in_list("document_id", document_ids))),
+                &["document_id", "doc_hash", "chunk_id", DELETED_AT_COLUMN],
+                Some(in_list("document_id", document_ids)),
             )
             .await?;
         for b in batches {
             let ids = b.column(0).as_string::<i32>();
             let hashes = b.column(1).as_string::<i32>();
+            let chunks = b.column(2).as_string::<i32>();
+            let deleted = b.column(3);
             for i in 0..b.num_rows() {
-                out.insert(ids.value(i).to_string(), hashes.value(i).to_string());
+                let id = ids.value(i);
+                if deleted.is_null(i) {
+                    out.hashes
+                        .insert(id.to_string(), hashes.value(i).to_string());
+                }
+                out.chunk_ids
+                    .entry(id.to_string())
+                    .or_default()
+                    .push(chunks.value(i).to_string());
             }
         }
         Ok(out)
     }
 
-    /// Chunk ids stored for the given documents at `ds`.
-    pub async fn chunk_ids_of(
-        &self,
-        ds: &Dataset,
-        document_ids: &[String],
-    ) -> Result<Vec<String>, StoreError> {
-        if document_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.string_column(ds, "chunk_id", Some(in_list("document_id", document_ids)))
-            .await
+    /// The document id of every row at `ds` (live or soft-deleted), one per row.
+    pub async fn document_ids(&self, ds: &Dataset) -> Result<Vec<String>, StoreError> {
+        self.string_column(ds, "document_id", None).await
     }
 
     /// Every chunk id at `ds`, sorted.

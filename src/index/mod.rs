@@ -5,6 +5,7 @@ pub mod background_work;
 mod commit_log;
 mod keyword_max_score;
 mod keyword_store;
+mod known_documents;
 pub mod lance_cpu_pool;
 mod lance_store;
 pub mod maintenance;
@@ -236,6 +237,8 @@ pub struct Index {
     write_lock: tokio::sync::Mutex<()>,
     /// Which documents recent commits gave rows to (see [`commit_log`]).
     commits: commit_log::CommitLog,
+    /// The document ids the index may hold rows of (see [`known_documents`]).
+    known: known_documents::KnownDocuments,
     dir: PathBuf,
 }
 
@@ -423,6 +426,7 @@ impl Index {
             retain_versions,
             write_lock: tokio::sync::Mutex::new(()),
             commits: commit_log::CommitLog::default(),
+            known: known_documents::KnownDocuments::default(),
             dir,
         };
         index.repair().await?;

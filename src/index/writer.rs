@@ -161,8 +161,13 @@ impl Index {
                 order.push(id);
             }
         }
+        // Only documents the index may hold are looked up: none, for a batch of new ones.
+        self.load_known_documents().await?;
         let latest = self.lance.latest();
-        let stored = self.lance.doc_hashes(&latest, &order).await?;
+        let mut stored = self
+            .lance
+            .stored_documents(&latest, &self.known.maybe_stored(&order))
+            .await?;
         let mut plan = WritePlan {
             planned_at: latest.version_id(),
             ..WritePlan::default()
@@ -173,7 +178,7 @@ impl Index {
             match last.remove(&id).expect("every id has an op") {
                 DocumentOp::Upsert(doc) => {
                     let hash = doc.content_hash();
-                    if stored.get(&id) == Some(&hash) {
+                    if stored.hashes.get(&id) == Some(&hash) {
                         plan.unchanged += 1;
                         continue;
                     }
@@ -182,7 +187,7 @@ impl Index {
                     changed.push((doc, hash));
                 }
                 DocumentOp::Delete { .. } => {
-                    if stored.contains_key(&id) {
+                    if stored.hashes.contains_key(&id) {
                         plan.deleted += 1;
                         plan.documents.push(id.clone());
                         deleted.push(id);
@@ -211,8 +216,27 @@ impl Index {
             plan.graph.entities.extend(entities);
         }
         plan.graph.documents = plan.documents.clone();
-        plan.removed_chunk_ids = self.lance.chunk_ids_of(&latest, &plan.documents).await?;
+        plan.removed_chunk_ids = plan
+            .documents
+            .iter()
+            .filter_map(|id| stored.chunk_ids.remove(id))
+            .flatten()
+            .collect();
         Ok(plan)
+    }
+
+    /// Loads the set of document ids the index holds, once: under the write lock, so that
+    /// no commit is between adding its documents to the set and writing them.
+    async fn load_known_documents(&self) -> Result<(), StoreError> {
+        if self.known.is_loaded() {
+            return Ok(());
+        }
+        let _guard = self.write_lock.lock().await;
+        if !self.known.is_loaded() {
+            let ids = self.lance.document_ids(&self.lance.latest()).await?;
+            self.known.load(ids.iter().map(String::as_str));
+        }
+        Ok(())
     }
 
     /// The chunk rows and graph rows of each `(document, content hash)`, in order. Chunking
@@ -298,6 +322,7 @@ impl Index {
                 self.lance.latest_version(),
                 &plan.documents,
             );
+        self.known.add(&plan.documents);
         let version = self
             .lance
             .commit(&plan.documents, &plan.rows, properties, append)

@@ -102,6 +102,86 @@ async fn upsert_unchanged_and_delete_semantics() {
     assert_eq!(engine.stats(&kb).await.unwrap().documents, 4);
 }
 
+/// Planning looks up only the documents the index may hold (index/known_documents.rs): a
+/// reopened index must still know every document it stored, soft-deleted ones included.
+#[tokio::test]
+async fn a_reopened_index_still_knows_its_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let kb = name("kb");
+    {
+        let engine = hashing_engine(dir.path());
+        engine.write(&kb, upserts(corpus())).await.unwrap();
+        let del = engine
+            .write(
+                &kb,
+                vec![DocumentOp::Delete {
+                    document_id: "rust".into(),
+                }],
+            )
+            .await
+            .unwrap();
+        assert_eq!(del.deleted, 1);
+    }
+    let engine = hashing_engine(dir.path());
+    let mut ops: Vec<DocumentOp> = upserts(
+        corpus()
+            .into_iter()
+            .filter(|d| d.id != "bread" && d.id != "rust")
+            .collect(),
+    );
+    ops.push(DocumentOp::Upsert(doc(
+        "bread",
+        "Baking bread",
+        "Sourdough relies on wild yeast and lactobacilli.",
+    )));
+    ops.push(DocumentOp::Delete {
+        document_id: "apollo".into(),
+    });
+    ops.push(DocumentOp::Upsert(doc(
+        "new",
+        "A new document",
+        "Tidal pools shelter anemones at low tide.",
+    )));
+    let out = engine.write(&kb, ops).await.unwrap();
+    // apollo is deleted, bread replaced, the new one added; the other two are unchanged.
+    assert_eq!(
+        (out.upserted, out.deleted, out.unchanged),
+        (2, 1, 2),
+        "{out:?}"
+    );
+    let old = engine
+        .search(
+            &kb,
+            &request("carbon dioxide ferments", SearchMethod::Keyword, 5),
+        )
+        .await
+        .unwrap();
+    assert!(
+        old.hits.iter().all(|h| h.row.document_id != "bread"),
+        "the replaced document's old chunks are gone from the keyword store"
+    );
+    // One row per chunk in each store: live ones and the soft-deleted (kept for `deleted`
+    // visibility), none left behind by the replaced document.
+    let stats = engine.stats(&kb).await.unwrap();
+    assert_eq!(
+        (
+            stats.documents,
+            stats.deleted_documents,
+            (stats.chunks + stats.deleted_chunks) as u64
+        ),
+        (4, 2, stats.keyword_chunks)
+    );
+    // The soft-deleted document comes back as an upsert, not as unchanged content.
+    let back = engine
+        .write(
+            &kb,
+            upserts(corpus().into_iter().filter(|d| d.id == "rust").collect()),
+        )
+        .await
+        .unwrap();
+    assert_eq!((back.upserted, back.unchanged), (1, 0));
+}
+
 #[tokio::test]
 async fn last_operation_in_a_batch_wins() {
     let dir = tempfile::tempdir().unwrap();
