@@ -173,7 +173,8 @@ pub struct ChunkingSection {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IndexConfig {
-    /// How many of the newest versions stay queryable; older ones are pruned after a write.
+    /// How many of the newest versions stay queryable; older ones are pruned by maintenance
+    /// passes, and by writes once a tenth more have piled up.
     pub retain_versions: u64,
     /// Documents per ingest batch on the command line (one batch = one version).
     pub ingest_batch_documents: usize,

@@ -114,7 +114,7 @@ impl Index {
         }
         {
             let _guard = self.write_lock.lock().await;
-            self.apply_retention().await?;
+            self.apply_retention(0).await?;
         }
         let versions_after = self.lance.versions().await?;
         // Maintenance commits add versions too; what was pruned is what is gone.

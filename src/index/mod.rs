@@ -639,27 +639,37 @@ impl Index {
 
     /// Prunes versions beyond the retention policy from both stores, except versions a
     /// running query reads and versions a Lance tag names (Lance's cleanup keeps those; the
-    /// keyword store keeps whatever Lance kept).
-    async fn apply_retention(&self) -> Result<(), StoreError> {
+    /// keyword store keeps whatever Lance kept). `slack`: prune only once more than
+    /// `slack` versions are past the policy (see [`Index::commit_retention_slack`]).
+    async fn apply_retention(&self, slack: u64) -> Result<(), StoreError> {
         let latest = self.lance.latest_version();
         let mut oldest_kept = latest.saturating_sub(self.retain_versions - 1).max(1);
         if let Some(pinned) = self.pins.oldest() {
             oldest_kept = oldest_kept.min(pinned);
         }
-        let versions = self.lance.versions().await?;
-        if versions.first().is_some_and(|v| *v < oldest_kept) {
+        let mut versions = self.lance.versions().await?;
+        if versions.first().is_some_and(|v| v + slack < oldest_kept) {
             self.lance.prune_before(oldest_kept).await?;
+            versions = self.lance.versions().await?;
             // Graph versions older than the one the oldest kept index version names go too.
-            let oldest = *self.lance.versions().await?.first().unwrap_or(&latest);
+            let oldest = *versions.first().unwrap_or(&latest);
             if let Some(graph) = self.graph_version_at(oldest).await? {
                 self.graph.prune_before(graph).await?;
             }
         }
-        let keep: BTreeSet<u64> = self.lance.versions().await?.into_iter().collect();
+        let keep: BTreeSet<u64> = versions.into_iter().collect();
         if self.keyword.versions()?.iter().any(|v| !keep.contains(v)) {
             self.keyword.retain(&keep)?;
         }
         Ok(())
+    }
+
+    /// Versions a commit lets pile up past the retention policy before it prunes: a tenth
+    /// of the policy. Lance's cleanup reads the manifest of every version on disk and lists
+    /// every file, so pruning one version per commit, once the policy's versions are there,
+    /// cost each commit more as the index grew. Maintenance passes prune with no slack.
+    fn commit_retention_slack(&self) -> u64 {
+        self.retain_versions / 10
     }
 
     /// The graph versions index version `version` goes with (`None`: it has no graph).
@@ -853,7 +863,7 @@ impl Index {
             write_info(&self.dir, &info)?;
         }
         self.lance.set_resident_center(None);
-        self.apply_retention().await?;
+        self.apply_retention(0).await?;
         Ok(version)
     }
 }

@@ -581,7 +581,7 @@ impl Index {
             .record(version, super::commit_log::Change::NoRowsAdded);
         self.prepare_resident().await;
         self.keyword.apply(version, &[], &[])?;
-        self.apply_retention().await?;
+        self.apply_retention(self.commit_retention_slack()).await?;
         Ok(version)
     }
 }

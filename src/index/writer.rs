@@ -341,7 +341,7 @@ impl Index {
         tracing::info_span!("keyword.commit", version).in_scope(|| staged.commit(version))?;
         timing.keyword += step.elapsed();
         let step = std::time::Instant::now();
-        self.apply_retention().await?;
+        self.apply_retention(self.commit_retention_slack()).await?;
         timing.retention = step.elapsed();
         outcome.index_version = Some(version);
         timing.report(self.name.as_str(), version, started.elapsed());

@@ -162,6 +162,36 @@ async fn pruned_and_unknown_versions_name_the_oldest_available() {
     assert_eq!(engine.search(&kb, &r).await.unwrap().hits.len(), 3);
 }
 
+/// A write prunes once a tenth of the policy's versions have piled up past it (Lance's
+/// cleanup reads every version's manifest, too dear for every commit); a maintenance pass
+/// prunes to the policy.
+#[tokio::test]
+async fn writes_prune_in_steps_of_a_tenth_and_maintenance_to_the_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.retain_versions = 20;
+    let engine = engine_with(c);
+    let kb = name("kb");
+    let mut retained = Vec::new();
+    for i in 0..40 {
+        let d = doc(&format!("d{i}"), "T", &format!("text number {i}"));
+        engine.write(&kb, upserts(vec![d])).await.unwrap();
+        retained.push(engine.stats(&kb).await.unwrap().retained_versions);
+    }
+    assert!(
+        retained.iter().all(|n| *n <= 22),
+        "never more than the policy and its tenth: {retained:?}"
+    );
+    assert!(
+        retained[20..].iter().any(|n| *n > 20),
+        "versions past the policy wait for the step: {retained:?}"
+    );
+    engine.maintain(&kb).await.unwrap();
+    let stats = engine.stats(&kb).await.unwrap();
+    assert_eq!(stats.retained_versions, 20);
+    assert_eq!(stats.oldest_version, stats.index_version - 19);
+}
+
 fn ragstream() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ragstream"))
 }
