@@ -84,7 +84,7 @@ impl Index {
         settings: &MaintenanceSettings,
     ) -> Result<MaintenanceReport, StoreError> {
         let started = Instant::now();
-        let versions_before = self.lance.versions().await?.len();
+        let versions_before = self.lance.versions().await?;
         let mut report = MaintenanceReport {
             index: self.name.to_string(),
             fragments_before: self.lance.latest().get_fragments().len(),
@@ -117,10 +117,12 @@ impl Index {
             self.apply_retention(0).await?;
         }
         let versions_after = self.lance.versions().await?;
-        // Maintenance commits add versions too; what was pruned is what is gone.
-        let added =
-            usize::from(report.chunks_purged > 0) + usize::from(report.fragments_written > 0);
-        report.versions_pruned = (versions_before + added).saturating_sub(versions_after.len());
+        // Pruned: the versions there when the pass began and gone now (the pass's own
+        // commits and writes meanwhile add versions, so counts would not tell).
+        report.versions_pruned = versions_before
+            .iter()
+            .filter(|v| versions_after.binary_search(v).is_err())
+            .count();
         report.versions_retained = versions_after.len();
         report.fragments_after = self.lance.latest().get_fragments().len();
         report.index_version = self.lance.latest_version();

@@ -648,7 +648,13 @@ impl Index {
             oldest_kept = oldest_kept.min(pinned);
         }
         let mut versions = self.lance.versions().await?;
-        if versions.first().is_some_and(|v| v + slack < oldest_kept) {
+        // Tagged versions stay whatever their age: they do not count towards the slack.
+        let tagged: BTreeSet<u64> = self.lance.tags().await?.into_values().collect();
+        let past = versions
+            .iter()
+            .filter(|v| **v < oldest_kept && !tagged.contains(v))
+            .count() as u64;
+        if past > slack {
             self.lance.prune_before(oldest_kept).await?;
             versions = self.lance.versions().await?;
             // Graph versions older than the one the oldest kept index version names go too.

@@ -162,9 +162,9 @@ async fn pruned_and_unknown_versions_name_the_oldest_available() {
     assert_eq!(engine.search(&kb, &r).await.unwrap().hits.len(), 3);
 }
 
-/// A write prunes once a tenth of the policy's versions have piled up past it (Lance's
-/// cleanup reads every version's manifest, too dear for every commit); a maintenance pass
-/// prunes to the policy.
+/// A write prunes once more than a tenth of the policy's versions have piled up past it
+/// (Lance's cleanup reads every version's manifest, too dear for every commit); a tagged
+/// version does not count towards that tenth; a maintenance pass prunes to the policy.
 #[tokio::test]
 async fn writes_prune_in_steps_of_a_tenth_and_maintenance_to_the_policy() {
     let dir = tempfile::tempdir().unwrap();
@@ -173,23 +173,43 @@ async fn writes_prune_in_steps_of_a_tenth_and_maintenance_to_the_policy() {
     let engine = engine_with(c);
     let kb = name("kb");
     let mut retained = Vec::new();
+    let mut tagged = 0;
     for i in 0..40 {
         let d = doc(&format!("d{i}"), "T", &format!("text number {i}"));
-        engine.write(&kb, upserts(vec![d])).await.unwrap();
+        let version = engine
+            .write(&kb, upserts(vec![d]))
+            .await
+            .unwrap()
+            .index_version
+            .unwrap();
+        if i == 0 {
+            let index = engine.index(&kb).await.unwrap();
+            tagged = index.tag("first", Some(version)).await.unwrap();
+        }
         retained.push(engine.stats(&kb).await.unwrap().retained_versions);
     }
+    // The policy's 20, its tenth (2) and the tagged version.
     assert!(
-        retained.iter().all(|n| *n <= 22),
-        "never more than the policy and its tenth: {retained:?}"
+        retained.iter().all(|n| *n <= 23),
+        "never more than the policy, its tenth and the tag: {retained:?}"
     );
     assert!(
-        retained[20..].iter().any(|n| *n > 20),
-        "versions past the policy wait for the step: {retained:?}"
+        retained[21..].iter().any(|n| *n > 21),
+        "versions past the policy wait for the step, tag or no tag: {retained:?}"
     );
     engine.maintain(&kb).await.unwrap();
     let stats = engine.stats(&kb).await.unwrap();
-    assert_eq!(stats.retained_versions, 20);
-    assert_eq!(stats.oldest_version, stats.index_version - 19);
+    assert_eq!(stats.retained_versions, 21, "the policy's 20 and the tag");
+    assert_eq!(stats.oldest_version, tagged);
+    let versions = engine
+        .index(&kb)
+        .await
+        .unwrap()
+        .lance()
+        .versions()
+        .await
+        .unwrap();
+    assert_eq!(versions[1], stats.index_version - 19, "{versions:?}");
 }
 
 fn ragstream() -> Command {
