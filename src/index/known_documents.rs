@@ -32,17 +32,21 @@ impl KnownDocuments {
         self.ids.lock().expect("known documents lock").is_some()
     }
 
-    /// Replaces the set with `ids` (the documents of every row of the newest version).
-    pub fn load<'a>(&self, ids: impl IntoIterator<Item = &'a str>) {
-        let set = ids.into_iter().map(|id| self.hasher.hash_one(id)).collect();
-        *self.ids.lock().expect("known documents lock") = Some(set);
+    /// What the set keeps of `id`.
+    pub fn hash(&self, id: &str) -> u64 {
+        self.hasher.hash_one(id)
+    }
+
+    /// Replaces the set with `hashes` (of the documents of every row of the newest version).
+    pub fn load(&self, hashes: HashSet<u64>) {
+        *self.ids.lock().expect("known documents lock") = Some(hashes);
     }
 
     /// Records that `ids` may have rows from now on. Call before the commit that writes
     /// them. Before the set is loaded there is nothing to add to: the load reads them.
     pub fn add(&self, ids: &[String]) {
         if let Some(set) = self.ids.lock().expect("known documents lock").as_mut() {
-            set.extend(ids.iter().map(|id| self.hasher.hash_one(id.as_str())));
+            set.extend(ids.iter().map(|id| self.hash(id)));
         }
     }
 
@@ -53,7 +57,7 @@ impl KnownDocuments {
             None => ids.to_vec(),
             Some(set) => ids
                 .iter()
-                .filter(|id| set.contains(&self.hasher.hash_one(id.as_str())))
+                .filter(|id| set.contains(&self.hash(id)))
                 .cloned()
                 .collect(),
         }
@@ -79,7 +83,7 @@ mod tests {
     #[test]
     fn loaded_ids_and_added_ids_are_stored_and_others_are_not() {
         let known = KnownDocuments::default();
-        known.load(["a", "b"]);
+        known.load(["a", "b"].iter().map(|id| known.hash(id)).collect());
         known.add(&ids(&["c"]));
         assert!(known.is_loaded());
         assert_eq!(

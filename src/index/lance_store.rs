@@ -452,9 +452,24 @@ impl LanceStore {
         Ok(out)
     }
 
-    /// The document id of every row at `ds` (live or soft-deleted), one per row.
-    pub async fn document_ids(&self, ds: &Dataset) -> Result<Vec<String>, StoreError> {
-        self.string_column(ds, "document_id", None).await
+    /// Calls `f` with the document id of every row at `ds` (live or soft-deleted), a batch
+    /// at a time: at a million rows, collecting them first would hold every id as a string.
+    pub async fn each_document_id(
+        &self,
+        ds: &Dataset,
+        mut f: impl FnMut(&str),
+    ) -> Result<(), StoreError> {
+        let mut scanner = ds.scan();
+        scanner.project(&["document_id"])?;
+        let mut batches = scanner.try_into_stream().await?;
+        while let Some(b) = batches.try_next().await? {
+            b.column(0)
+                .as_string::<i32>()
+                .iter()
+                .flatten()
+                .for_each(&mut f);
+        }
+        Ok(())
     }
 
     /// Every chunk id at `ds`, sorted.

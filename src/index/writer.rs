@@ -233,8 +233,13 @@ impl Index {
         }
         let _guard = self.write_lock.lock().await;
         if !self.known.is_loaded() {
-            let ids = self.lance.document_ids(&self.lance.latest()).await?;
-            self.known.load(ids.iter().map(String::as_str));
+            let mut hashes = std::collections::HashSet::new();
+            self.lance
+                .each_document_id(&self.lance.latest(), |id| {
+                    hashes.insert(self.known.hash(id));
+                })
+                .await?;
+            self.known.load(hashes);
         }
         Ok(())
     }
