@@ -4,7 +4,7 @@
 //! Planning a batch asks Lance for each document's stored hash and chunk ids by
 //! `document_id`. The id BTree covers the rows up to the last maintenance pass only, so
 //! during a bulk load every batch scanned every row written since, twice: a cost that grew
-//! with the load (without it a 100,000-chunk load ran ×1.14 faster; BENCHMARKS.md). A
+//! with the load (skipping them made a 100,000-chunk load ×1.14 faster; BENCHMARKS.md). A
 //! stream of new documents needs none of those lookups if the index knows which ids it
 //! holds.
 //!
