@@ -459,9 +459,7 @@ impl LanceStore {
         ds: &Dataset,
         mut f: impl FnMut(&str),
     ) -> Result<(), StoreError> {
-        let mut scanner = ds.scan();
-        scanner.project(&["document_id"])?;
-        let mut batches = scanner.try_into_stream().await?;
+        let mut batches = self.stream(ds, &["document_id"], None).await?;
         while let Some(b) = batches.try_next().await? {
             b.column(0)
                 .as_string::<i32>()
@@ -525,12 +523,26 @@ impl LanceStore {
         columns: &[&str],
         filter: Option<String>,
     ) -> Result<Vec<RecordBatch>, StoreError> {
+        Ok(self
+            .stream(ds, columns, filter)
+            .await?
+            .try_collect()
+            .await?)
+    }
+
+    /// `columns` of the rows matching `filter` at `ds`, a batch at a time.
+    async fn stream(
+        &self,
+        ds: &Dataset,
+        columns: &[&str],
+        filter: Option<String>,
+    ) -> Result<lance::dataset::scanner::DatasetRecordBatchStream, StoreError> {
         let mut scanner = ds.scan();
         scanner.project(columns)?;
         if let Some(f) = filter {
             scanner.filter(&f)?;
         }
-        Ok(scanner.try_into_stream().await?.try_collect().await?)
+        Ok(scanner.try_into_stream().await?)
     }
 
     /// Full rows (optionally with vectors) for the given chunk ids at `ds`.

@@ -648,13 +648,15 @@ impl Index {
             oldest_kept = oldest_kept.min(pinned);
         }
         let mut versions = self.lance.versions().await?;
-        // Tagged versions stay whatever their age: they do not count towards the slack.
-        let tagged: BTreeSet<u64> = self.lance.tags().await?.into_values().collect();
-        let past = versions
-            .iter()
-            .filter(|v| **v < oldest_kept && !tagged.contains(v))
-            .count() as u64;
-        if past > slack {
+        let past = versions.partition_point(|v| *v < oldest_kept) as u64;
+        // Tagged versions stay whatever their age: they do not count towards the slack
+        // (the tags are read only when the versions past the policy are enough without).
+        let due = past > slack && {
+            // One version can carry several tags.
+            let tagged: BTreeSet<u64> = self.lance.tags().await?.into_values().collect();
+            past.saturating_sub(tagged.range(..oldest_kept).count() as u64) > slack
+        };
+        if due {
             self.lance.prune_before(oldest_kept).await?;
             versions = self.lance.versions().await?;
             // Graph versions older than the one the oldest kept index version names go too.

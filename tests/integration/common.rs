@@ -44,6 +44,12 @@ pub fn upserts(docs: Vec<Document>) -> Vec<DocumentOp> {
     docs.into_iter().map(DocumentOp::Upsert).collect()
 }
 
+pub fn delete(document_id: &str) -> DocumentOp {
+    DocumentOp::Delete {
+        document_id: document_id.into(),
+    }
+}
+
 /// A small corpus with distinct vocabulary per document.
 pub fn corpus() -> Vec<Document> {
     vec![

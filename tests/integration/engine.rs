@@ -11,6 +11,28 @@ fn request(q: &str, method: SearchMethod, k: usize) -> SearchRequest {
     SearchRequest::new(q, method, k)
 }
 
+/// `bread` of [`corpus`] with new text (the old text is about carbon dioxide).
+fn sourdough_bread() -> ragstream::model::Document {
+    doc(
+        "bread",
+        "Baking bread",
+        "Sourdough relies on wild yeast and lactobacilli.",
+    )
+}
+
+/// The documents of a keyword query's top 5, best first.
+async fn keyword_documents(
+    engine: &ragstream::Engine,
+    kb: &ragstream::model::IndexName,
+    q: &str,
+) -> Vec<String> {
+    let hits = engine
+        .search(kb, &request(q, SearchMethod::Keyword, 5))
+        .await
+        .unwrap();
+    hits.hits.into_iter().map(|h| h.row.document_id).collect()
+}
+
 #[tokio::test]
 async fn upsert_unchanged_and_delete_semantics() {
     let dir = tempfile::tempdir().unwrap();
@@ -29,34 +51,17 @@ async fn upsert_unchanged_and_delete_semantics() {
     assert_eq!(engine.stats(&kb).await.unwrap().index_version, v1);
 
     // Changing one document replaces its chunks only.
-    let changed = doc(
-        "bread",
-        "Baking bread",
-        "Sourdough relies on wild yeast and lactobacilli.",
-    );
-    let out = engine.write(&kb, upserts(vec![changed])).await.unwrap();
+    let out = engine
+        .write(&kb, upserts(vec![sourdough_bread()]))
+        .await
+        .unwrap();
     assert_eq!((out.upserted, out.unchanged), (1, 0));
     let v2 = out.index_version.unwrap();
     assert!(v2 > v1);
-    let hits = engine
-        .search(
-            &kb,
-            &request("sourdough lactobacilli", SearchMethod::Keyword, 5),
-        )
-        .await
-        .unwrap();
-    assert_eq!(hits.hits[0].row.document_id, "bread");
-    let old = engine
-        .search(
-            &kb,
-            &request("carbon dioxide ferments", SearchMethod::Keyword, 5),
-        )
-        .await
-        .unwrap();
-    assert!(
-        old.hits.iter().all(|h| h.row.document_id != "bread"),
-        "old chunks must be gone"
-    );
+    let hits = keyword_documents(&engine, &kb, "sourdough lactobacilli").await;
+    assert_eq!(hits[0], "bread");
+    let old = keyword_documents(&engine, &kb, "carbon dioxide ferments").await;
+    assert!(old.iter().all(|d| d != "bread"), "old chunks must be gone");
     let stats = engine.stats(&kb).await.unwrap();
     assert_eq!(
         (stats.documents, stats.chunks as u64),
@@ -64,15 +69,7 @@ async fn upsert_unchanged_and_delete_semantics() {
     );
 
     // Delete removes the document from every search method.
-    let del = engine
-        .write(
-            &kb,
-            vec![DocumentOp::Delete {
-                document_id: "rust".into(),
-            }],
-        )
-        .await
-        .unwrap();
+    let del = engine.write(&kb, vec![delete("rust")]).await.unwrap();
     assert_eq!(del.deleted, 1);
     for method in [
         SearchMethod::Semantic,
@@ -89,15 +86,7 @@ async fn upsert_unchanged_and_delete_semantics() {
         );
     }
     // Deleting an absent document changes nothing.
-    let noop = engine
-        .write(
-            &kb,
-            vec![DocumentOp::Delete {
-                document_id: "nope".into(),
-            }],
-        )
-        .await
-        .unwrap();
+    let noop = engine.write(&kb, vec![delete("nope")]).await.unwrap();
     assert_eq!((noop.index_version, noop.unchanged), (None, 1));
     assert_eq!(engine.stats(&kb).await.unwrap().documents, 4);
 }
@@ -111,15 +100,7 @@ async fn a_reopened_index_still_knows_its_documents() {
     {
         let engine = hashing_engine(dir.path());
         engine.write(&kb, upserts(corpus())).await.unwrap();
-        let del = engine
-            .write(
-                &kb,
-                vec![DocumentOp::Delete {
-                    document_id: "rust".into(),
-                }],
-            )
-            .await
-            .unwrap();
+        let del = engine.write(&kb, vec![delete("rust")]).await.unwrap();
         assert_eq!(del.deleted, 1);
     }
     let engine = hashing_engine(dir.path());
@@ -129,14 +110,8 @@ async fn a_reopened_index_still_knows_its_documents() {
             .filter(|d| d.id != "bread" && d.id != "rust")
             .collect(),
     );
-    ops.push(DocumentOp::Upsert(doc(
-        "bread",
-        "Baking bread",
-        "Sourdough relies on wild yeast and lactobacilli.",
-    )));
-    ops.push(DocumentOp::Delete {
-        document_id: "apollo".into(),
-    });
+    ops.push(DocumentOp::Upsert(sourdough_bread()));
+    ops.push(delete("apollo"));
     ops.push(DocumentOp::Upsert(doc(
         "new",
         "A new document",
@@ -149,15 +124,9 @@ async fn a_reopened_index_still_knows_its_documents() {
         (2, 1, 2),
         "{out:?}"
     );
-    let old = engine
-        .search(
-            &kb,
-            &request("carbon dioxide ferments", SearchMethod::Keyword, 5),
-        )
-        .await
-        .unwrap();
+    let old = keyword_documents(&engine, &kb, "carbon dioxide ferments").await;
     assert!(
-        old.hits.iter().all(|h| h.row.document_id != "bread"),
+        old.iter().all(|d| d != "bread"),
         "the replaced document's old chunks are gone from the keyword store"
     );
     // One row per chunk in each store: live ones and the soft-deleted (kept for `deleted`
@@ -189,9 +158,7 @@ async fn last_operation_in_a_batch_wins() {
     let kb = name("kb");
     let ops = vec![
         DocumentOp::Upsert(doc("a", "A", "first text")),
-        DocumentOp::Delete {
-            document_id: "a".into(),
-        },
+        delete("a"),
         DocumentOp::Upsert(doc("a", "A", "final text")),
     ];
     engine.write(&kb, ops).await.unwrap();
