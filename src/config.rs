@@ -227,11 +227,13 @@ pub struct IndexConfig {
     /// tantivy's indexing budget (at least 15) and its merge policy: merge once this many
     /// segments of about the same size exist (0: never), and segments past
     /// `keyword_merge_max_docs` live chunks merge no more (0: no limit); a query searches its
-    /// `keyword_max_query_terms` rarest terms (0: all).
+    /// `keyword_max_query_terms` rarest terms (0: all), and a query without filters finds
+    /// its top chunks by `block_max_wand` (tantivy's) or `max_score` (ragstream's).
     pub keyword_writer_memory_mb: usize,
     pub keyword_merge_min_segments: usize,
     pub keyword_merge_max_docs: usize,
     pub keyword_max_query_terms: usize,
+    pub keyword_disjunction_search: crate::index::DisjunctionSearch,
 }
 
 impl IndexConfig {
@@ -256,6 +258,7 @@ impl IndexConfig {
     pub fn keyword(&self) -> crate::index::KeywordSettings {
         crate::index::KeywordSettings {
             max_query_terms: self.keyword_max_query_terms,
+            disjunction_search: self.keyword_disjunction_search,
             ..crate::index::KeywordSettings::from_mib(
                 self.keyword_writer_memory_mb,
                 self.keyword_merge_min_segments,
@@ -346,6 +349,7 @@ impl Default for IndexConfig {
             keyword_merge_min_segments: keyword.merge_min_segments,
             keyword_merge_max_docs: keyword.merge_max_docs,
             keyword_max_query_terms: keyword.max_query_terms,
+            keyword_disjunction_search: keyword.disjunction_search,
         }
     }
 }
@@ -705,6 +709,13 @@ mod tests {
         assert_eq!(c.index.keyword().merge_max_docs, 40_000);
         let c = Config::load_from(None, env("KEYWORD_MAX_QUERY_TERMS", "12")).unwrap();
         assert_eq!(c.index.keyword().max_query_terms, 12);
+        let c = Config::load_from(None, env("KEYWORD_DISJUNCTION_SEARCH", "max_score")).unwrap();
+        assert_eq!(
+            c.index.keyword().disjunction_search,
+            crate::index::DisjunctionSearch::MaxScore
+        );
+        let e = Config::load_from(None, env("KEYWORD_DISJUNCTION_SEARCH", "wand")).unwrap_err();
+        assert_eq!(e.key, "index.keyword_disjunction_search");
     }
 
     #[test]

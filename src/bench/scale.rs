@@ -662,16 +662,29 @@ async fn phases(
     index: &Arc<crate::index::Index>,
     queries: &[String],
 ) -> Result<Vec<PhaseTime>, crate::engine::EngineError> {
+    use crate::index::DisjunctionSearch;
     use crate::retrieval::filters::Filters;
     let fetch = crate::retrieval::fusion::overfetch(10);
+    let what_runs = |search| match index.keyword().disjunction_search() == search {
+        true => ": what runs",
+        false => "",
+    };
+    let wand = format!(
+        "keyword (tantivy, block-max WAND{})",
+        what_runs(DisjunctionSearch::BlockMaxWand)
+    );
+    let max_score = format!(
+        "keyword (tantivy, MaxScore{})",
+        what_runs(DisjunctionSearch::MaxScore)
+    );
     let mut times: Vec<(&str, Vec<f64>)> = [
         "embed query",
         "snapshot",
         "vector search (live rows filter)",
         "vector search (what runs)",
         "vector search (Lance's index)",
-        "keyword (tantivy, MaxScore: what runs)",
-        "keyword (tantivy, its block-max WAND)",
+        wand.as_str(),
+        max_score.as_str(),
         "keyword candidates by id (what runs)",
         "keyword candidates by id (Lance's id index)",
         "keyword rows by id, with vectors",
@@ -714,13 +727,14 @@ async fn phases(
         lance.set_resident_search(resident);
         lance_index?;
         lap(4, &mut times);
-        let ranked = index
-            .keyword()
-            .search(&snapshot.searcher, q, &filters, fetch)?;
+        let keyword_top = |search| match index.keyword().prepare(&snapshot.searcher, q, &filters) {
+            Ok(Some(prepared)) => prepared.top_by(fetch, search),
+            Ok(None) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        };
+        let ranked = keyword_top(DisjunctionSearch::BlockMaxWand)?;
         lap(5, &mut times);
-        if let Some(prepared) = index.keyword().prepare(&snapshot.searcher, q, &filters)? {
-            prepared.top_with_tantivy_collector(fetch)?;
-        }
+        keyword_top(DisjunctionSearch::MaxScore)?;
         lap(6, &mut times);
         let ids: Vec<String> = ranked.into_iter().map(|(id, _)| id).collect();
         lance.candidates(&snapshot.dataset, &ids).await?;

@@ -51,6 +51,20 @@ pub struct KeywordSettings {
     /// snapshot (the highest IDF, which carry most of BM25's weight): a long query's cost
     /// grows with its terms, the common ones most; 0: every term.
     pub max_query_terms: usize,
+    /// How the top chunks of a bare disjunction of terms (a query without filters) are
+    /// found; both give the same ranking.
+    pub disjunction_search: DisjunctionSearch,
+}
+
+/// How the top-k of a bare disjunction is found (`[index] keyword_disjunction_search`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DisjunctionSearch {
+    /// tantivy's block-max WAND (`TopDocs`).
+    #[default]
+    BlockMaxWand,
+    /// ragstream's MaxScore (`keyword_max_score.rs`).
+    MaxScore,
 }
 
 impl Default for KeywordSettings {
@@ -63,6 +77,7 @@ impl Default for KeywordSettings {
             // from 36 to 17 ms, for keyword nDCG@10 0.6847 against 0.6873 on SciFact.
             merge_max_docs: 100_000,
             max_query_terms: 12,
+            disjunction_search: DisjunctionSearch::default(),
         }
     }
 }
@@ -78,7 +93,7 @@ impl KeywordSettings {
             writer_memory_bytes: writer_memory_mib.saturating_mul(1 << 20),
             merge_min_segments,
             merge_max_docs,
-            max_query_terms: KeywordSettings::default().max_query_terms,
+            ..KeywordSettings::default()
         }
     }
 
@@ -122,6 +137,7 @@ pub struct KeywordStore {
     merges: Mutex<Option<MergesInFlight>>,
     writer_memory_bytes: usize,
     max_query_terms: usize,
+    disjunction_search: DisjunctionSearch,
     searchers: Mutex<Vec<(u64, Searcher)>>,
 }
 
@@ -130,8 +146,9 @@ pub struct KeywordQuery {
     searcher: Searcher,
     query: Box<dyn Query>,
     /// The terms and boosts of `query` when it is a bare disjunction of them (no filter),
-    /// which MaxScore answers (`keyword_max_score`).
+    /// which `MaxScore` can answer (`keyword_max_score`).
     disjunction: Option<Vec<(Term, f32)>>,
+    disjunction_search: DisjunctionSearch,
     chunk_id: Field,
     dropped_terms: Vec<String>,
 }
@@ -144,27 +161,28 @@ impl KeywordQuery {
 
     /// BM25 top `limit` chunk ids with their scores.
     pub fn top(&self, limit: usize) -> Result<Vec<(String, f32)>, StoreError> {
+        self.top_by(limit, self.disjunction_search)
+    }
+
+    /// [`KeywordQuery::top`] with a bare disjunction searched by `search` whatever the
+    /// settings say: what `ragstream bench scale` times the two with.
+    pub fn top_by(
+        &self,
+        limit: usize,
+        search: DisjunctionSearch,
+    ) -> Result<Vec<(String, f32)>, StoreError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let top = match &self.disjunction {
-            Some(terms) => super::keyword_max_score::top_k(&self.searcher, terms, limit)?,
-            None => {
+        let top = match (&self.disjunction, search) {
+            (Some(terms), DisjunctionSearch::MaxScore) => {
+                super::keyword_max_score::top_k(&self.searcher, terms, limit)?
+            }
+            _ => {
                 let collector = TopDocs::with_limit(limit).order_by_score();
                 self.searcher.search(&self.query, &collector)?
             }
         };
-        self.chunk_ids(top)
-    }
-
-    /// [`KeywordQuery::top`] as tantivy answers it (block-max WAND for a bare disjunction):
-    /// the baseline `ragstream bench scale` times MaxScore against.
-    pub fn top_with_tantivy_collector(
-        &self,
-        limit: usize,
-    ) -> Result<Vec<(String, f32)>, StoreError> {
-        let collector = TopDocs::with_limit(limit.max(1)).order_by_score();
-        let top = self.searcher.search(&self.query, &collector)?;
         self.chunk_ids(top)
     }
 
@@ -377,9 +395,15 @@ impl KeywordStore {
             }),
             writer_memory_bytes: settings.writer_memory_bytes.max(MIN_WRITER_MEMORY_BYTES),
             max_query_terms: settings.max_query_terms,
+            disjunction_search: settings.disjunction_search,
             searchers: Mutex::new(Vec::new()),
             merges: Mutex::new(None),
         })
+    }
+
+    /// How a query without filters finds its top chunks.
+    pub fn disjunction_search(&self) -> DisjunctionSearch {
+        self.disjunction_search
     }
 
     /// The Lance version of the newest commit, or `None` for a never-committed index.
@@ -674,9 +698,8 @@ impl KeywordStore {
                 Box::new(ConstScoreQuery::new(Box::new(range), 0.0)),
             ));
         }
-        // A bare disjunction of term queries is ranked by MaxScore (`top`), which skips what
-        // cannot reach the top `limit`; a conjunction with a filter goes to tantivy, which
-        // scores every matching document.
+        // A bare disjunction of term queries may be ranked by MaxScore (`top_by`); a
+        // conjunction with a filter always goes to tantivy.
         let (query, disjunction): (Box<dyn Query>, _) = if all.len() == 1 {
             (all.pop().expect("one clause").1, Some(weighted))
         } else {
@@ -686,6 +709,7 @@ impl KeywordStore {
             searcher: searcher.clone(),
             query,
             disjunction,
+            disjunction_search: self.disjunction_search,
             chunk_id: self.fields.chunk_id,
             dropped_terms,
         }))
@@ -976,25 +1000,43 @@ mod tests {
     }
 
     #[test]
-    fn a_repeated_query_term_scores_as_often_as_it_is_repeated() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = KeywordStore::open(dir.path(), &KeywordSettings::default()).unwrap();
-        let rows = [
-            test_row("a", "T", "walrus tusks and a walrus"),
-            test_row("b", "T", "one walrus among seals"),
-        ];
-        store.apply(1, &[], &rows).unwrap();
-        let searcher = store.searcher(1).unwrap();
-        let scores = |q: &str| {
-            let mut hits = store.search(&searcher, q, &Filters::default(), 10).unwrap();
-            hits.sort_by(|a, b| a.0.cmp(&b.0));
-            hits
-        };
-        let (once, thrice) = (scores("walrus"), scores("walrus WALRUS walrus"));
-        assert_eq!(once.len(), 2);
-        for ((id1, s1), (id3, s3)) in once.iter().zip(&thrice) {
-            assert_eq!(id1, id3);
-            assert!((s3 - 3.0 * s1).abs() < 1e-4, "{id1}: {s3} against 3 × {s1}");
+    fn a_repeated_query_term_scores_as_often_as_it_is_repeated_by_either_search() {
+        let mut answers = Vec::new();
+        for search in [DisjunctionSearch::BlockMaxWand, DisjunctionSearch::MaxScore] {
+            let dir = tempfile::tempdir().unwrap();
+            let settings = KeywordSettings {
+                disjunction_search: search,
+                ..KeywordSettings::default()
+            };
+            let store = KeywordStore::open(dir.path(), &settings).unwrap();
+            assert_eq!(store.disjunction_search(), search);
+            let rows = [
+                test_row("a", "T", "walrus tusks and a walrus"),
+                test_row("b", "T", "one walrus among seals"),
+                test_row("c", "T", "seals on the ice"),
+            ];
+            store.apply(1, &[], &rows).unwrap();
+            let searcher = store.searcher(1).unwrap();
+            let scores = |q: &str| {
+                let mut hits = store.search(&searcher, q, &Filters::default(), 10).unwrap();
+                hits.sort_by(|a, b| a.0.cmp(&b.0));
+                hits
+            };
+            let (once, thrice) = (scores("walrus"), scores("walrus WALRUS walrus"));
+            assert_eq!(once.len(), 2);
+            for ((id1, s1), (id3, s3)) in once.iter().zip(&thrice) {
+                assert_eq!(id1, id3);
+                assert!((s3 - 3.0 * s1).abs() < 1e-4, "{id1}: {s3} against 3 × {s1}");
+            }
+            answers.push(scores("walrus seals seals ice"));
+        }
+        assert_eq!(answers[0].len(), 3);
+        for (wand, max_score) in answers[0].iter().zip(&answers[1]) {
+            assert_eq!(wand.0, max_score.0);
+            assert!(
+                (wand.1 - max_score.1).abs() < 1e-5,
+                "{wand:?} {max_score:?}"
+            );
         }
     }
 

@@ -23,7 +23,7 @@ use tracing::Instrument;
 
 use serde::{Deserialize, Serialize};
 
-pub use keyword_store::{KeywordSettings, KeywordStore};
+pub use keyword_store::{DisjunctionSearch, KeywordSettings, KeywordStore};
 pub(crate) use lance_store::{in_list, replace_documents};
 pub use lance_store::{Census, LanceStore, ResidentSearch};
 pub use rows::ChunkRow;
