@@ -9,12 +9,17 @@
 //! proposing documents and are only looked up (a skip-list seek) for documents a rarer term
 //! proposes — and not even then when the document cannot reach the k-th score with them.
 //!
+//! Segments are searched side by side, and each skips what cannot reach the highest k-th
+//! score any of them has kept so far ([`SharedFloor`]): at a million chunks in ten segments,
+//! most segments start with a floor near the answer's k-th score instead of from nothing.
+//!
 //! Same scores as tantivy's `TopDocs` (each term scored by tantivy's own term scorer), summed
 //! in query order whatever path found the document, so the answer depends on the snapshot
 //! only. Ties go to the lower document address, as `TopDocs`'s do.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 
 use tantivy::query::{Bm25Weight, EnableScoring, Query, Scorer, TermQuery, Weight};
 use tantivy::schema::IndexRecordOption;
@@ -31,27 +36,36 @@ pub fn top_k(
     if k == 0 || terms.is_empty() || segments.is_empty() {
         return Ok(Vec::new());
     }
-    let scoring = EnableScoring::enabled_from_searcher(searcher);
-    let mut clauses = Vec::with_capacity(terms.len());
-    for (term, boost) in terms {
-        let weight = TermQuery::new(term.clone(), IndexRecordOption::WithFreqs).weight(scoring)?;
-        let max = Bm25Weight::for_terms(searcher, std::slice::from_ref(term))?
-            .boost_by(*boost)
-            .max_score();
-        clauses.push(Clause {
-            weight,
-            boost: *boost,
-            max,
-        });
-    }
+    let clauses = clauses(searcher, terms)?;
+    let floor = SharedFloor::default();
     let per_segment = searcher.index().search_executor().map(
-        |(ordinal, reader)| search_segment(&clauses, ordinal as u32, reader, k),
+        |(ordinal, reader)| search_segment(&clauses, ordinal as u32, reader, k, &floor),
         segments.iter().enumerate(),
     )?;
     let mut found: Vec<(Score, DocAddress)> = per_segment.into_iter().flatten().collect();
     found.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     found.truncate(k);
     Ok(found)
+}
+
+/// The terms with what scores them on `searcher`'s segments.
+fn clauses(searcher: &Searcher, terms: &[(Term, Score)]) -> tantivy::Result<Vec<Clause>> {
+    let scoring = EnableScoring::enabled_from_searcher(searcher);
+    terms
+        .iter()
+        .map(|(term, boost)| {
+            let weight =
+                TermQuery::new(term.clone(), IndexRecordOption::WithFreqs).weight(scoring)?;
+            let max = Bm25Weight::for_terms(searcher, std::slice::from_ref(term))?
+                .boost_by(*boost)
+                .max_score();
+            Ok(Clause {
+                weight,
+                boost: *boost,
+                max,
+            })
+        })
+        .collect()
 }
 
 /// One term of the query: its weight, boost, and the most it can add to a document's score.
@@ -65,11 +79,37 @@ struct Clause {
 /// rounding must never drop a document that ties into the top k.
 const SLACK: Score = 1e-4;
 
+/// The highest k-th score any segment has kept so far: a floor under the k-th score of the
+/// whole answer (those k documents are in it or beaten), so every segment may skip what
+/// cannot reach it — as Lucene shares its minimum competitive score between slices. A
+/// segment searched after others starts with their floor instead of from nothing. Skipping
+/// stops strictly below the floor (a document of a lower segment wins a tie), so the answer
+/// is the same whichever segments finish first.
+#[derive(Default)]
+struct SharedFloor(AtomicU32);
+
+impl SharedFloor {
+    fn get(&self) -> Option<Score> {
+        // BM25 scores are never negative, so their bits order as the scores do; 0: none yet.
+        match self.0.load(AtomicOrdering::Relaxed) {
+            0 => None,
+            bits => Some(Score::from_bits(bits)),
+        }
+    }
+
+    fn raise(&self, score: Score) {
+        if score > 0.0 {
+            self.0.fetch_max(score.to_bits(), AtomicOrdering::Relaxed);
+        }
+    }
+}
+
 fn search_segment(
     clauses: &[Clause],
     ordinal: u32,
     reader: &SegmentReader,
     k: usize,
+    floor: &SharedFloor,
 ) -> tantivy::Result<Vec<(Score, DocAddress)>> {
     // Terms by the most they can add, least first; `bound[i]` is what terms 0..=i can add.
     let mut order: Vec<usize> = (0..clauses.len()).collect();
@@ -92,6 +132,16 @@ fn search_segment(
     let mut essential = 0;
     let mut parts: Vec<Score> = vec![0.0; clauses.len()];
     loop {
+        // What a document must reach: this segment's k-th score or the shared floor.
+        let threshold = match (top.threshold(), floor.get()) {
+            (Some(local), Some(shared)) => Some(local.max(shared)),
+            (local, shared) => local.or(shared),
+        };
+        if let Some(t) = threshold {
+            while essential < scorers.len() && bound[essential] + SLACK * t <= t {
+                essential += 1;
+            }
+        }
         let doc = scorers[essential..]
             .iter()
             .map(|s| s.doc())
@@ -110,7 +160,6 @@ fn search_segment(
                 s.advance();
             }
         }
-        let threshold = top.threshold();
         let mut reachable = true;
         for i in (0..essential).rev() {
             if threshold.is_some_and(|t| partial + bound[i] + SLACK * t <= t) {
@@ -134,9 +183,7 @@ fn search_segment(
         let score: Score = parts.iter().sum();
         if top.push(score, doc) {
             if let Some(t) = top.threshold() {
-                while essential < scorers.len() && bound[essential] + SLACK * t <= t {
-                    essential += 1;
-                }
+                floor.raise(t);
             }
         }
     }
@@ -232,6 +279,56 @@ mod tests {
             .collect();
         kept.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         assert_eq!(kept, vec![(3.0, 1), (3.0, 2)]);
+    }
+
+    #[test]
+    fn a_segment_proposes_only_documents_that_can_reach_the_shared_floor() {
+        use tantivy::schema::{Schema, TEXT};
+        use tantivy::{doc, Index, IndexWriter};
+        let mut schema = Schema::builder();
+        let body = schema.add_text_field("body", TEXT);
+        let index = Index::create_in_ram(schema.build());
+        let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        for i in 0..30 {
+            writer
+                .add_document(doc!(body => format!("common filler {i}")))
+                .unwrap();
+        }
+        for _ in 0..3 {
+            writer.add_document(doc!(body => "rare common")).unwrap();
+        }
+        writer.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        assert_eq!(searcher.segment_readers().len(), 1);
+        let terms = [
+            (Term::from_field_text(body, "rare"), 1.0),
+            (Term::from_field_text(body, "common"), 1.0),
+        ];
+        let clauses = clauses(&searcher, &terms).unwrap();
+        let reader = &searcher.segment_readers()[0];
+        let rare_docs: Vec<u32> = (30..33).collect();
+        let docs = |hits: Vec<(Score, DocAddress)>| {
+            let mut docs: Vec<u32> = hits.iter().map(|h| h.1.doc_id).collect();
+            docs.sort();
+            docs
+        };
+
+        // Alone, the segment fills its ten places from the common term's documents too.
+        let alone = search_segment(&clauses, 0, reader, 10, &SharedFloor::default()).unwrap();
+        assert_eq!(alone.len(), 10);
+
+        // Above what "common" alone can add (another segment kept ten such documents), only
+        // documents holding "rare" can reach the answer: "common" no longer proposes any.
+        let floor = SharedFloor::default();
+        floor.raise(2.0 * clauses[1].max);
+        let found = search_segment(&clauses, 0, reader, 10, &floor).unwrap();
+        assert_eq!(docs(found), rare_docs);
+
+        // A floor above every score leaves nothing to propose.
+        floor.raise(10.0 * (clauses[0].max + clauses[1].max));
+        assert!(search_segment(&clauses, 0, reader, 10, &floor)
+            .unwrap()
+            .is_empty());
     }
 
     /// Against tantivy's own `TopDocs` over the same disjunction, on an index of several

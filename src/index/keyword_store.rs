@@ -57,13 +57,16 @@ pub struct KeywordSettings {
 }
 
 /// How the top-k of a bare disjunction is found (`[index] keyword_disjunction_search`).
+/// Measured at a million chunks (BENCHMARKS.md, "MaxScore or block-max WAND, as what
+/// runs"): the hybrid p99 did not move between the two, and MaxScore's keyword step was
+/// the faster when each went first in turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DisjunctionSearch {
     /// tantivy's block-max WAND (`TopDocs`).
-    #[default]
     BlockMaxWand,
     /// ragstream's MaxScore (`keyword_max_score.rs`).
+    #[default]
     MaxScore,
 }
 
