@@ -98,7 +98,9 @@ impl SharedFloor {
     }
 
     fn raise(&self, score: Score) {
-        if score > 0.0 {
+        // Written only when it rises: a read-modify-write takes the cache line from the
+        // threads that read the floor for every document, even when the value stays.
+        if score > 0.0 && self.get().is_none_or(|floor| score > floor) {
             self.0.fetch_max(score.to_bits(), AtomicOrdering::Relaxed);
         }
     }
