@@ -1,6 +1,7 @@
-"""Offline check for a next step of the resident vector search (issue 8): would a first
-Hamming stage over 128 of the 384 sign bits (a third of the memory a scan reads) keep the
-recall of what runs?
+"""Offline check of an idea for the resident vector search (issue 8): would a first Hamming
+stage over 128 of the 384 sign bits (a third of the memory a scan reads) keep the recall
+of what runs? It nearly does, but the idea was dropped for its cost (BENCHMARKS.md,
+"Offline: a first Hamming stage…"); the replay stays for checking recall of later ideas.
 
 Replays the stages of `src/index/resident_vectors.rs` in numpy on an index's vectors:
 Hamming over all 384 sign bits (around the mean of the first 20,000 rows) keeps 8,000 rows,
