@@ -283,14 +283,19 @@ mod tests {
         assert_eq!(kept, vec![(3.0, 1), (3.0, 2)]);
     }
 
+    /// An index in memory with one text field, and its writer on one thread.
+    fn ram_index() -> (tantivy::Index, tantivy::schema::Field, tantivy::IndexWriter) {
+        let mut schema = tantivy::schema::Schema::builder();
+        let body = schema.add_text_field("body", tantivy::schema::TEXT);
+        let index = tantivy::Index::create_in_ram(schema.build());
+        let writer = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        (index, body, writer)
+    }
+
     #[test]
     fn a_segment_proposes_only_documents_that_can_reach_the_shared_floor() {
-        use tantivy::schema::{Schema, TEXT};
-        use tantivy::{doc, Index, IndexWriter};
-        let mut schema = Schema::builder();
-        let body = schema.add_text_field("body", TEXT);
-        let index = Index::create_in_ram(schema.build());
-        let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        use tantivy::doc;
+        let (index, body, mut writer) = ram_index();
         for i in 0..30 {
             writer
                 .add_document(doc!(body => format!("common filler {i}")))
@@ -341,14 +346,10 @@ mod tests {
     #[test]
     fn answers_what_top_docs_answers_and_the_same_every_time() {
         use tantivy::collector::TopDocs;
+        use tantivy::doc;
         use tantivy::query::{BooleanQuery, BoostQuery, Occur};
-        use tantivy::schema::{Schema, TEXT};
-        use tantivy::{doc, Index, IndexWriter};
 
-        let mut schema = Schema::builder();
-        let body = schema.add_text_field("body", TEXT);
-        let index = Index::create_in_ram(schema.build());
-        let mut writer: IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        let (index, body, mut writer) = ram_index();
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         // Word i is in about 1 of (i + 1)² documents: a few common words, many rare ones.
         let words: Vec<String> = (0..12).map(|i| format!("w{i}")).collect();
