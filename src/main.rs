@@ -940,8 +940,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 );
             }
             println!(
-                "ANN recall@10 vs exact {:.4} · RSS {:.0} MiB · disk {:.0} MiB",
-                report.ann_recall_at_10, report.rss_mib, report.disk_mib
+                "ANN recall@10 vs exact {:.4} · RSS {:.0} MiB ({:.0} on huge pages) · disk {:.0} MiB",
+                report.ann_recall_at_10, report.rss_mib, report.huge_pages_mib, report.disk_mib
             );
             write_report(out.as_deref(), &report)?;
         }

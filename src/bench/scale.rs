@@ -125,6 +125,8 @@ pub struct ScaleBenchReport {
     pub sweep: Vec<SweepPoint>,
     pub steady: Option<SteadyReport>,
     pub rss_mib: f64,
+    /// Of the RSS, MiB on transparent huge pages.
+    pub huge_pages_mib: f64,
     pub disk_mib: f64,
 }
 
@@ -152,16 +154,28 @@ pub(crate) fn documents(corpus: &[Document]) -> impl Iterator<Item = Document> +
     })
 }
 
-fn rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
+/// MiB of the line `key` (a value in kB) of a /proc file of this process; 0 where there is
+/// none.
+fn proc_mib(file: &str, key: &str) -> f64 {
+    std::fs::read_to_string(file)
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
+                .find(|l| l.starts_with(key))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|kb| kb.parse::<f64>().ok())
         })
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn rss_mib() -> f64 {
+    proc_mib("/proc/self/status", "VmRSS:")
+}
+
+/// Resident memory on transparent huge pages (the resident vectors' code buffers ask for
+/// them; where the kernel has none to give, this stays 0 and the codes work on small pages).
+fn huge_pages_mib() -> f64 {
+    proc_mib("/proc/self/smaps_rollup", "AnonHugePages:")
 }
 
 pub(crate) fn disk_mib(dir: &Path) -> f64 {
@@ -440,6 +454,7 @@ async fn measure(
         sweep,
         steady,
         rss_mib: rss_mib(),
+        huge_pages_mib: huge_pages_mib(),
         disk_mib: disk_mib(&config.storage.data_dir),
     })
 }

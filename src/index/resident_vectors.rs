@@ -42,10 +42,11 @@ struct FragmentCodes {
     id: u64,
     /// Physical offsets of the rows, ascending.
     offsets: Vec<u32>,
-    /// Sign codes around the index's centre, `words` u64 per row.
-    signs: Vec<u64>,
+    /// Sign codes around the index's centre, `words` u64 per row; in buffers the kernel
+    /// may back with huge pages (a search reads every sign code and some rows' bytes).
+    signs: codes::CodeBuffer<u64>,
     /// Byte codes, `dimensions` per row, and each row's scale.
-    bytes: Vec<i8>,
+    bytes: codes::CodeBuffer<i8>,
     scales: Vec<f32>,
     /// Rows whose `deleted_at` is set (soft-deleted), one bit per row; `any_soft` if one is.
     soft_deleted: Vec<u64>,
@@ -85,12 +86,13 @@ impl Strings {
 }
 
 impl FragmentCodes {
-    fn new(id: u64) -> Self {
+    /// Codes for a fragment of `rows` rows of `dimensions`-long vectors (more may be pushed).
+    fn new(id: u64, rows: usize, dimensions: usize) -> Self {
         FragmentCodes {
             id,
             offsets: Vec::new(),
-            signs: Vec::new(),
-            bytes: Vec::new(),
+            signs: codes::CodeBuffer::with_capacity(rows * codes::words(dimensions)),
+            bytes: codes::CodeBuffer::with_capacity(rows * dimensions),
             scales: Vec::new(),
             soft_deleted: Vec::new(),
             any_soft: false,
@@ -188,7 +190,8 @@ impl FragmentCodes {
             .include_deleted_rows()
             .scan_in_order(true);
         let batches: Vec<RecordBatch> = scanner.try_into_stream().await?.try_collect().await?;
-        let mut codes = FragmentCodes::new(fragment.id() as u64);
+        let rows = batches.iter().map(RecordBatch::num_rows).sum();
+        let mut codes = FragmentCodes::new(fragment.id() as u64, rows, center.len());
         for b in &batches {
             codes.append(b, center)?;
         }
@@ -728,7 +731,7 @@ mod tests {
         center: &[f32],
         soft: impl Fn(usize) -> bool,
     ) -> FragmentCodes {
-        let mut c = FragmentCodes::new(id);
+        let mut c = FragmentCodes::new(id, vs.len(), center.len());
         for (i, v) in vs.iter().enumerate() {
             let chunk_id = format!("c{id}-{i}");
             c.push(i as u32, (&chunk_id, "doc", i as u32), v, center, soft(i));
@@ -889,7 +892,7 @@ mod tests {
         // (both rows are found, as a read by id finds both).
         let mut deleted = vec![0u64; 5];
         deleted[0] |= 1 << 7;
-        let mut again = FragmentCodes::new(4);
+        let mut again = FragmentCodes::new(4, 1, center.len());
         again.push(5, ("c3-12", "doc", 12), &vs[12], &center, false);
         let view = view_of(
             vec![

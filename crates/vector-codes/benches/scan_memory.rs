@@ -1,0 +1,71 @@
+//! What a Hamming scan of a million codes costs one thread when the codes are not in the
+//! CPU's caches (as in a daemon, where other work evicts them between queries), held in a
+//! heap `Vec` (4 KiB pages) and in a `CodeBuffer` (advised to huge pages); and, for
+//! reference, when they are cached. BENCHMARKS.md, "The resident scan out of cache".
+//!
+//!     cargo bench --manifest-path crates/vector-codes/Cargo.toml --bench scan_memory
+
+use std::time::Instant;
+
+use vector_codes::{hamming_scan, merge_shortlists, CodeBuffer, Shortlist};
+
+const ROWS: usize = 1_000_000;
+const WORDS: usize = 6;
+const KEEP: usize = 8_000;
+const ROUNDS: usize = 15;
+/// Written between rounds to push the codes out of the caches (this machine's L3 is
+/// reported as 480 MiB, shared).
+const EVICT_BYTES: usize = 1 << 30;
+
+/// xorshift64*: reproducible codes without a dependency.
+fn codes(n: usize, seed: u64) -> impl Iterator<Item = u64> {
+    let mut x = seed;
+    (0..n).map(move |_| {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    })
+}
+
+fn main() {
+    let mut evict = vec![0u8; EVICT_BYTES];
+    let query: Vec<u64> = codes(WORDS, 42).collect();
+    let heap: Vec<u64> = codes(ROWS * WORDS, 7).collect();
+    let mut mapped = CodeBuffer::<u64>::with_capacity(ROWS * WORDS);
+    mapped.extend(codes(ROWS * WORDS, 7));
+    assert!(mapped.is_mapped() && mapped[..] == heap[..]);
+    let mut median_ms = |signs: &[u64], cold: bool| {
+        let mut times = Vec::with_capacity(ROUNDS);
+        for round in 0..ROUNDS {
+            if cold {
+                for (i, b) in evict.iter_mut().enumerate().step_by(64) {
+                    *b = (i + round) as u8;
+                }
+            }
+            let t = Instant::now();
+            let mut list = Shortlist::new(KEEP);
+            hamming_scan(signs, &query, None, 0, 0, &mut list);
+            std::hint::black_box(merge_shortlists([list], KEEP));
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        times.sort_by(f64::total_cmp);
+        times[ROUNDS / 2]
+    };
+    // Alternated, twice: the machine's speed drifts.
+    for _ in 0..2 {
+        for cold in [true, false] {
+            let on_heap = median_ms(&heap, cold);
+            let on_buffer = median_ms(&mapped, cold);
+            println!(
+                "{} cache: Vec {on_heap:.2} ms, CodeBuffer {on_buffer:.2} ms, x{:.2}",
+                if cold { "out of" } else { "in" },
+                on_buffer / on_heap
+            );
+        }
+    }
+    let smaps = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+    for line in smaps.lines().filter(|l| l.starts_with("AnonHugePages")) {
+        println!("{line} (the CodeBuffer's {} MiB)", (ROWS * WORDS * 8) >> 20);
+    }
+}
