@@ -435,14 +435,24 @@ impl Config {
             })
             .collect();
         env.sort();
+        // Which variable set each key: an error about that key names the variable, not the
+        // file (whose value it replaced).
+        let mut set_by = std::collections::HashMap::new();
         for (var, raw) in env {
-            apply_env(&mut table, &var, &raw)?;
+            let key = apply_env(&mut table, &var, &raw)?;
+            set_by.insert(key, var);
         }
-        let mut config: Config = check(&table, &source_name)?;
+        let named = |mut e: ConfigError| {
+            if let Some(var) = set_by.get(&e.key) {
+                e.source_name = format!("environment variable {var}");
+            }
+            e
+        };
+        let mut config: Config = check(&table, &source_name).map_err(named)?;
         config.storage.data_dir = expand_home(&config.storage.data_dir);
         config.model.dir = expand_home(&config.model.dir);
         config.model.static_dir = expand_home(&config.model.static_dir);
-        config.validate(&source_name)?;
+        config.validate(&source_name).map_err(named)?;
         Ok(config)
     }
 
@@ -576,8 +586,8 @@ fn merge(base: &mut toml::Value, over: toml::Value) {
 }
 
 /// `RAGSTREAM_LIMITS_MAX_TOP_K=50` sets `limits.max_top_k`; the value is read with the type
-/// of the key it sets.
-fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<(), ConfigError> {
+/// of the key it sets, which is returned (`limits.max_top_k`).
+fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<String, ConfigError> {
     let err = |key: &str, reason: String| ConfigError {
         source_name: format!("environment variable {var}"),
         key: key.to_string(),
@@ -614,7 +624,7 @@ fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<(), Config
             .ok_or_else(|| err(&dotted, format!("expected a TOML value, got {raw:?}")))?,
     };
     *slot = value;
-    Ok(())
+    Ok(dotted)
 }
 
 /// Expands a leading `~/` to `$HOME`.
@@ -685,6 +695,33 @@ mod tests {
         let env = vec![("RAGSTREAM_LIMITS_NOPE".to_string(), "1".to_string())];
         let e = Config::load_from(None, env).unwrap_err();
         assert_eq!(e.key, "limits.nope");
+        // A value of the right type that a rule or an enum refuses names the variable too,
+        // even with a file loaded: the file's value is not the one refused.
+        let f = write("[index]\nkeyword_writer_memory_mb = 64\n");
+        for (var, raw, key) in [
+            (
+                "KEYWORD_WRITER_MEMORY_MB",
+                "14",
+                "index.keyword_writer_memory_mb",
+            ),
+            (
+                "KEYWORD_DISJUNCTION_SEARCH",
+                "wand",
+                "index.keyword_disjunction_search",
+            ),
+        ] {
+            let var = format!("RAGSTREAM_INDEX_{var}");
+            let e = Config::load_from(Some(f.path()), vec![(var.clone(), raw.to_string())])
+                .unwrap_err();
+            assert_eq!(e.key, key);
+            assert_eq!(e.source_name, format!("environment variable {var}"));
+        }
+        // An error about a key no variable set still names the file.
+        let bad_file = write("[chunking]\nmax_tokens = 0\n");
+        let env = vec![("RAGSTREAM_LIMITS_MAX_TOP_K".to_string(), "30".to_string())];
+        let e = Config::load_from(Some(bad_file.path()), env).unwrap_err();
+        assert_eq!(e.key, "chunking.max_tokens");
+        assert_eq!(e.source_name, bad_file.path().display().to_string());
     }
 
     #[test]
