@@ -5,7 +5,7 @@
 //!
 //!     cargo bench --manifest-path crates/vector-codes/Cargo.toml --bench scan_cost
 
-use std::time::Instant;
+mod support;
 
 use vector_codes::{hamming_scan, merge_shortlists, Shortlist};
 
@@ -15,38 +15,17 @@ const HEAD: usize = 2;
 const KEEP: usize = 8_000;
 const ROUNDS: usize = 30;
 
-/// xorshift64*: reproducible codes without a dependency.
-fn codes(n: usize, seed: u64) -> Vec<u64> {
-    let mut x = seed;
-    (0..n)
-        .map(|_| {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        })
-        .collect()
-}
-
-fn median_ms(mut run: impl FnMut() -> usize) -> (f64, usize) {
-    let mut times = Vec::with_capacity(ROUNDS);
-    let mut kept = 0;
-    for _ in 0..ROUNDS {
-        let t = Instant::now();
-        kept = run();
-        times.push(t.elapsed().as_secs_f64() * 1000.0);
-    }
-    times.sort_by(f64::total_cmp);
-    (times[ROUNDS / 2], kept)
+fn median_ms(run: impl FnMut() -> usize) -> (f64, usize) {
+    support::median_ms(ROUNDS, |_| {}, run)
 }
 
 fn main() {
-    let signs = codes(ROWS * WORDS, 0x9E37_79B9_7F4A_7C15);
+    let signs: Vec<u64> = support::codes(ROWS * WORDS, 0x9E37_79B9_7F4A_7C15).collect();
     let head: Vec<u64> = signs
         .chunks_exact(WORDS)
         .flat_map(|c| c[..HEAD].iter().copied())
         .collect();
-    let query = codes(WORDS, 42);
+    let query: Vec<u64> = support::codes(WORDS, 42).collect();
 
     let (one, kept) = median_ms(|| {
         let mut list = Shortlist::new(KEEP);

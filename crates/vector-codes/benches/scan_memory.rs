@@ -5,8 +5,9 @@
 //!
 //!     cargo bench --manifest-path crates/vector-codes/Cargo.toml --bench scan_memory
 
-use std::time::Instant;
+mod support;
 
+use support::codes;
 use vector_codes::{hamming_scan, merge_shortlists, CodeBuffer, Shortlist};
 
 const ROWS: usize = 1_000_000;
@@ -17,17 +18,6 @@ const ROUNDS: usize = 15;
 /// reported as 480 MiB, shared).
 const EVICT_BYTES: usize = 1 << 30;
 
-/// xorshift64*: reproducible codes without a dependency.
-fn codes(n: usize, seed: u64) -> impl Iterator<Item = u64> {
-    let mut x = seed;
-    (0..n).map(move |_| {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    })
-}
-
 fn main() {
     let mut evict = vec![0u8; EVICT_BYTES];
     let query: Vec<u64> = codes(WORDS, 42).collect();
@@ -36,21 +26,19 @@ fn main() {
     mapped.extend(codes(ROWS * WORDS, 7));
     assert!(mapped.is_mapped() && mapped[..] == heap[..]);
     let mut median_ms = |signs: &[u64], cold: bool| {
-        let mut times = Vec::with_capacity(ROUNDS);
-        for round in 0..ROUNDS {
+        let evict_caches = |round: usize| {
             if cold {
                 for (i, b) in evict.iter_mut().enumerate().step_by(64) {
                     *b = (i + round) as u8;
                 }
             }
-            let t = Instant::now();
+        };
+        let scan = || {
             let mut list = Shortlist::new(KEEP);
             hamming_scan(signs, &query, None, 0, 0, &mut list);
-            std::hint::black_box(merge_shortlists([list], KEEP));
-            times.push(t.elapsed().as_secs_f64() * 1000.0);
-        }
-        times.sort_by(f64::total_cmp);
-        times[ROUNDS / 2]
+            merge_shortlists([list], KEEP)
+        };
+        support::median_ms(ROUNDS, evict_caches, scan).0
     };
     // Alternated, twice: the machine's speed drifts.
     for _ in 0..2 {

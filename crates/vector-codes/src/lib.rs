@@ -6,7 +6,7 @@
 
 mod code_buffer;
 
-pub use code_buffer::{CodeBuffer, MAPPED_FROM_BYTES};
+pub use code_buffer::CodeBuffer;
 
 /// u64 words of a `dimensions`-long sign code.
 pub fn words(dimensions: usize) -> usize {
