@@ -946,6 +946,16 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                         .collect::<Vec<_>>()
                         .join(" ")
                 );
+                println!(
+                    "  keyword segments max {} end {}",
+                    s.keyword_segments_max, s.keyword_segments_end
+                );
+                if let Some(q) = &s.hybrid_quiet_after {
+                    println!(
+                        "  quiet after, {} chunks: hybrid p50 {:.2} ms p99 {:.2} ms",
+                        s.chunks_end, q.p50_ms, q.p99_ms
+                    );
+                }
             }
             println!(
                 "ANN recall@10 vs exact {:.4} · RSS {:.0} MiB ({:.0} on huge pages) · disk {:.0} MiB",

@@ -82,6 +82,14 @@ pub struct SteadyReport {
     pub fragments_end: usize,
     pub versions_max: usize,
     pub versions_end: usize,
+    /// Segments of the keyword store's latest commit, sampled with the fragments.
+    pub keyword_segments_max: usize,
+    pub keyword_segments_end: usize,
+    /// Chunks once ingestion stopped, and hybrid top-10 latency then, measured quiet (no
+    /// ingestion, no maintenance pass) over the same queries as the quiet latency before
+    /// the run: how much of the rise is the grown index rather than the work beside it.
+    pub chunks_end: usize,
+    pub hybrid_quiet_after: Option<MethodLatency>,
     /// Hybrid top-10 latency over the first and the last minute (or sixth of the run).
     pub queries: usize,
     pub query_p99_start_ms: f64,
@@ -343,45 +351,7 @@ async fn measure(
         SearchMethod::Keyword,
         SearchMethod::Hybrid,
     ] {
-        let queue = Arc::new(std::sync::Mutex::new(queries.clone()));
-        let times = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let wall = Instant::now();
-        let mut tasks = Vec::new();
-        for _ in 0..options.concurrency.max(1) {
-            let (engine, queue, times, name) =
-                (engine.clone(), queue.clone(), times.clone(), name.clone());
-            tasks.push(tokio::spawn(async move {
-                loop {
-                    let Some(q) = queue.lock().expect("queue").pop() else {
-                        return Ok::<(), EngineErrorText>(());
-                    };
-                    let t = Instant::now();
-                    engine
-                        .search(&name, &SearchRequest::new(q, method, 10))
-                        .await
-                        .map_err(|e| EngineErrorText(e.to_string()))?;
-                    times
-                        .lock()
-                        .expect("times")
-                        .push(t.elapsed().as_secs_f64() * 1000.0);
-                }
-            }));
-        }
-        for t in tasks {
-            t.await
-                .map_err(|e| failed("query task", &e))?
-                .map_err(|e| failed("query", &e.0))?;
-        }
-        let mut ms = times.lock().expect("times").clone();
-        ms.sort_by(f64::total_cmp);
-        latency.push(MethodLatency {
-            method: method.name().to_string(),
-            queries: ms.len(),
-            p50_ms: percentile(&ms, 50.0),
-            p99_ms: percentile(&ms, 99.0),
-            p999_ms: percentile(&ms, 99.9),
-            queries_per_second: ms.len() as f64 / wall.elapsed().as_secs_f64(),
-        });
+        latency.push(time_queries(engine, &name, &queries, method, options.concurrency).await?);
     }
 
     // Recall@10 of the semantic branch's search (the ANN index, plus an exact scan of rows it
@@ -418,7 +388,7 @@ async fn measure(
     let phases = phases(engine, &index, &queries[..queries.len().min(100)])
         .await
         .map_err(|e| failed("phases", &e))?;
-    let steady = if options.steady_seconds > 0 {
+    let mut steady = if options.steady_seconds > 0 {
         let first = index
             .stats()
             .await
@@ -434,6 +404,25 @@ async fn measure(
     };
     let _ = stop.send(true);
     maintenance.await.map_err(|e| failed("maintenance", &e))?;
+    if let Some(report) = steady.as_mut() {
+        // The same queries once ingestion has stopped, before any pass tidies up: what the
+        // grown index costs on its own, against the quiet hybrid latency before the run.
+        let waiting = Instant::now();
+        while index.vector_build_running() && waiting.elapsed() < Duration::from_secs(300) {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        report.chunks_end = index.stats().await.map_err(|e| failed("stats", &e))?.chunks;
+        report.hybrid_quiet_after = Some(
+            time_queries(
+                engine,
+                &name,
+                &queries,
+                SearchMethod::Hybrid,
+                options.concurrency,
+            )
+            .await?,
+        );
+    }
     let chunks = index.stats().await.map_err(|e| failed("stats", &e))?.chunks;
     Ok(ScaleBenchReport {
         embedder: engine.embedder().id().to_string(),
@@ -456,6 +445,56 @@ async fn measure(
         rss_mib: rss_mib(),
         huge_pages_mib: huge_pages_mib(),
         disk_mib: disk_mib(&config.storage.data_dir),
+    })
+}
+
+/// Times `queries` of `method` (top 10) on `concurrency` clients, each taking the next query
+/// from one queue.
+async fn time_queries(
+    engine: &Arc<Engine>,
+    name: &IndexName,
+    queries: &[String],
+    method: SearchMethod,
+    concurrency: usize,
+) -> Result<MethodLatency, BenchError> {
+    let queue = Arc::new(std::sync::Mutex::new(queries.to_vec()));
+    let times = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let wall = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency.max(1) {
+        let (engine, queue, times, name) =
+            (engine.clone(), queue.clone(), times.clone(), name.clone());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let Some(q) = queue.lock().expect("queue").pop() else {
+                    return Ok::<(), EngineErrorText>(());
+                };
+                let t = Instant::now();
+                engine
+                    .search(&name, &SearchRequest::new(q, method, 10))
+                    .await
+                    .map_err(|e| EngineErrorText(e.to_string()))?;
+                times
+                    .lock()
+                    .expect("times")
+                    .push(t.elapsed().as_secs_f64() * 1000.0);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await
+            .map_err(|e| failed("query task", &e))?
+            .map_err(|e| failed("query", &e.0))?;
+    }
+    let mut ms = times.lock().expect("times").clone();
+    ms.sort_by(f64::total_cmp);
+    Ok(MethodLatency {
+        method: method.name().to_string(),
+        queries: ms.len(),
+        p50_ms: percentile(&ms, 50.0),
+        p99_ms: percentile(&ms, 99.0),
+        p999_ms: percentile(&ms, 99.9),
+        queries_per_second: ms.len() as f64 / wall.elapsed().as_secs_f64(),
     })
 }
 
@@ -522,7 +561,15 @@ async fn steady(
             while !done.load(std::sync::atomic::Ordering::SeqCst) {
                 let fragments = index.lance().latest().get_fragments().len();
                 let versions = index.lance().versions().await?.len();
-                samples.push((fragments, versions));
+                // A version the keyword store has just pruned is skipped, not an error.
+                let segments = match index.keyword().latest_version()? {
+                    Some(v) => index
+                        .keyword()
+                        .searcher(v)
+                        .map_or(0, |s| s.segment_readers().len()),
+                    None => 0,
+                };
+                samples.push((fragments, versions, segments));
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
             Ok::<_, crate::index::StoreError>(samples)
@@ -601,6 +648,10 @@ async fn steady(
         fragments_end: samples.last().map_or(0, |s| s.0),
         versions_max: samples.iter().map(|s| s.1).max().unwrap_or(0),
         versions_end: samples.last().map_or(0, |s| s.1),
+        keyword_segments_max: samples.iter().map(|s| s.2).max().unwrap_or(0),
+        keyword_segments_end: samples.last().map_or(0, |s| s.2),
+        chunks_end: 0,
+        hybrid_quiet_after: None,
         queries: times.len(),
         query_p99_start_ms: start_p99,
         query_p99_end_ms: end_p99,

@@ -508,6 +508,17 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
     );
     assert!(steady["queries"].as_u64().unwrap() > 0, "{steady}");
     assert!(steady["versions_end"].as_u64().unwrap() >= 1, "{steady}");
+    assert!(
+        steady["keyword_segments_max"].as_u64().unwrap() >= 1,
+        "{steady}"
+    );
+    // Measured quiet once ingestion stopped, over the index as it then was.
+    assert!(
+        steady["chunks_end"].as_u64().unwrap() > r["steady"]["documents"].as_u64().unwrap(),
+        "{steady}"
+    );
+    assert_eq!(steady["hybrid_quiet_after"]["queries"], 20, "{steady}");
+    assert_eq!(steady["hybrid_quiet_after"]["method"], "hybrid", "{steady}");
 
     // Export: one vector per exported chunk, query vectors for the queries asked for.
     let export = dir.path().join("export");
