@@ -483,8 +483,8 @@ async fn time_queries(
     }
     for t in tasks {
         t.await
-            .map_err(|e| failed("query task", &e))?
-            .map_err(|e| failed("query", &e.0))?;
+            .map_err(|e| BenchError::Stalled(format!("query task: {e}")))?
+            .map_err(|e| BenchError::Stalled(format!("query: {}", e.0)))?;
     }
     let mut ms = times.lock().expect("times").clone();
     ms.sort_by(f64::total_cmp);
