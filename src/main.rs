@@ -19,9 +19,11 @@ use ragstream::retrieval::SearchMethod;
 use ragstream::telemetry::traces::{LogFormat, Telemetry};
 
 /// jemalloc rather than glibc's malloc: queries, commits and compactions allocate and free
-/// on many threads at once, and under steady ingestion glibc spent ~12 % of the process's
-/// CPU in malloc and free, much of it merging fragmented free lists (`malloc_consolidate`,
-/// `unlink_chunk`). The library leaves the choice to whoever embeds it.
+/// on many threads at once, and under steady ingestion glibc spent 13–14 % of the process's
+/// CPU in malloc and free, nearly a quarter of that merging fragmented free lists
+/// (`malloc_consolidate`, `unlink_chunk`); at a million chunks the daemon also served in
+/// ×0.6 of the RSS (BENCHMARKS.md, "The allocator"). The library leaves the choice to
+/// whoever embeds it.
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
