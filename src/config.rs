@@ -444,7 +444,7 @@ impl Config {
         }
         let named = |mut e: ConfigError| {
             if let Some(var) = set_by.get(&e.key) {
-                e.source_name = format!("environment variable {var}");
+                e.source_name = env_source(var);
             }
             e
         };
@@ -585,11 +585,16 @@ fn merge(base: &mut toml::Value, over: toml::Value) {
     }
 }
 
+/// How an error names the environment variable that set the key it is about.
+fn env_source(var: &str) -> String {
+    format!("environment variable {var}")
+}
+
 /// `RAGSTREAM_LIMITS_MAX_TOP_K=50` sets `limits.max_top_k`; the value is read with the type
 /// of the key it sets, which is returned (`limits.max_top_k`).
 fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<String, ConfigError> {
     let err = |key: &str, reason: String| ConfigError {
-        source_name: format!("environment variable {var}"),
+        source_name: env_source(var),
         key: key.to_string(),
         reason,
     };

@@ -955,7 +955,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 if let Some(q) = &s.hybrid_quiet_after {
                     println!(
                         "  quiet after, {} chunks: hybrid p50 {:.2} ms p99 {:.2} ms",
-                        s.chunks_end, q.p50_ms, q.p99_ms
+                        report.chunks, q.p50_ms, q.p99_ms
                     );
                 }
             }
