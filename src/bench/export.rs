@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::pipeline::BenchError;
+use super::pipeline::{failed, BenchError};
 use crate::engine::Engine;
 use crate::model::IndexName;
 
@@ -50,8 +50,6 @@ pub async fn run(
     queries: &[String],
     out: &Path,
 ) -> Result<(usize, usize), BenchError> {
-    let failed =
-        |what: &str, e: &dyn std::fmt::Display| BenchError::Stalled(format!("{what}: {e}"));
     std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
     let index = engine.index(index).await.map_err(|e| failed("index", &e))?;
     let ds = index.lance().latest();

@@ -92,6 +92,11 @@ pub enum BenchError {
     Store(#[from] crate::index::StoreError),
 }
 
+/// A bench step that failed, as `what: error` (a step's own error type stays in its text).
+pub(crate) fn failed(what: &str, e: &dyn std::fmt::Display) -> BenchError {
+    BenchError::Stalled(format!("{what}: {e}"))
+}
+
 /// Polls the index until it holds `want` documents; calls `seen(count, now)` on every change.
 async fn wait_for_documents(
     engine: &Engine,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::pipeline::BenchError;
+use super::pipeline::{failed, BenchError};
 use crate::config::Config;
 use crate::embedding::Embedder;
 use crate::engine::Engine;
@@ -222,8 +222,6 @@ async fn measure(
     config: &Config,
     options: &ScaleBenchOptions,
 ) -> Result<ScaleBenchReport, BenchError> {
-    let failed =
-        |what: &str, e: &dyn std::fmt::Display| BenchError::Stalled(format!("{what}: {e}"));
     let name = IndexName::parse("scale").expect("a valid name");
     let corpus = read_corpus(&options.corpus)?;
     let have = match engine.index(&name).await {
@@ -482,8 +480,8 @@ async fn time_queries(
     }
     for t in tasks {
         t.await
-            .map_err(|e| BenchError::Stalled(format!("query task: {e}")))?
-            .map_err(|e| BenchError::Stalled(format!("query: {}", e.0)))?;
+            .map_err(|e| failed("query task", &e))?
+            .map_err(|e| failed("query", &e.0))?;
     }
     let mut ms = times.lock().expect("times").clone();
     ms.sort_by(f64::total_cmp);
