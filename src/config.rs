@@ -211,8 +211,9 @@ pub struct IndexConfig {
     pub vector_resident_hamming_share: f64,
     /// How often the daemon's maintenance actor runs a pass over each open index (0: never).
     pub maintenance_interval_ms: u64,
-    /// How maintenance passes and vector-index builds are scheduled: `idle` (only on time no
-    /// query or write wants), `low` (nice 19) or `normal` (`index/background_work.rs`).
+    /// How maintenance passes, vector-index builds and keyword merges are scheduled: `idle`
+    /// (only on time no query or write wants), `low` (nice 19) or `normal`
+    /// (`index/background_work.rs`).
     pub background_priority: crate::index::background_work::BackgroundPriority,
     /// Compact once this many fragments are smaller than `compaction_target_rows`.
     pub compaction_min_fragments: usize,

@@ -9,7 +9,7 @@
 //! when a query's thread wakes. Nice 19 (`low`) is the milder choice: such a thread weighs 15
 //! against 1,024 at nice 0, but its core is busy to a waking thread.
 //!
-//! Background CPU work runs in three places, and all three run at `index.background_priority`:
+//! Background CPU work runs in four places, and all four run at `index.background_priority`:
 //! - the futures themselves (planning, reading codes): [`run`] and [`spawn`] put them on a
 //!   runtime of their own;
 //! - the Lance CPU tasks they start (`spawn_cpu`: encoding rewritten fragments, searching
@@ -18,7 +18,9 @@
 //!   threads are started by the marked threads and so inherit their policy and nice value;
 //! - rayon's global pool, where Lance trains k-means and builds HNSW graphs (ragstream's
 //!   own rayon work, embedding and chunking, runs on `embedding::compute_pool`, and queries
-//!   use no rayon pool).
+//!   use no rayon pool);
+//! - tantivy's merge threads, which tantivy starts without a hook: the keyword store moves
+//!   them by name ([`demote_threads_named`]) as it starts a round of merges.
 //!
 //! Policies and nice values are per thread on Linux, and lowering one's own needs no
 //! privilege. Elsewhere the work is only kept apart (its own runtime and Lance pool).
@@ -53,16 +55,24 @@ impl BackgroundPriority {
 
     /// Applies this priority to the calling thread.
     fn apply_to_this_thread(self) {
-        if let Some(nice) = self.nice() {
-            lance_core::utils::tokio::set_this_thread_nice(nice);
-        }
         #[cfg(target_os = "linux")]
+        self.apply_to_thread(0);
+    }
+
+    /// Applies this priority to thread `tid` of this process (0: the calling thread).
+    #[cfg(target_os = "linux")]
+    fn apply_to_thread(self, tid: libc::pid_t) {
+        if let Some(nice) = self.nice() {
+            // SAFETY: on Linux, setpriority with PRIO_PROCESS and a thread id changes that
+            // thread only; a failure (raising priority without the right) leaves it as it was.
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
+        }
         if self == BackgroundPriority::Idle {
             let param = libc::sched_param { sched_priority: 0 };
-            // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param. Moving to
-            // SCHED_IDLE lowers priority, which needs no privilege, but a sandbox may refuse
-            // it: the thread then keeps nice 19.
-            if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0 {
+            // SAFETY: `tid` is a thread of this process (or 0, the calling one); `param` is a
+            // valid sched_param. Moving to SCHED_IDLE lowers priority, which needs no
+            // privilege, but a sandbox may refuse it: the thread then keeps nice 19.
+            if unsafe { libc::sched_setscheduler(tid, libc::SCHED_IDLE, &param) } != 0 {
                 tracing::warn!(error = %std::io::Error::last_os_error(),
                     "cannot run background work as SCHED_IDLE; it runs at nice 19");
             }
@@ -90,12 +100,17 @@ fn runtime() -> Option<&'static tokio::runtime::Runtime> {
     RUNTIME.get().and_then(Option::as_ref)
 }
 
+/// The priority [`configure`] set, for threads that others start (see
+/// [`demote_threads_named`]).
+static PRIORITY: OnceLock<BackgroundPriority> = OnceLock::new();
+
 /// Sets up background work at `priority`: its runtime, and rayon's global pool unless
 /// something built that first (then a warning says so and those threads stay at normal
 /// priority). Call it once, early in `main`; later calls change nothing. Returns whether
 /// rayon's pool was set up.
 pub fn configure(priority: BackgroundPriority) -> bool {
     let mut first = false;
+    PRIORITY.get_or_init(|| priority);
     let runtime = RUNTIME.get_or_init(|| {
         first = true;
         // Two workers: a maintenance pass and a vector-index build can run at once, and
@@ -126,6 +141,36 @@ pub fn configure(priority: BackgroundPriority) -> bool {
             false
         }
     }
+}
+
+/// Moves this process's threads whose names start with `prefix` to the background
+/// priority set by [`configure`] (without it, or off Linux, changes nothing); returns how
+/// many threads it found. For background work on threads a library starts without a hook to
+/// set their priority: tantivy's merge threads. Moving a thread already moved changes
+/// nothing, so callers need not remember which they moved.
+pub fn demote_threads_named(prefix: &str) -> usize {
+    #[cfg(target_os = "linux")]
+    if let Some(&priority) = PRIORITY.get() {
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+            return 0;
+        };
+        let mut found = 0;
+        for task in tasks.flatten() {
+            let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
+                continue;
+            };
+            // A thread that ended since the listing has no `comm` left to read.
+            let named = std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|comm| comm.trim_end().starts_with(prefix));
+            if named {
+                priority.apply_to_thread(tid);
+                found += 1;
+            }
+        }
+        return found;
+    }
+    let _ = prefix;
+    0
 }
 
 /// Runs `work` on the background runtime and waits for it; without one, in place. Dropping
@@ -167,20 +212,74 @@ where
     }
 }
 
+/// A thread's (nice value, scheduling policy): fields 19 and 41 of its `stat` file.
+#[cfg(all(test, target_os = "linux"))]
+fn scheduling_in(stat: &std::path::Path) -> (i32, u32) {
+    let stat = std::fs::read_to_string(stat).unwrap();
+    // Fields after the parenthesised name start at field 3 (state).
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    (
+        fields[19 - 3].parse().unwrap(),
+        fields[41 - 3].parse().unwrap(),
+    )
+}
+
+/// The (nice value, scheduling policy) of each thread of this process whose name starts
+/// with `prefix`.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn scheduling_of_threads_named(prefix: &str) -> Vec<(i32, u32)> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|comm| comm.starts_with(prefix))
+        })
+        .map(|task| scheduling_in(&task.path().join("stat")))
+        .collect()
+}
+
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) const SCHED_IDLE: u32 = libc::SCHED_IDLE as u32;
+
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
-    /// The calling thread's (nice value, scheduling policy): fields 19 and 41 of its `stat`.
+    use super::SCHED_IDLE;
+
+    /// The calling thread's (nice value, scheduling policy).
     fn this_thread() -> (i32, u32) {
-        let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
-        // Fields after the parenthesised name start at field 3 (state).
-        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
-        (
-            fields[19 - 3].parse().unwrap(),
-            fields[41 - 3].parse().unwrap(),
-        )
+        super::scheduling_in(std::path::Path::new("/proc/thread-self/stat"))
     }
 
-    const SCHED_IDLE: u32 = libc::SCHED_IDLE as u32;
+    #[test]
+    fn threads_started_elsewhere_are_moved_by_name_and_no_others() {
+        super::configure(super::BackgroundPriority::Idle);
+        // Each thread reports its own scheduling when told to, then ends.
+        let probe = |name: &str| {
+            let (tell, told) = std::sync::mpsc::channel::<()>();
+            let (named, reported) = std::sync::mpsc::channel();
+            let thread = std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || {
+                    named.send(()).unwrap();
+                    told.recv().unwrap();
+                    this_thread()
+                })
+                .unwrap();
+            // The thread sets its name as it starts: wait for that before looking it up.
+            reported.recv().unwrap();
+            (tell, thread)
+        };
+        let (tell_moved, moved) = probe("demote-probe-0");
+        let (tell_kept, kept) = probe("kept-probe-0");
+        let base = this_thread();
+        assert_eq!(super::demote_threads_named("demote-probe-"), 1);
+        tell_moved.send(()).unwrap();
+        tell_kept.send(()).unwrap();
+        assert_eq!(moved.join().unwrap(), (19, SCHED_IDLE));
+        assert_eq!(kept.join().unwrap(), base, "a thread of another name stays");
+        assert_eq!(this_thread(), base, "so does the caller");
+    }
 
     #[tokio::test]
     async fn background_work_and_the_cpu_work_it_starts_run_only_on_idle_time() {

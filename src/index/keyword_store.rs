@@ -207,6 +207,10 @@ impl KeywordQuery {
     }
 }
 
+/// What tantivy names its merge threads (`merge_thread_{i}`, tantivy 0.27's
+/// `SegmentUpdater`).
+const TANTIVY_MERGE_THREADS: &str = "merge_thread_";
+
 /// A round of merges running on tantivy's merge threads, watched by a thread of its own (a
 /// failed merge is not fatal: its segments stay as they were and merge in a later round).
 struct MergesInFlight(std::thread::JoinHandle<()>);
@@ -237,6 +241,13 @@ impl MergesInFlight {
                 None
             }
         };
+        // Merges are background work: the commit is done and searches see its segments
+        // either way, so they run at `index.background_priority` like maintenance passes
+        // (at normal priority, one merge thread still took a core from the queries for
+        // seconds at a time). Tantivy starts its merge threads without a hook for that, so
+        // they are moved by name; the threads live as long as the writer, and moving one
+        // twice changes nothing.
+        crate::index::background_work::demote_threads_named(TANTIVY_MERGE_THREADS);
         for candidate in candidates {
             let merge = writer.merge(&candidate.0);
             match &watcher {
@@ -944,6 +955,36 @@ mod tests {
     }
 
     /// Live chunks per segment of the live commit, smallest first.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn merges_run_on_idle_time() {
+        use crate::index::background_work as bg;
+        bg::configure(bg::BackgroundPriority::Idle);
+        let dir = tempfile::tempdir().unwrap();
+        let settings = KeywordSettings {
+            merge_min_segments: 2,
+            ..KeywordSettings::default()
+        };
+        let store = KeywordStore::open(dir.path(), &settings).unwrap();
+        for v in 1..=4u64 {
+            store
+                .apply(v, &[], &[test_row(&format!("c{v}"), "T", "walrus")])
+                .unwrap();
+        }
+        store.finish_merges();
+        assert!(
+            store.index.searchable_segment_metas().unwrap().len() < 4,
+            "a round of merges ran"
+        );
+        // Tests alongside may have merge threads of their own, started before any round of
+        // theirs moved them: this store's are among those on idle time.
+        let merge_threads = bg::scheduling_of_threads_named(TANTIVY_MERGE_THREADS);
+        assert!(
+            merge_threads.contains(&(19, bg::SCHED_IDLE)),
+            "{merge_threads:?}"
+        );
+    }
+
     fn segment_sizes(store: &KeywordStore) -> Vec<u32> {
         let metas = store.index.searchable_segment_metas().unwrap();
         let mut sizes: Vec<u32> = metas.iter().map(|m| m.num_docs()).collect();
