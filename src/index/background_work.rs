@@ -73,8 +73,12 @@ impl BackgroundPriority {
             // valid sched_param. Moving to SCHED_IDLE lowers priority, which needs no
             // privilege, but a sandbox may refuse it: the thread then keeps nice 19.
             if unsafe { libc::sched_setscheduler(tid, libc::SCHED_IDLE, &param) } != 0 {
-                tracing::warn!(error = %std::io::Error::last_os_error(),
-                    "cannot run background work as SCHED_IDLE; it runs at nice 19");
+                // Once: merge threads are moved again at every round of merges.
+                static REFUSED: std::sync::Once = std::sync::Once::new();
+                let error = std::io::Error::last_os_error();
+                REFUSED.call_once(|| {
+                    tracing::warn!(%error, "cannot run background work as SCHED_IDLE; it runs at nice 19");
+                });
             }
         }
     }
@@ -212,20 +216,21 @@ where
     }
 }
 
-/// A thread's (nice value, scheduling policy): fields 19 and 41 of its `stat` file.
+/// A thread's (nice value, scheduling policy): fields 19 and 41 of its `stat` file (`None`
+/// once the thread has ended).
 #[cfg(all(test, target_os = "linux"))]
-fn scheduling_in(stat: &std::path::Path) -> (i32, u32) {
-    let stat = std::fs::read_to_string(stat).unwrap();
+fn scheduling_in(stat: &std::path::Path) -> Option<(i32, u32)> {
+    let stat = std::fs::read_to_string(stat).ok()?;
     // Fields after the parenthesised name start at field 3 (state).
-    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
-    (
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+    Some((
         fields[19 - 3].parse().unwrap(),
         fields[41 - 3].parse().unwrap(),
-    )
+    ))
 }
 
 /// The (nice value, scheduling policy) of each thread of this process whose name starts
-/// with `prefix`.
+/// with `prefix` (threads of other tests may end while it looks: those are left out).
 #[cfg(all(test, target_os = "linux"))]
 pub(crate) fn scheduling_of_threads_named(prefix: &str) -> Vec<(i32, u32)> {
     std::fs::read_dir("/proc/self/task")
@@ -235,7 +240,7 @@ pub(crate) fn scheduling_of_threads_named(prefix: &str) -> Vec<(i32, u32)> {
             std::fs::read_to_string(task.path().join("comm"))
                 .is_ok_and(|comm| comm.starts_with(prefix))
         })
-        .map(|task| scheduling_in(&task.path().join("stat")))
+        .filter_map(|task| scheduling_in(&task.path().join("stat")))
         .collect()
 }
 
@@ -248,7 +253,7 @@ mod tests {
 
     /// The calling thread's (nice value, scheduling policy).
     fn this_thread() -> (i32, u32) {
-        super::scheduling_in(std::path::Path::new("/proc/thread-self/stat"))
+        super::scheduling_in(std::path::Path::new("/proc/thread-self/stat")).unwrap()
     }
 
     #[test]
