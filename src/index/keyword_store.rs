@@ -954,7 +954,6 @@ mod tests {
         assert_eq!(ids(&store, 40, "walrus"), committed[&40]);
     }
 
-    /// Live chunks per segment of the live commit, smallest first.
     #[cfg(target_os = "linux")]
     #[test]
     fn merges_run_on_idle_time() {
@@ -985,6 +984,7 @@ mod tests {
         );
     }
 
+    /// Live chunks per segment of the live commit, smallest first.
     fn segment_sizes(store: &KeywordStore) -> Vec<u32> {
         let metas = store.index.searchable_segment_metas().unwrap();
         let mut sizes: Vec<u32> = metas.iter().map(|m| m.num_docs()).collect();
