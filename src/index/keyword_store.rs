@@ -138,6 +138,9 @@ pub struct KeywordStore {
     /// The merges started after a commit, running on tantivy's merge threads while the next
     /// batches are indexed and committed ([`KeywordStore::commit_staged`]).
     merges: Mutex<Option<MergesInFlight>>,
+    /// Whether the writer's merge threads were moved to the background priority (they live
+    /// as long as the writer, so once per writer; `/proc` is not read at every round).
+    merge_threads_moved: std::sync::atomic::AtomicBool,
     writer_memory_bytes: usize,
     max_query_terms: usize,
     disjunction_search: DisjunctionSearch,
@@ -241,13 +244,6 @@ impl MergesInFlight {
                 None
             }
         };
-        // Merges are background work: the commit is done and searches see its segments
-        // either way, so they run at `index.background_priority` like maintenance passes
-        // (at normal priority, one merge thread still took a core from the queries for
-        // seconds at a time). Tantivy starts its merge threads without a hook for that, so
-        // they are moved by name; the threads live as long as the writer, and moving one
-        // twice changes nothing.
-        crate::index::background_work::demote_threads_named(TANTIVY_MERGE_THREADS);
         for candidate in candidates {
             let merge = writer.merge(&candidate.0);
             match &watcher {
@@ -412,6 +408,7 @@ impl KeywordStore {
             disjunction_search: settings.disjunction_search,
             searchers: Mutex::new(Vec::new()),
             merges: Mutex::new(None),
+            merge_threads_moved: Default::default(),
         })
     }
 
@@ -486,7 +483,23 @@ impl KeywordStore {
                     finished.wait();
                 }
                 let metas = self.index.searchable_segment_metas()?;
-                *merges = MergesInFlight::start(writer, policy.compute_merge_candidates(&metas));
+                let candidates = policy.compute_merge_candidates(&metas);
+                // Merges are background work: the commit is done and searches see its
+                // segments either way, so they run at `index.background_priority` like
+                // maintenance passes (at normal priority, one merge thread still took a core
+                // from the queries for seconds at a time). Tantivy starts its merge threads
+                // without a hook for that, so they are moved by name, before the writer's
+                // first round (they have long set their names by then).
+                if !candidates.is_empty()
+                    && !self
+                        .merge_threads_moved
+                        .load(std::sync::atomic::Ordering::Relaxed)
+                {
+                    let moved = super::background_work::demote_threads_named(TANTIVY_MERGE_THREADS);
+                    self.merge_threads_moved
+                        .store(moved > 0, std::sync::atomic::Ordering::Relaxed);
+                }
+                *merges = MergesInFlight::start(writer, candidates);
             }
         }
         Ok(())
@@ -545,6 +558,9 @@ impl KeywordStore {
             let writer: IndexWriter = self.index.writer_with_options(options)?;
             writer.set_merge_policy(Box::new(NoMergePolicy));
             *slot = Some(writer);
+            // A new writer has new merge threads.
+            self.merge_threads_moved
+                .store(false, std::sync::atomic::Ordering::Relaxed);
         }
         Ok(slot.as_mut().expect("just created"))
     }
