@@ -90,6 +90,9 @@ pub struct SteadyReport {
     /// queries as the quiet latency before the run: how much of the rise is the grown index
     /// rather than the work beside it.
     pub hybrid_quiet_after: Option<MethodLatency>,
+    /// The query phases timed over the grown index at the same moment (the report's
+    /// `phases` were timed before the run): which part of a query the growth made dearer.
+    pub phases_quiet_after: Vec<PhaseTime>,
     /// Hybrid top-10 latency over the first and the last minute (or sixth of the run).
     pub queries: usize,
     pub query_p99_start_ms: f64,
@@ -383,7 +386,7 @@ async fn measure(
     index
         .lance()
         .set_resident_search(settings.resident_search());
-    let phases = phases(engine, &index, &queries[..queries.len().min(100)])
+    let phases = time_phases(engine, &index, &queries[..queries.len().min(100)])
         .await
         .map_err(|e| failed("phases", &e))?;
     let mut steady = if options.steady_seconds > 0 {
@@ -419,6 +422,9 @@ async fn measure(
             )
             .await?,
         );
+        report.phases_quiet_after = time_phases(engine, &index, &queries[..queries.len().min(100)])
+            .await
+            .map_err(|e| failed("phases", &e))?;
     }
     let chunks = index.stats().await.map_err(|e| failed("stats", &e))?.chunks;
     Ok(ScaleBenchReport {
@@ -648,6 +654,7 @@ async fn steady(
         keyword_segments_max: samples.iter().map(|s| s.2).max().unwrap_or(0),
         keyword_segments_end: samples.last().map_or(0, |s| s.2),
         hybrid_quiet_after: None,
+        phases_quiet_after: Vec::new(),
         queries: times.len(),
         query_p99_start_ms: start_p99,
         query_p99_end_ms: end_p99,
@@ -719,7 +726,7 @@ async fn measure_recall(
 /// latency goes. Beside what a query runs, the alternatives that decide what to change: the
 /// vector search with a "not deleted" pre-filter, and the full rows of every keyword
 /// candidate read by chunk id (what hybrid queries read before late hydration).
-async fn phases(
+async fn time_phases(
     engine: &Arc<Engine>,
     index: &Arc<crate::index::Index>,
     queries: &[String],
