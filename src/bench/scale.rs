@@ -758,7 +758,7 @@ async fn time_phases(
         "keyword candidates by id (Lance's id index)",
         "keyword rows by id, with vectors",
         "30 candidates by address, Lance's four candidate columns (before)",
-        "30 candidates by address, the vector column alone (what runs)",
+        "30 candidates by address, the vector column alone (before the scratch files)",
         "10 rows by address (what runs)",
     ]
     .into_iter()

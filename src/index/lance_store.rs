@@ -17,7 +17,7 @@ use lance::dataset::{
 use lance::session::Session;
 use lance::Dataset;
 
-use super::resident_vectors::{ResidentVectors, Stages, View as ResidentView};
+use super::resident_vectors::{ResidentVectors, Stages};
 use super::rows::{
     batch_to_candidates, batch_to_rows, chunk_schema, columns_without_vector, rows_to_batch,
     CandidateRow, ChunkRow, CANDIDATE_COLUMNS, DELETED_AT_COLUMN,
@@ -159,11 +159,13 @@ pub(crate) async fn replace_documents(
 
 impl LanceStore {
     /// Opens the dataset at `uri`, creating an empty one (version 1) if there is none.
-    /// Every version it opens shares `session`'s caches.
+    /// Every version it opens shares `session`'s caches; the resident vectors' scratch files
+    /// go to `scratch`.
     pub async fn open_or_create(
         uri: &str,
         dimensions: usize,
         session: Arc<Session>,
+        scratch: std::path::PathBuf,
     ) -> Result<Self, StoreError> {
         let opened = DatasetBuilder::from_uri(uri)
             .with_session(session.clone())
@@ -215,7 +217,7 @@ impl LanceStore {
                 hamming_share: 0.0,
             }),
             resident_center: Mutex::new(None),
-            resident: ResidentVectors::default(),
+            resident: ResidentVectors::new(scratch)?,
         })
     }
 
@@ -322,34 +324,13 @@ impl LanceStore {
         .map_err(|e| StoreError::TaskFailed(format!("resident vector scan: {e}")))?;
         // Nearest first by the exact vectors (the byte codes ordered them approximately), in
         // the arithmetic the semantic branch scores them with; ties by address.
-        let mut scored: Vec<(f32, CandidateRow)> = self
-            .resident_candidates(ds, &view, addresses)
-            .await?
+        let mut scored: Vec<(f32, CandidateRow)> = view
+            .candidates(&addresses)?
             .into_iter()
             .map(|c| (crate::retrieval::search::dot(query, &c.vector), c))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.address.cmp(&b.1.address)));
         Ok(scored.into_iter().map(|(_, c)| c).collect())
-    }
-
-    /// The candidates at `addresses` of `ds` (in that order), their ids from `view` (of
-    /// `ds`) and only their vectors read from Lance.
-    async fn resident_candidates(
-        &self,
-        ds: &Dataset,
-        view: &ResidentView,
-        addresses: Vec<u64>,
-    ) -> Result<Vec<CandidateRow>, StoreError> {
-        if addresses.is_empty() {
-            return Ok(Vec::new());
-        }
-        let vectors = ds
-            .take_rows(
-                &addresses,
-                ds.schema().project(&[super::rows::VECTOR_COLUMN])?,
-            )
-            .await?;
-        view.candidates(&addresses, &vectors)
     }
 
     /// Searches on a version with a vector index probe `nprobes` partitions (with HNSW
@@ -683,8 +664,7 @@ impl LanceStore {
         // at a million chunks).
         if let Some((center, _)) = self.resident_for(ds, &Filters::default()).await? {
             let view = self.resident.view(ds, &center).await?;
-            let addresses = view.addresses_of(chunk_ids);
-            return self.resident_candidates(ds, &view, addresses).await;
+            return view.candidates(&view.addresses_of(chunk_ids));
         }
         let mut scanner = ds.scan();
         scanner

@@ -392,6 +392,7 @@ impl Index {
             &lance_uri.to_string_lossy(),
             info.dimensions,
             options.lance_session.clone(),
+            dir.join("resident"),
         )
         .await?;
         // A reembed that crashed after its Lance commit: finish recording the switch.

@@ -18,8 +18,19 @@
 //! id (compaction writes new fragments, deletes write deletion files), so a version's view is
 //! its fragments' cached codes plus the deletion vectors of that version: a commit costs the
 //! codes of the fragments it wrote, not a reload.
+//!
+//! Each fragment's exact vectors are also copied, as its codes are taken, to a scratch file
+//! of its own (unlinked: it goes when the codes go, or with the process). A candidate's
+//! vector is then one `pread` on the query's own thread: a Lance read by address costs a few
+//! thread hand-offs per fragment it touches (its I/O and decode tasks), and those made a
+//! hybrid query's reads cost by the fragments, not the rows (BENCHMARKS.md, "Candidates'
+//! vectors from scratch files"). The files live in the page cache like Lance's own data, not
+//! in the process's memory.
 
 use std::collections::HashMap;
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
@@ -60,6 +71,15 @@ struct FragmentCodes {
     chunk_ids: Strings,
     document_ids: Strings,
     chunk_indexes: Vec<u32>,
+    /// Every row's exact vector, row after row (`dimensions` f32 each, native byte order),
+    /// written while the codes are taken and read back for candidates.
+    vectors: VectorFile,
+}
+
+/// An unlinked scratch file of vectors: buffered while rows are pushed, then read by offset.
+enum VectorFile {
+    Writing(std::io::BufWriter<std::fs::File>),
+    Sealed(std::fs::File),
 }
 
 /// Strings one after another in one buffer.
@@ -86,9 +106,11 @@ impl Strings {
 }
 
 impl FragmentCodes {
-    /// Codes for a fragment of `rows` rows of `dimensions`-long vectors (more may be pushed).
-    fn new(id: u64, rows: usize, dimensions: usize) -> Self {
-        FragmentCodes {
+    /// Codes for a fragment of `rows` rows of `dimensions`-long vectors (more may be pushed),
+    /// its vectors copied to a scratch file in `scratch`.
+    fn new(id: u64, rows: usize, dimensions: usize, scratch: &Path) -> Result<Self, StoreError> {
+        let file = tempfile::tempfile_in(scratch)?;
+        Ok(FragmentCodes {
             id,
             offsets: Vec::new(),
             signs: codes::CodeBuffer::with_capacity(rows * codes::words(dimensions)),
@@ -100,7 +122,8 @@ impl FragmentCodes {
             chunk_ids: Strings::default(),
             document_ids: Strings::default(),
             chunk_indexes: Vec::new(),
-        }
+            vectors: VectorFile::Writing(std::io::BufWriter::with_capacity(1 << 20, file)),
+        })
     }
 
     fn push(
@@ -110,7 +133,13 @@ impl FragmentCodes {
         vector: &[f32],
         center: &[f32],
         soft_deleted: bool,
-    ) {
+    ) -> Result<(), StoreError> {
+        let VectorFile::Writing(file) = &mut self.vectors else {
+            return Err(corrupt("a row pushed to sealed codes"));
+        };
+        for x in vector {
+            file.write_all(&x.to_ne_bytes())?;
+        }
         let (chunk_id, document_id, chunk_index) = row;
         let row = self.offsets.len();
         self.offsets.push(offset);
@@ -128,6 +157,7 @@ impl FragmentCodes {
             self.soft_deleted[row / 64] |= 1 << (row % 64);
             self.any_soft = true;
         }
+        Ok(())
     }
 
     fn len(&self) -> usize {
@@ -146,20 +176,41 @@ impl FragmentCodes {
             + self.chunk_indexes.len() * 4
     }
 
-    /// The ids of the row at physical `offset`, if the fragment has it.
-    fn ids_at(&self, offset: u32) -> Option<RowIds<'_>> {
-        let row = self.offsets.binary_search(&offset).ok()?;
-        Some((
+    /// The ids and the exact vector of the row at physical `offset`, if the fragment has it.
+    fn row_at(
+        &self,
+        offset: u32,
+        dimensions: usize,
+    ) -> Result<Option<(RowIds<'_>, Vec<f32>)>, StoreError> {
+        let Ok(row) = self.offsets.binary_search(&offset) else {
+            return Ok(None);
+        };
+        let VectorFile::Sealed(file) = &self.vectors else {
+            return Err(corrupt("codes read before they were sealed"));
+        };
+        let width = dimensions * 4;
+        let mut bytes = vec![0u8; width];
+        file.read_exact_at(&mut bytes, (row * width) as u64)?;
+        let vector = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let ids = (
             self.chunk_ids.get(row),
             self.document_ids.get(row),
             self.chunk_indexes[row],
-        ))
+        );
+        Ok(Some((ids, vector)))
     }
 
-    /// Orders the id hashes for [`FragmentCodes::rows_of`]; called once every row is pushed.
-    fn seal(mut self) -> Self {
+    /// Orders the id hashes for [`FragmentCodes::rows_of`] and makes the vectors readable;
+    /// called once every row is pushed.
+    fn seal(mut self) -> Result<Self, StoreError> {
         self.ids.sort_unstable();
-        self
+        if let VectorFile::Writing(file) = self.vectors {
+            self.vectors = VectorFile::Sealed(file.into_inner().map_err(|e| e.into_error())?);
+        }
+        Ok(self)
     }
 
     /// The rows whose chunk id hashes as `chunk_id` does (two ids may share a hash: the
@@ -174,7 +225,11 @@ impl FragmentCodes {
     }
 
     /// Reads every physical row of `fragment` (deleted rows included).
-    async fn read(fragment: &FileFragment, center: &[f32]) -> Result<Self, StoreError> {
+    async fn read(
+        fragment: &FileFragment,
+        center: &[f32],
+        scratch: &Path,
+    ) -> Result<Self, StoreError> {
         let mut scanner = fragment.scan();
         scanner
             .project(&[
@@ -191,11 +246,11 @@ impl FragmentCodes {
             .scan_in_order(true);
         let batches: Vec<RecordBatch> = scanner.try_into_stream().await?.try_collect().await?;
         let rows = batches.iter().map(RecordBatch::num_rows).sum();
-        let mut codes = FragmentCodes::new(fragment.id() as u64, rows, center.len());
+        let mut codes = FragmentCodes::new(fragment.id() as u64, rows, center.len(), scratch)?;
         for b in &batches {
             codes.append(b, center)?;
         }
-        Ok(codes.seal())
+        codes.seal()
     }
 
     fn append(&mut self, batch: &RecordBatch, center: &[f32]) -> Result<(), StoreError> {
@@ -225,7 +280,7 @@ impl FragmentCodes {
                 document_ids.value(i),
                 chunk_indexes.value(i),
             );
-            self.push(offset, ids, vector, center, soft_deleted);
+            self.push(offset, ids, vector, center, soft_deleted)?;
         }
         Ok(())
     }
@@ -422,36 +477,25 @@ impl View {
         out
     }
 
-    /// The candidates at `addresses`, in that order: their ids from the codes, their vectors
-    /// from `vectors` (the vector column read at those addresses, in that order).
-    pub fn candidates(
-        &self,
-        addresses: &[u64],
-        vectors: &RecordBatch,
-    ) -> Result<Vec<CandidateRow>, StoreError> {
-        if vectors.num_rows() != addresses.len() {
-            return Err(corrupt(&format!(
-                "{} vectors read for {} addresses",
-                vectors.num_rows(),
-                addresses.len()
-            )));
-        }
+    /// The candidates at `addresses`, in that order: their ids from the codes, their exact
+    /// vectors from the fragments' scratch files.
+    pub fn candidates(&self, addresses: &[u64]) -> Result<Vec<CandidateRow>, StoreError> {
+        let dimensions = self.center.len();
         addresses
             .iter()
-            .zip(vectors_of(vectors, self.center.len())?)
-            .map(|(&address, vector)| {
-                let (chunk_id, document_id, chunk_index) = self
-                    .fragments
-                    .iter()
-                    .find(|(f, _)| f.id == address >> 32)
-                    .and_then(|(f, _)| f.ids_at((address & 0xFFFF_FFFF) as u32))
-                    .ok_or_else(|| corrupt(&format!("no row at address {address}")))?;
+            .map(|&address| {
+                let found = match self.fragments.iter().find(|(f, _)| f.id == address >> 32) {
+                    Some((f, _)) => f.row_at((address & 0xFFFF_FFFF) as u32, dimensions)?,
+                    None => None,
+                };
+                let ((chunk_id, document_id, chunk_index), vector) =
+                    found.ok_or_else(|| corrupt(&format!("no row at address {address}")))?;
                 Ok(CandidateRow {
                     address,
                     chunk_id: chunk_id.to_string(),
                     document_id: document_id.to_string(),
                     chunk_index,
-                    vector: vector.to_vec(),
+                    vector,
                 })
             })
             .collect()
@@ -582,8 +626,9 @@ fn skip_mask<'a>(
 
 /// The codes of every fragment some cached view uses, and those views. Shared by every
 /// version of one index; codes are taken around one centre (the index records it).
-#[derive(Default)]
 pub struct ResidentVectors {
+    /// Where the fragments' vector files are made (unlinked at once).
+    scratch: PathBuf,
     fragments: Mutex<HashMap<FragmentKey, Arc<FragmentCodes>>>,
     views: Mutex<Vec<Arc<View>>>,
     /// One view is built at a time: two queries arriving at a new version read its new
@@ -592,6 +637,17 @@ pub struct ResidentVectors {
 }
 
 impl ResidentVectors {
+    /// Resident vectors whose scratch files go to `scratch` (created if missing).
+    pub fn new(scratch: PathBuf) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(&scratch)?;
+        Ok(ResidentVectors {
+            scratch,
+            fragments: Mutex::default(),
+            views: Mutex::default(),
+            building: tokio::sync::Mutex::default(),
+        })
+    }
+
     /// The view of `ds` with sign codes around `center`, built from cached fragment codes
     /// plus the fragments read now.
     pub async fn view(
@@ -629,7 +685,7 @@ impl ResidentVectors {
             let codes = match known {
                 Some(c) => c,
                 None => {
-                    let c = Arc::new(FragmentCodes::read(&fragment, center).await?);
+                    let c = Arc::new(FragmentCodes::read(&fragment, center, &self.scratch).await?);
                     self.fragments
                         .lock()
                         .expect("resident fragments lock")
@@ -731,12 +787,13 @@ mod tests {
         center: &[f32],
         soft: impl Fn(usize) -> bool,
     ) -> FragmentCodes {
-        let mut c = FragmentCodes::new(id, vs.len(), center.len());
+        let mut c = FragmentCodes::new(id, vs.len(), center.len(), &std::env::temp_dir()).unwrap();
         for (i, v) in vs.iter().enumerate() {
             let chunk_id = format!("c{id}-{i}");
-            c.push(i as u32, (&chunk_id, "doc", i as u32), v, center, soft(i));
+            c.push(i as u32, (&chunk_id, "doc", i as u32), v, center, soft(i))
+                .unwrap();
         }
-        c.seal()
+        c.seal().unwrap()
     }
 
     fn view_of(fragments: Vec<(FragmentCodes, Option<Vec<u64>>)>, center: Vec<f32>) -> View {
@@ -892,12 +949,14 @@ mod tests {
         // (both rows are found, as a read by id finds both).
         let mut deleted = vec![0u64; 5];
         deleted[0] |= 1 << 7;
-        let mut again = FragmentCodes::new(4, 1, center.len());
-        again.push(5, ("c3-12", "doc", 12), &vs[12], &center, false);
+        let mut again = FragmentCodes::new(4, 1, center.len(), &std::env::temp_dir()).unwrap();
+        again
+            .push(5, ("c3-12", "doc", 12), &vs[12], &center, false)
+            .unwrap();
         let view = view_of(
             vec![
                 (codes_of(3, &vs, &center, |i| i == 9), Some(deleted)),
-                (again.seal(), None),
+                (again.seal().unwrap(), None),
             ],
             center,
         );
@@ -909,22 +968,8 @@ mod tests {
         );
         assert!(view.addresses_of(&[]).is_empty());
 
-        // A candidate's ids come from the codes, its vector from the batch read.
-        let read: Vec<Option<Vec<Option<f32>>>> = [250, 5]
-            .iter()
-            .map(|&i| Some(vs[i].iter().map(|x| Some(*x)).collect()))
-            .collect();
-        let list = arrow_array::FixedSizeListArray::from_iter_primitive::<
-            arrow_array::types::Float32Type,
-            _,
-            _,
-        >(read, 16);
-        let batch =
-            RecordBatch::try_from_iter([(VECTOR_COLUMN, Arc::new(list) as arrow_array::ArrayRef)])
-                .unwrap();
-        let found = view
-            .candidates(&[3 << 32 | 250, 4 << 32 | 5], &batch)
-            .unwrap();
+        // A candidate's ids come from the codes, its exact vector from the fragment's file.
+        let found = view.candidates(&[3 << 32 | 250, 4 << 32 | 5]).unwrap();
         assert_eq!(
             (found[0].chunk_id.as_str(), found[0].chunk_index),
             ("c3-250", 250)
@@ -934,10 +979,26 @@ mod tests {
             ("c3-12", 12)
         );
         assert_eq!(found[0].vector, vs[250]);
-        assert!(view
-            .candidates(&[3 << 32 | 999, 4 << 32 | 5], &batch)
-            .is_err());
-        assert!(view.candidates(&[3 << 32 | 1], &batch).is_err());
+        assert_eq!(found[1].vector, vs[12]);
+        assert!(view.candidates(&[3 << 32 | 999, 4 << 32 | 5]).is_err());
+        assert!(view.candidates(&[9 << 32 | 1]).is_err());
+    }
+
+    #[test]
+    fn vector_files_leave_nothing_on_disk() {
+        // The scratch files are unlinked from the start: a crash or a dropped fragment
+        // leaves no file behind to clean up.
+        let dir = tempfile::tempdir().unwrap();
+        let resident = ResidentVectors::new(dir.path().join("resident")).unwrap();
+        let vs = vectors(10, 8, 3);
+        let mut c = FragmentCodes::new(1, vs.len(), 8, &resident.scratch).unwrap();
+        for (i, v) in vs.iter().enumerate() {
+            c.push(i as u32, ("c", "d", i as u32), v, &mean(&vs), false)
+                .unwrap();
+        }
+        let c = c.seal().unwrap();
+        assert_eq!(c.row_at(9, 8).unwrap().unwrap().1, vs[9]);
+        assert_eq!(std::fs::read_dir(&resident.scratch).unwrap().count(), 0);
     }
 
     #[test]
