@@ -217,7 +217,7 @@ impl LanceStore {
                 hamming_share: 0.0,
             }),
             resident_center: Mutex::new(None),
-            resident: ResidentVectors::new(scratch)?,
+            resident: ResidentVectors::new(scratch),
         })
     }
 
@@ -325,7 +325,8 @@ impl LanceStore {
         // Nearest first by the exact vectors (the byte codes ordered them approximately), in
         // the arithmetic the semantic branch scores them with; ties by address.
         let mut scored: Vec<(f32, CandidateRow)> = view
-            .candidates(&addresses)?
+            .candidates(ds, &addresses)
+            .await?
             .into_iter()
             .map(|c| (crate::retrieval::search::dot(query, &c.vector), c))
             .collect();
@@ -664,7 +665,7 @@ impl LanceStore {
         // at a million chunks).
         if let Some((center, _)) = self.resident_for(ds, &Filters::default()).await? {
             let view = self.resident.view(ds, &center).await?;
-            return view.candidates(&view.addresses_of(chunk_ids));
+            return view.candidates(ds, &view.addresses_of(chunk_ids)).await;
         }
         let mut scanner = ds.scan();
         scanner

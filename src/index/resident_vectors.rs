@@ -25,7 +25,8 @@
 //! thread hand-offs per fragment it touches (its I/O and decode tasks), and those made a
 //! hybrid query's reads cost by the fragments, not the rows (BENCHMARKS.md, "Candidates'
 //! vectors from scratch files"). The files live in the page cache like Lance's own data, not
-//! in the process's memory.
+//! in the process's memory. A fragment whose file could not be written (no space, a
+//! read-only directory) has its candidates' vectors read from Lance, as before.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -76,10 +77,54 @@ struct FragmentCodes {
     vectors: VectorFile,
 }
 
-/// An unlinked scratch file of vectors: buffered while rows are pushed, then read by offset.
+/// An unlinked scratch file of vectors: buffered while rows are pushed, then read by offset;
+/// `None` once it could not be made or written.
 enum VectorFile {
     Writing(std::io::BufWriter<std::fs::File>),
     Sealed(std::fs::File),
+    None,
+}
+
+impl VectorFile {
+    fn new(scratch: Option<&Path>) -> Self {
+        match scratch.map(tempfile::tempfile_in) {
+            Some(Ok(file)) => VectorFile::Writing(std::io::BufWriter::with_capacity(1 << 20, file)),
+            Some(Err(e)) => VectorFile::failed(&e),
+            None => VectorFile::None,
+        }
+    }
+
+    fn write(&mut self, vector: &[f32]) {
+        if let VectorFile::Writing(file) = self {
+            if let Err(e) = vector
+                .iter()
+                .try_for_each(|x| file.write_all(&x.to_ne_bytes()))
+            {
+                *self = VectorFile::failed(&e);
+            }
+        }
+    }
+
+    fn seal(self) -> Self {
+        match self {
+            VectorFile::Writing(file) => match file.into_inner() {
+                Ok(file) => VectorFile::Sealed(file),
+                Err(e) => VectorFile::failed(e.error()),
+            },
+            other => other,
+        }
+    }
+
+    /// No file: the candidates' vectors of this fragment are read from Lance. Warned about
+    /// once (a full disk would otherwise warn at every commit).
+    fn failed(e: &std::io::Error) -> Self {
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        WARNED.call_once(|| {
+            tracing::warn!(error = %e, "a resident vectors scratch file could not be written; \
+                candidates' vectors of such fragments are read from Lance");
+        });
+        VectorFile::None
+    }
 }
 
 /// Strings one after another in one buffer.
@@ -107,10 +152,9 @@ impl Strings {
 
 impl FragmentCodes {
     /// Codes for a fragment of `rows` rows of `dimensions`-long vectors (more may be pushed),
-    /// its vectors copied to a scratch file in `scratch`.
-    fn new(id: u64, rows: usize, dimensions: usize, scratch: &Path) -> Result<Self, StoreError> {
-        let file = tempfile::tempfile_in(scratch)?;
-        Ok(FragmentCodes {
+    /// its vectors copied to a scratch file in `scratch` (if given).
+    fn new(id: u64, rows: usize, dimensions: usize, scratch: Option<&Path>) -> Self {
+        FragmentCodes {
             id,
             offsets: Vec::new(),
             signs: codes::CodeBuffer::with_capacity(rows * codes::words(dimensions)),
@@ -122,8 +166,8 @@ impl FragmentCodes {
             chunk_ids: Strings::default(),
             document_ids: Strings::default(),
             chunk_indexes: Vec::new(),
-            vectors: VectorFile::Writing(std::io::BufWriter::with_capacity(1 << 20, file)),
-        })
+            vectors: VectorFile::new(scratch),
+        }
     }
 
     fn push(
@@ -133,13 +177,8 @@ impl FragmentCodes {
         vector: &[f32],
         center: &[f32],
         soft_deleted: bool,
-    ) -> Result<(), StoreError> {
-        let VectorFile::Writing(file) = &mut self.vectors else {
-            return Err(corrupt("a row pushed to sealed codes"));
-        };
-        for x in vector {
-            file.write_all(&x.to_ne_bytes())?;
-        }
+    ) {
+        self.vectors.write(vector);
         let (chunk_id, document_id, chunk_index) = row;
         let row = self.offsets.len();
         self.offsets.push(offset);
@@ -157,7 +196,6 @@ impl FragmentCodes {
             self.soft_deleted[row / 64] |= 1 << (row % 64);
             self.any_soft = true;
         }
-        Ok(())
     }
 
     fn len(&self) -> usize {
@@ -176,25 +214,31 @@ impl FragmentCodes {
             + self.chunk_indexes.len() * 4
     }
 
-    /// The ids and the exact vector of the row at physical `offset`, if the fragment has it.
+    /// The ids of the row at physical `offset` and its exact vector from the scratch file
+    /// (`None` without one); `None` if the fragment has no such row.
+    #[allow(clippy::type_complexity)]
     fn row_at(
         &self,
         offset: u32,
         dimensions: usize,
-    ) -> Result<Option<(RowIds<'_>, Vec<f32>)>, StoreError> {
+    ) -> Result<Option<(RowIds<'_>, Option<Vec<f32>>)>, StoreError> {
         let Ok(row) = self.offsets.binary_search(&offset) else {
             return Ok(None);
         };
-        let VectorFile::Sealed(file) = &self.vectors else {
-            return Err(corrupt("codes read before they were sealed"));
+        let vector = match &self.vectors {
+            VectorFile::Sealed(file) => {
+                let width = dimensions * 4;
+                let mut bytes = vec![0u8; width];
+                file.read_exact_at(&mut bytes, (row * width) as u64)?;
+                Some(
+                    bytes
+                        .chunks_exact(4)
+                        .map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+                        .collect(),
+                )
+            }
+            _ => None,
         };
-        let width = dimensions * 4;
-        let mut bytes = vec![0u8; width];
-        file.read_exact_at(&mut bytes, (row * width) as u64)?;
-        let vector = bytes
-            .chunks_exact(4)
-            .map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
         let ids = (
             self.chunk_ids.get(row),
             self.document_ids.get(row),
@@ -205,12 +249,10 @@ impl FragmentCodes {
 
     /// Orders the id hashes for [`FragmentCodes::rows_of`] and makes the vectors readable;
     /// called once every row is pushed.
-    fn seal(mut self) -> Result<Self, StoreError> {
+    fn seal(mut self) -> Self {
         self.ids.sort_unstable();
-        if let VectorFile::Writing(file) = self.vectors {
-            self.vectors = VectorFile::Sealed(file.into_inner().map_err(|e| e.into_error())?);
-        }
-        Ok(self)
+        self.vectors = self.vectors.seal();
+        self
     }
 
     /// The rows whose chunk id hashes as `chunk_id` does (two ids may share a hash: the
@@ -228,7 +270,7 @@ impl FragmentCodes {
     async fn read(
         fragment: &FileFragment,
         center: &[f32],
-        scratch: &Path,
+        scratch: Option<&Path>,
     ) -> Result<Self, StoreError> {
         let mut scanner = fragment.scan();
         scanner
@@ -246,11 +288,11 @@ impl FragmentCodes {
             .scan_in_order(true);
         let batches: Vec<RecordBatch> = scanner.try_into_stream().await?.try_collect().await?;
         let rows = batches.iter().map(RecordBatch::num_rows).sum();
-        let mut codes = FragmentCodes::new(fragment.id() as u64, rows, center.len(), scratch)?;
+        let mut codes = FragmentCodes::new(fragment.id() as u64, rows, center.len(), scratch);
         for b in &batches {
             codes.append(b, center)?;
         }
-        codes.seal()
+        Ok(codes.seal())
     }
 
     fn append(&mut self, batch: &RecordBatch, center: &[f32]) -> Result<(), StoreError> {
@@ -280,7 +322,7 @@ impl FragmentCodes {
                 document_ids.value(i),
                 chunk_indexes.value(i),
             );
-            self.push(offset, ids, vector, center, soft_deleted)?;
+            self.push(offset, ids, vector, center, soft_deleted);
         }
         Ok(())
     }
@@ -477,28 +519,63 @@ impl View {
         out
     }
 
-    /// The candidates at `addresses`, in that order: their ids from the codes, their exact
-    /// vectors from the fragments' scratch files.
-    pub fn candidates(&self, addresses: &[u64]) -> Result<Vec<CandidateRow>, StoreError> {
+    /// The candidates at `addresses` of `ds` (this view's version), in that order: their
+    /// ids from the codes, their exact vectors from the fragments' scratch files, or read
+    /// from Lance for fragments without one.
+    pub async fn candidates(
+        &self,
+        ds: &Dataset,
+        addresses: &[u64],
+    ) -> Result<Vec<CandidateRow>, StoreError> {
+        let (mut rows, unread) = self.candidates_from_files(addresses)?;
+        if unread.is_empty() {
+            return Ok(rows);
+        }
+        let at: Vec<u64> = unread.iter().map(|&i| rows[i].address).collect();
+        let batch = ds
+            .take_rows(&at, ds.schema().project(&[VECTOR_COLUMN])?)
+            .await?;
+        if batch.num_rows() != at.len() {
+            return Err(corrupt(&format!(
+                "{} vectors read for {} addresses",
+                batch.num_rows(),
+                at.len()
+            )));
+        }
+        for (&i, vector) in unread.iter().zip(vectors_of(&batch, self.center.len())?) {
+            rows[i].vector = vector.to_vec();
+        }
+        Ok(rows)
+    }
+
+    /// The candidates at `addresses` with the vectors the scratch files hold, and the
+    /// positions of those left without one (their fragment has no file).
+    fn candidates_from_files(
+        &self,
+        addresses: &[u64],
+    ) -> Result<(Vec<CandidateRow>, Vec<usize>), StoreError> {
         let dimensions = self.center.len();
-        addresses
-            .iter()
-            .map(|&address| {
-                let found = match self.fragments.iter().find(|(f, _)| f.id == address >> 32) {
-                    Some((f, _)) => f.row_at((address & 0xFFFF_FFFF) as u32, dimensions)?,
-                    None => None,
-                };
-                let ((chunk_id, document_id, chunk_index), vector) =
-                    found.ok_or_else(|| corrupt(&format!("no row at address {address}")))?;
-                Ok(CandidateRow {
-                    address,
-                    chunk_id: chunk_id.to_string(),
-                    document_id: document_id.to_string(),
-                    chunk_index,
-                    vector,
-                })
-            })
-            .collect()
+        let mut unread = Vec::new();
+        let mut rows = Vec::with_capacity(addresses.len());
+        for (i, &address) in addresses.iter().enumerate() {
+            let found = match self.fragments.iter().find(|(f, _)| f.id == address >> 32) {
+                Some((f, _)) => f.row_at((address & 0xFFFF_FFFF) as u32, dimensions)?,
+                None => None,
+            };
+            let ((chunk_id, document_id, chunk_index), vector) =
+                found.ok_or_else(|| corrupt(&format!("no row at address {address}")))?;
+            if vector.is_none() {
+                unread.push(i);
+            }
+            rows.push(CandidateRow {
+                address,
+                chunk_id: chunk_id.to_string(),
+                document_id: document_id.to_string(),
+                chunk_index,
+                vector: vector.unwrap_or_default(),
+            });
+        }
+        Ok((rows, unread))
     }
 }
 
@@ -627,8 +704,9 @@ fn skip_mask<'a>(
 /// The codes of every fragment some cached view uses, and those views. Shared by every
 /// version of one index; codes are taken around one centre (the index records it).
 pub struct ResidentVectors {
-    /// Where the fragments' vector files are made (unlinked at once).
-    scratch: PathBuf,
+    /// Where the fragments' vector files are made (unlinked at once); `None` if it could
+    /// not be created (candidates' vectors are then read from Lance).
+    scratch: Option<PathBuf>,
     fragments: Mutex<HashMap<FragmentKey, Arc<FragmentCodes>>>,
     views: Mutex<Vec<Arc<View>>>,
     /// One view is built at a time: two queries arriving at a new version read its new
@@ -638,14 +716,21 @@ pub struct ResidentVectors {
 
 impl ResidentVectors {
     /// Resident vectors whose scratch files go to `scratch` (created if missing).
-    pub fn new(scratch: PathBuf) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(&scratch)?;
-        Ok(ResidentVectors {
+    pub fn new(scratch: PathBuf) -> Self {
+        let scratch = match std::fs::create_dir_all(&scratch) {
+            Ok(()) => Some(scratch),
+            Err(e) => {
+                tracing::warn!(dir = %scratch.display(), error = %e,
+                    "no directory for the resident vectors' scratch files; candidates' vectors are read from Lance");
+                None
+            }
+        };
+        ResidentVectors {
             scratch,
             fragments: Mutex::default(),
             views: Mutex::default(),
             building: tokio::sync::Mutex::default(),
-        })
+        }
     }
 
     /// The view of `ds` with sign codes around `center`, built from cached fragment codes
@@ -685,7 +770,9 @@ impl ResidentVectors {
             let codes = match known {
                 Some(c) => c,
                 None => {
-                    let c = Arc::new(FragmentCodes::read(&fragment, center, &self.scratch).await?);
+                    let c = Arc::new(
+                        FragmentCodes::read(&fragment, center, self.scratch.as_deref()).await?,
+                    );
                     self.fragments
                         .lock()
                         .expect("resident fragments lock")
@@ -787,13 +874,12 @@ mod tests {
         center: &[f32],
         soft: impl Fn(usize) -> bool,
     ) -> FragmentCodes {
-        let mut c = FragmentCodes::new(id, vs.len(), center.len(), &std::env::temp_dir()).unwrap();
+        let mut c = FragmentCodes::new(id, vs.len(), center.len(), Some(&std::env::temp_dir()));
         for (i, v) in vs.iter().enumerate() {
             let chunk_id = format!("c{id}-{i}");
-            c.push(i as u32, (&chunk_id, "doc", i as u32), v, center, soft(i))
-                .unwrap();
+            c.push(i as u32, (&chunk_id, "doc", i as u32), v, center, soft(i));
         }
-        c.seal().unwrap()
+        c.seal()
     }
 
     fn view_of(fragments: Vec<(FragmentCodes, Option<Vec<u64>>)>, center: Vec<f32>) -> View {
@@ -949,14 +1035,12 @@ mod tests {
         // (both rows are found, as a read by id finds both).
         let mut deleted = vec![0u64; 5];
         deleted[0] |= 1 << 7;
-        let mut again = FragmentCodes::new(4, 1, center.len(), &std::env::temp_dir()).unwrap();
-        again
-            .push(5, ("c3-12", "doc", 12), &vs[12], &center, false)
-            .unwrap();
+        let mut again = FragmentCodes::new(4, 1, center.len(), None);
+        again.push(5, ("c3-12", "doc", 12), &vs[12], &center, false);
         let view = view_of(
             vec![
                 (codes_of(3, &vs, &center, |i| i == 9), Some(deleted)),
-                (again.seal().unwrap(), None),
+                (again.seal(), None),
             ],
             center,
         );
@@ -968,8 +1052,12 @@ mod tests {
         );
         assert!(view.addresses_of(&[]).is_empty());
 
-        // A candidate's ids come from the codes, its exact vector from the fragment's file.
-        let found = view.candidates(&[3 << 32 | 250, 4 << 32 | 5]).unwrap();
+        // A candidate's ids come from the codes, its exact vector from the fragment's file;
+        // fragment 4 has none, so its row is left for a read from Lance.
+        let (found, unread) = view
+            .candidates_from_files(&[3 << 32 | 250, 4 << 32 | 5])
+            .unwrap();
+        assert_eq!(unread, vec![1]);
         assert_eq!(
             (found[0].chunk_id.as_str(), found[0].chunk_index),
             ("c3-250", 250)
@@ -979,9 +1067,11 @@ mod tests {
             ("c3-12", 12)
         );
         assert_eq!(found[0].vector, vs[250]);
-        assert_eq!(found[1].vector, vs[12]);
-        assert!(view.candidates(&[3 << 32 | 999, 4 << 32 | 5]).is_err());
-        assert!(view.candidates(&[9 << 32 | 1]).is_err());
+        assert!(found[1].vector.is_empty());
+        assert!(view
+            .candidates_from_files(&[3 << 32 | 999, 4 << 32 | 5])
+            .is_err());
+        assert!(view.candidates_from_files(&[9 << 32 | 1]).is_err());
     }
 
     #[test]
@@ -989,16 +1079,21 @@ mod tests {
         // The scratch files are unlinked from the start: a crash or a dropped fragment
         // leaves no file behind to clean up.
         let dir = tempfile::tempdir().unwrap();
-        let resident = ResidentVectors::new(dir.path().join("resident")).unwrap();
+        let resident = ResidentVectors::new(dir.path().join("resident"));
+        let scratch = resident.scratch.clone().expect("a scratch directory");
         let vs = vectors(10, 8, 3);
-        let mut c = FragmentCodes::new(1, vs.len(), 8, &resident.scratch).unwrap();
+        let mut c = FragmentCodes::new(1, vs.len(), 8, Some(&scratch));
         for (i, v) in vs.iter().enumerate() {
-            c.push(i as u32, ("c", "d", i as u32), v, &mean(&vs), false)
-                .unwrap();
+            c.push(i as u32, ("c", "d", i as u32), v, &mean(&vs), false);
         }
-        let c = c.seal().unwrap();
-        assert_eq!(c.row_at(9, 8).unwrap().unwrap().1, vs[9]);
-        assert_eq!(std::fs::read_dir(&resident.scratch).unwrap().count(), 0);
+        let c = c.seal();
+        assert_eq!(c.row_at(9, 8).unwrap().unwrap().1, Some(vs[9].clone()));
+        assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
+
+        // Where the directory cannot be made, fragments go without files.
+        std::fs::write(dir.path().join("a file"), b"").unwrap();
+        let without = ResidentVectors::new(dir.path().join("a file").join("resident"));
+        assert!(without.scratch.is_none());
     }
 
     #[test]

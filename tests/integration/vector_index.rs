@@ -409,3 +409,58 @@ async fn resident_vectors_find_the_neighbours_and_reproduce_a_pinned_version() {
         assert_eq!(&answer_of(&again), was, "{q} after a restart");
     }
 }
+
+/// Semantic and hybrid answers to `queries` at `version`, for comparing exactly.
+async fn answers(
+    e: &ragstream::Engine,
+    kb: &ragstream::model::IndexName,
+    queries: &[String],
+    version: u64,
+) -> Vec<Vec<(String, u64)>> {
+    let mut out = Vec::new();
+    for q in queries {
+        for method in [SearchMethod::Semantic, SearchMethod::Hybrid] {
+            let mut r = SearchRequest::new(q, method, 10);
+            r.index_version = Some(version);
+            out.push(answer_of(&e.search(kb, &r).await.unwrap()));
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_scratch_files_candidates_vectors_are_read_from_lance_and_answers_are_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.vector_index_min_rows = 400;
+    c.index.vector_index_partitions = 2;
+    let kb = name("kb");
+    let queries: Vec<String> = (0..500).step_by(50).map(text).collect();
+    let scratch = dir.path().join("indexes").join("kb").join("resident");
+    let (version, with_files) = {
+        let e = engine_with(c.clone());
+        let docs: Vec<_> = (0..500)
+            .map(|i| doc(&format!("d{i}"), "", &text(i)))
+            .collect();
+        e.write(&kb, upserts(docs)).await.unwrap();
+        let index = e.index(&kb).await.unwrap();
+        wait_for_vector_index(&e, &index).await;
+        let version = index.latest_version();
+        let with_files = answers(&e, &kb, &queries, version).await;
+        // The resident vectors hold their fragments' vectors in unlinked files there.
+        let held = std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .filter(|target| target.starts_with(&scratch))
+            .count();
+        assert!(held > 0, "no scratch file open under {}", scratch.display());
+        (version, with_files)
+    };
+    assert!(with_files.iter().all(|a| a.len() == 10));
+    // The scratch directory cannot be made (a file stands in its place): every candidate's
+    // vector now comes from Lance, and the answers, scores to the bit, are the same.
+    std::fs::remove_dir_all(&scratch).unwrap();
+    std::fs::write(&scratch, b"not a directory").unwrap();
+    let e = engine_with(c);
+    assert_eq!(answers(&e, &kb, &queries, version).await, with_files);
+}
