@@ -73,7 +73,8 @@ impl BackgroundPriority {
             // valid sched_param. Moving to SCHED_IDLE lowers priority, which needs no
             // privilege, but a sandbox may refuse it: the thread then keeps nice 19.
             if unsafe { libc::sched_setscheduler(tid, libc::SCHED_IDLE, &param) } != 0 {
-                // Once: merge threads are moved again at every round of merges.
+                // Once: every background thread and each new keyword writer's merge
+                // threads are moved, and each would warn again.
                 static REFUSED: std::sync::Once = std::sync::Once::new();
                 let error = std::io::Error::last_os_error();
                 REFUSED.call_once(|| {

@@ -216,12 +216,7 @@ impl FragmentCodes {
 
     /// The ids of the row at physical `offset` and its exact vector from the scratch file
     /// (`None` without one); `None` if the fragment has no such row.
-    #[allow(clippy::type_complexity)]
-    fn row_at(
-        &self,
-        offset: u32,
-        dimensions: usize,
-    ) -> Result<Option<(RowIds<'_>, Option<Vec<f32>>)>, StoreError> {
+    fn row_at(&self, offset: u32, dimensions: usize) -> Result<Option<RowAt<'_>>, StoreError> {
         let Ok(row) = self.offsets.binary_search(&offset) else {
             return Ok(None);
         };
@@ -330,6 +325,9 @@ impl FragmentCodes {
 
 /// A row's chunk id, document id and chunk index.
 type RowIds<'a> = (&'a str, &'a str, u32);
+
+/// A row's ids and, where its fragment has a scratch file, its exact vector.
+type RowAt<'a> = (RowIds<'a>, Option<Vec<f32>>);
 
 /// A chunk id's hash, for finding its row (the same in every process: nothing is stored).
 fn id_hash(chunk_id: &str) -> u64 {
