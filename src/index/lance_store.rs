@@ -687,6 +687,14 @@ impl LanceStore {
         if addresses.is_empty() {
             return Ok(Vec::new());
         }
+        // Where the resident vectors hold this version, its rows are in their scratch files:
+        // a read on this thread instead of Lance's hand-offs by fragment.
+        if !with_vector {
+            if let Some((center, _)) = self.resident_for(ds, &Filters::default()).await? {
+                let view = self.resident.view(ds, &center).await?;
+                return view.rows_at(ds, addresses).await;
+            }
+        }
         let columns = row_columns(with_vector);
         let batch = ds
             .take_rows(addresses, ds.schema().project(&columns)?)

@@ -19,14 +19,16 @@
 //! its fragments' cached codes plus the deletion vectors of that version: a commit costs the
 //! codes of the fragments it wrote, not a reload.
 //!
-//! Each fragment's exact vectors are also copied, as its codes are taken, to a scratch file
-//! of its own (unlinked: it goes when the codes go, or with the process). A candidate's
-//! vector is then one `pread` on the query's own thread: a Lance read by address costs a few
+//! Each fragment's rows are also copied, as its codes are taken, to a scratch file of its own
+//! (unlinked: it goes when the codes go, or with the process): each row's exact vector, then
+//! its other columns as stored. A candidate's vector, and a returned hit's text and metadata,
+//! are then one `pread` each on the query's own thread: a Lance read by address costs a few
 //! thread hand-offs per fragment it touches (its I/O and decode tasks), and those made a
 //! hybrid query's reads cost by the fragments, not the rows (BENCHMARKS.md, "Candidates'
-//! vectors from scratch files"). The files live in the page cache like Lance's own data, not
-//! in the process's memory. A fragment whose file could not be written (no space, a
-//! read-only directory) has its candidates' vectors read from Lance, as before.
+//! vectors from scratch files", "Hits' rows from the scratch files"). The files live in the
+//! page cache like Lance's own data, not in the process's memory. A fragment whose file
+//! could not be written (no space, a read-only directory) has its rows read from Lance, as
+//! before.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -40,7 +42,10 @@ use futures::TryStreamExt;
 use lance::dataset::fragment::FileFragment;
 use lance::Dataset;
 
-use super::rows::{CandidateRow, DELETED_AT_COLUMN, ROW_ADDRESS_COLUMN, VECTOR_COLUMN};
+use super::rows::{
+    batch_to_rows, batch_to_stored, columns_without_vector, CandidateRow, ChunkRow, StoredRow,
+    ROW_ADDRESS_COLUMN, VECTOR_COLUMN,
+};
 use super::StoreError;
 use crate::retrieval::filters::Visibility;
 use vector_codes as codes;
@@ -72,58 +77,117 @@ struct FragmentCodes {
     chunk_ids: Strings,
     document_ids: Strings,
     chunk_indexes: Vec<u32>,
-    /// Every row's exact vector, row after row (`dimensions` f32 each, native byte order),
-    /// written while the codes are taken and read back for candidates.
-    vectors: VectorFile,
+    /// Every row, written while the codes are taken and read back for candidates and hits.
+    file: RowFile,
 }
 
-/// An unlinked scratch file of vectors: buffered while rows are pushed, then read by offset;
-/// `None` once it could not be made or written.
-enum VectorFile {
-    Writing(std::io::BufWriter<std::fs::File>),
-    Sealed(std::fs::File),
+/// An unlinked scratch file of rows, one after another: each row's exact vector
+/// (`dimensions` f32, native byte order), then its [`StoredRow`] as JSON. Buffered while rows
+/// are pushed, then read by offset; `None` once it could not be made or written.
+enum RowFile {
+    /// The file, and where each row written so far ends in it.
+    Writing(std::io::BufWriter<std::fs::File>, Vec<u64>),
+    Sealed(std::fs::File, Vec<u64>),
     None,
 }
 
-impl VectorFile {
-    fn new(scratch: Option<&Path>) -> Self {
+impl RowFile {
+    fn new(scratch: Option<&Path>, rows: usize) -> Self {
         match scratch.map(tempfile::tempfile_in) {
-            Some(Ok(file)) => VectorFile::Writing(std::io::BufWriter::with_capacity(1 << 20, file)),
-            Some(Err(e)) => VectorFile::failed(&e),
-            None => VectorFile::None,
+            Some(Ok(file)) => RowFile::Writing(
+                std::io::BufWriter::with_capacity(1 << 20, file),
+                Vec::with_capacity(rows),
+            ),
+            Some(Err(e)) => RowFile::failed(&e),
+            None => RowFile::None,
         }
     }
 
-    fn write(&mut self, vector: &[f32]) {
-        if let VectorFile::Writing(file) = self {
-            if let Err(e) = vector
-                .iter()
-                .try_for_each(|x| file.write_all(&x.to_ne_bytes()))
-            {
-                *self = VectorFile::failed(&e);
+    fn write(&mut self, vector: &[f32], row: &StoredRow) {
+        if let RowFile::Writing(file, ends) = self {
+            let columns = serde_json::to_vec(row).map_err(std::io::Error::other);
+            let written = columns.and_then(|columns| {
+                for x in vector {
+                    file.write_all(&x.to_ne_bytes())?;
+                }
+                file.write_all(&columns)?;
+                Ok(columns.len())
+            });
+            match written {
+                Ok(n) => {
+                    let start = ends.last().copied().unwrap_or(0);
+                    ends.push(start + (vector.len() * 4 + n) as u64);
+                }
+                Err(e) => *self = RowFile::failed(&e),
             }
         }
     }
 
     fn seal(self) -> Self {
         match self {
-            VectorFile::Writing(file) => match file.into_inner() {
-                Ok(file) => VectorFile::Sealed(file),
-                Err(e) => VectorFile::failed(e.error()),
+            RowFile::Writing(file, ends) => match file.into_inner() {
+                Ok(file) => RowFile::Sealed(file, ends),
+                Err(e) => RowFile::failed(e.error()),
             },
             other => other,
         }
     }
 
-    /// No file: the candidates' vectors of this fragment are read from Lance. Warned about
-    /// once (a full disk would otherwise warn at every commit).
+    /// The file and where row `row` spans in it, once sealed.
+    fn span(&self, row: usize) -> Option<(&std::fs::File, u64, u64)> {
+        match self {
+            RowFile::Sealed(file, ends) => {
+                let start = if row == 0 { 0 } else { ends[row - 1] };
+                Some((file, start, ends[row]))
+            }
+            _ => None,
+        }
+    }
+
+    /// Row `row`'s exact vector; `None` without a file.
+    fn vector(&self, row: usize, dimensions: usize) -> std::io::Result<Option<Vec<f32>>> {
+        let Some((file, start, _)) = self.span(row) else {
+            return Ok(None);
+        };
+        let mut bytes = vec![0u8; dimensions * 4];
+        file.read_exact_at(&mut bytes, start)?;
+        Ok(Some(
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ))
+    }
+
+    /// Row `row`'s stored columns; `None` without a file.
+    fn stored(&self, row: usize, dimensions: usize) -> Result<Option<StoredRow>, StoreError> {
+        let Some((file, start, end)) = self.span(row) else {
+            return Ok(None);
+        };
+        let from = start + (dimensions * 4) as u64;
+        let mut bytes = vec![0u8; end.saturating_sub(from) as usize];
+        file.read_exact_at(&mut bytes, from)?;
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| corrupt(&format!("a scratch file's row does not parse: {e}")))
+    }
+
+    fn bytes_in_memory(&self) -> usize {
+        match self {
+            RowFile::Writing(_, ends) | RowFile::Sealed(_, ends) => ends.len() * 8,
+            RowFile::None => 0,
+        }
+    }
+
+    /// No file: this fragment's candidates' vectors and hits' rows are read from Lance.
+    /// Warned about once (a full disk would otherwise warn at every commit).
     fn failed(e: &std::io::Error) -> Self {
         static WARNED: std::sync::Once = std::sync::Once::new();
         WARNED.call_once(|| {
             tracing::warn!(error = %e, "a resident vectors scratch file could not be written; \
-                candidates' vectors of such fragments are read from Lance");
+                the rows of such fragments are read from Lance");
         });
-        VectorFile::None
+        RowFile::None
     }
 }
 
@@ -152,7 +216,7 @@ impl Strings {
 
 impl FragmentCodes {
     /// Codes for a fragment of `rows` rows of `dimensions`-long vectors (more may be pushed),
-    /// its vectors copied to a scratch file in `scratch` (if given).
+    /// its rows copied to a scratch file in `scratch` (if given).
     fn new(id: u64, rows: usize, dimensions: usize, scratch: Option<&Path>) -> Self {
         FragmentCodes {
             id,
@@ -166,20 +230,14 @@ impl FragmentCodes {
             chunk_ids: Strings::default(),
             document_ids: Strings::default(),
             chunk_indexes: Vec::new(),
-            vectors: VectorFile::new(scratch),
+            file: RowFile::new(scratch, rows),
         }
     }
 
-    fn push(
-        &mut self,
-        offset: u32,
-        row: RowIds,
-        vector: &[f32],
-        center: &[f32],
-        soft_deleted: bool,
-    ) {
-        self.vectors.write(vector);
-        let (chunk_id, document_id, chunk_index) = row;
+    fn push(&mut self, offset: u32, stored: &StoredRow, vector: &[f32], center: &[f32]) {
+        self.file.write(vector, stored);
+        let (chunk_id, document_id, chunk_index) = stored.ids();
+        let soft_deleted = stored.is_deleted();
         let row = self.offsets.len();
         self.offsets.push(offset);
         self.ids.push((id_hash(chunk_id), row as u32));
@@ -212,28 +270,21 @@ impl FragmentCodes {
             + self.chunk_ids.bytes_in_memory()
             + self.document_ids.bytes_in_memory()
             + self.chunk_indexes.len() * 4
+            + self.file.bytes_in_memory()
+    }
+
+    /// The row at physical `offset`, if the fragment has one.
+    fn row(&self, offset: u32) -> Option<usize> {
+        self.offsets.binary_search(&offset).ok()
     }
 
     /// The ids of the row at physical `offset` and its exact vector from the scratch file
     /// (`None` without one); `None` if the fragment has no such row.
     fn row_at(&self, offset: u32, dimensions: usize) -> Result<Option<RowAt<'_>>, StoreError> {
-        let Ok(row) = self.offsets.binary_search(&offset) else {
+        let Some(row) = self.row(offset) else {
             return Ok(None);
         };
-        let vector = match &self.vectors {
-            VectorFile::Sealed(file) => {
-                let width = dimensions * 4;
-                let mut bytes = vec![0u8; width];
-                file.read_exact_at(&mut bytes, (row * width) as u64)?;
-                Some(
-                    bytes
-                        .chunks_exact(4)
-                        .map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
-                        .collect(),
-                )
-            }
-            _ => None,
-        };
+        let vector = self.file.vector(row, dimensions)?;
         let ids = (
             self.chunk_ids.get(row),
             self.document_ids.get(row),
@@ -246,7 +297,7 @@ impl FragmentCodes {
     /// called once every row is pushed.
     fn seal(mut self) -> Self {
         self.ids.sort_unstable();
-        self.vectors = self.vectors.seal();
+        self.file = self.file.seal();
         self
     }
 
@@ -261,31 +312,28 @@ impl FragmentCodes {
             .map(|(_, row)| *row)
     }
 
-    /// Reads every physical row of `fragment` (deleted rows included).
+    /// Reads every physical row of `fragment` (deleted rows included), batch after batch
+    /// (a fragment's text is not held in memory whole).
     async fn read(
         fragment: &FileFragment,
         center: &[f32],
         scratch: Option<&Path>,
     ) -> Result<Self, StoreError> {
+        let mut columns = columns_without_vector();
+        columns.push(VECTOR_COLUMN);
         let mut scanner = fragment.scan();
         scanner
-            .project(&[
-                "chunk_id",
-                "document_id",
-                "chunk_index",
-                VECTOR_COLUMN,
-                DELETED_AT_COLUMN,
-            ])?
+            .project(&columns)?
             .with_row_address()
             // Lance returns deleted rows only beside row ids (null for those rows).
             .with_row_id()
             .include_deleted_rows()
             .scan_in_order(true);
-        let batches: Vec<RecordBatch> = scanner.try_into_stream().await?.try_collect().await?;
-        let rows = batches.iter().map(RecordBatch::num_rows).sum();
+        let mut batches = scanner.try_into_stream().await?;
+        let rows = fragment.metadata().physical_rows.unwrap_or(0);
         let mut codes = FragmentCodes::new(fragment.id() as u64, rows, center.len(), scratch);
-        for b in &batches {
-            codes.append(b, center)?;
+        while let Some(b) = batches.try_next().await? {
+            codes.append(&b, center)?;
         }
         Ok(codes.seal())
     }
@@ -296,28 +344,11 @@ impl FragmentCodes {
             .column_by_name(ROW_ADDRESS_COLUMN)
             .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
             .ok_or_else(|| corrupt("no u64 row address column"))?;
-        let string = |name: &str| {
-            batch
-                .column_by_name(name)
-                .and_then(|c| c.as_string_opt::<i32>())
-                .ok_or_else(|| corrupt(&format!("no utf8 {name} column")))
-        };
-        let (chunk_ids, document_ids) = (string("chunk_id")?, string("document_id")?);
-        let chunk_indexes = batch
-            .column_by_name("chunk_index")
-            .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt32Type>())
-            .ok_or_else(|| corrupt("no u32 chunk_index column"))?;
+        let stored = batch_to_stored(batch).map_err(|e| corrupt(&e))?;
         let vectors = vectors_of(batch, dimensions)?;
-        let deleted_at = batch.column_by_name(DELETED_AT_COLUMN);
-        for (i, vector) in vectors.enumerate() {
+        for (i, (vector, stored)) in vectors.zip(&stored).enumerate() {
             let offset = (addresses.value(i) & 0xFFFF_FFFF) as u32;
-            let soft_deleted = deleted_at.is_some_and(|c| !c.is_null(i));
-            let ids = (
-                chunk_ids.value(i),
-                document_ids.value(i),
-                chunk_indexes.value(i),
-            );
-            self.push(offset, ids, vector, center, soft_deleted);
+            self.push(offset, stored, vector, center);
         }
         Ok(())
     }
@@ -544,6 +575,47 @@ impl View {
             rows[i].vector = vector.to_vec();
         }
         Ok(rows)
+    }
+
+    /// The rows (without vectors) at `addresses` of `ds` (this view's version), in that
+    /// order: from the fragments' scratch files, or read from Lance for fragments without one.
+    pub async fn rows_at(
+        &self,
+        ds: &Dataset,
+        addresses: &[u64],
+    ) -> Result<Vec<ChunkRow>, StoreError> {
+        let dimensions = self.center.len();
+        let mut rows = Vec::with_capacity(addresses.len());
+        let mut unread = Vec::new();
+        for (i, &address) in addresses.iter().enumerate() {
+            let fragment = self.fragments.iter().find(|(f, _)| f.id == address >> 32);
+            let (f, row) = fragment
+                .and_then(|(f, _)| Some((f, f.row((address & 0xFFFF_FFFF) as u32)?)))
+                .ok_or_else(|| corrupt(&format!("no row at address {address}")))?;
+            let stored = f.file.stored(row, dimensions)?;
+            if stored.is_none() {
+                unread.push(i);
+            }
+            rows.push(stored.map(|s| s.into_row(None)));
+        }
+        if !unread.is_empty() {
+            let at: Vec<u64> = unread.iter().map(|&i| addresses[i]).collect();
+            let batch = ds
+                .take_rows(&at, ds.schema().project(&columns_without_vector())?)
+                .await?;
+            let read = batch_to_rows(&batch).map_err(|e| corrupt(&e))?;
+            if read.len() != at.len() {
+                return Err(corrupt(&format!(
+                    "{} rows read for {} addresses",
+                    read.len(),
+                    at.len()
+                )));
+            }
+            for (&i, row) in unread.iter().zip(read) {
+                rows[i] = Some(row);
+            }
+        }
+        Ok(rows.into_iter().flatten().collect())
     }
 
     /// The candidates at `addresses` with the vectors the scratch files hold, and the
@@ -875,7 +947,8 @@ mod tests {
         let mut c = FragmentCodes::new(id, vs.len(), center.len(), Some(&std::env::temp_dir()));
         for (i, v) in vs.iter().enumerate() {
             let chunk_id = format!("c{id}-{i}");
-            c.push(i as u32, (&chunk_id, "doc", i as u32), v, center, soft(i));
+            let stored = StoredRow::for_test(&chunk_id, "doc", i as u32, soft(i));
+            c.push(i as u32, &stored, v, center);
         }
         c.seal()
     }
@@ -1034,7 +1107,12 @@ mod tests {
         let mut deleted = vec![0u64; 5];
         deleted[0] |= 1 << 7;
         let mut again = FragmentCodes::new(4, 1, center.len(), None);
-        again.push(5, ("c3-12", "doc", 12), &vs[12], &center, false);
+        again.push(
+            5,
+            &StoredRow::for_test("c3-12", "doc", 12, false),
+            &vs[12],
+            &center,
+        );
         let view = view_of(
             vec![
                 (codes_of(3, &vs, &center, |i| i == 9), Some(deleted)),
@@ -1073,20 +1151,38 @@ mod tests {
     }
 
     #[test]
-    fn vector_files_leave_nothing_on_disk() {
+    fn scratch_files_give_back_each_rows_vector_and_columns_and_leave_nothing_on_disk() {
         // The scratch files are unlinked from the start: a crash or a dropped fragment
         // leaves no file behind to clean up.
         let dir = tempfile::tempdir().unwrap();
         let resident = ResidentVectors::new(dir.path().join("resident"));
         let scratch = resident.scratch.clone().expect("a scratch directory");
         let vs = vectors(10, 8, 3);
+        // Rows of differing lengths at offsets with gaps (rows deleted before a rewrite).
+        let stored: Vec<StoredRow> = (0..vs.len())
+            .map(|i| StoredRow::for_test(&"c".repeat(i + 1), "d", i as u32, i % 3 == 0))
+            .collect();
         let mut c = FragmentCodes::new(1, vs.len(), 8, Some(&scratch));
         for (i, v) in vs.iter().enumerate() {
-            c.push(i as u32, ("c", "d", i as u32), v, &mean(&vs), false);
+            c.push(2 * i as u32, &stored[i], v, &mean(&vs));
         }
         let c = c.seal();
-        assert_eq!(c.row_at(9, 8).unwrap().unwrap().1, Some(vs[9].clone()));
+        for i in [0, 4, 9] {
+            assert_eq!(
+                c.row_at(2 * i as u32, 8).unwrap().unwrap().1,
+                Some(vs[i].clone())
+            );
+            assert_eq!(c.file.stored(i, 8).unwrap(), Some(stored[i].clone()));
+        }
+        assert_eq!(c.row(3), None);
         assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
+
+        // Without a file, neither is there: the caller reads them from Lance.
+        let mut without_file = FragmentCodes::new(2, 1, 8, None);
+        without_file.push(0, &stored[0], &vs[0], &mean(&vs));
+        let without_file = without_file.seal();
+        assert_eq!(without_file.row_at(0, 8).unwrap().unwrap().1, None);
+        assert_eq!(without_file.file.stored(0, 8).unwrap(), None);
 
         // Where the directory cannot be made, fragments go without files.
         std::fs::write(dir.path().join("a file"), b"").unwrap();

@@ -330,9 +330,130 @@ pub fn rows_to_batch(rows: &[ChunkRow], dimensions: usize) -> Result<RecordBatch
     RecordBatch::try_new(chunk_schema(dimensions), columns).map_err(|e| e.to_string())
 }
 
+/// A row as Lance stores it, without its vector: its JSON columns (`section_path`,
+/// `metadata`) still text. What the resident vectors' scratch files keep of each row, so that
+/// a row read from them becomes a [`ChunkRow`] by the same parse as one read from Lance.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StoredRow {
+    chunk_id: String,
+    document_id: String,
+    chunk_index: u32,
+    text: String,
+    title: Option<String>,
+    section_path: String,
+    page_number: Option<u32>,
+    offset_start: u32,
+    offset_end: u32,
+    knowledge_base_id: String,
+    source_type: Option<String>,
+    source_name: Option<String>,
+    uri: Option<String>,
+    source_id: Option<String>,
+    source_path: Option<String>,
+    managed_by_source: Option<bool>,
+    project_id: Option<String>,
+    tags: Vec<String>,
+    updated_at: Option<String>,
+    metadata: String,
+    doc_hash: String,
+    deleted_at: Option<String>,
+}
+
+impl StoredRow {
+    /// Whether the row is soft-deleted.
+    pub fn is_deleted(&self) -> bool {
+        self.deleted_at.is_some()
+    }
+
+    /// The row's chunk id, document id and chunk index.
+    pub fn ids(&self) -> (&str, &str, u32) {
+        (&self.chunk_id, &self.document_id, self.chunk_index)
+    }
+
+    /// The chunk row, with `vector` (if read).
+    pub fn into_row(self, vector: Option<Vec<f32>>) -> ChunkRow {
+        ChunkRow {
+            chunk_id: self.chunk_id,
+            document_id: self.document_id,
+            chunk_index: self.chunk_index,
+            text: self.text,
+            title: self.title,
+            section_path: serde_json::from_str(&self.section_path).unwrap_or_default(),
+            page_number: self.page_number,
+            offset_start: self.offset_start,
+            offset_end: self.offset_end,
+            knowledge_base_id: self.knowledge_base_id,
+            source_type: self.source_type,
+            source_name: self.source_name,
+            uri: self.uri,
+            source_id: self.source_id,
+            source_path: self.source_path,
+            managed_by_source: self.managed_by_source,
+            project_id: self.project_id,
+            tags: self.tags,
+            updated_at: self.updated_at,
+            metadata: serde_json::from_str(&self.metadata).unwrap_or_default(),
+            doc_hash: self.doc_hash,
+            deleted_at: self.deleted_at,
+            vector,
+        }
+    }
+}
+
+#[cfg(test)]
+impl StoredRow {
+    /// A row for tests of what keeps stored rows: text "text of <chunk id>", metadata
+    /// `{"n": <chunk index>}`, soft-deleted if `deleted`.
+    pub(crate) fn for_test(
+        chunk_id: &str,
+        document_id: &str,
+        chunk_index: u32,
+        deleted: bool,
+    ) -> Self {
+        StoredRow {
+            chunk_id: chunk_id.to_string(),
+            document_id: document_id.to_string(),
+            chunk_index,
+            text: format!("text of {chunk_id}"),
+            title: None,
+            section_path: "[]".to_string(),
+            page_number: None,
+            offset_start: 0,
+            offset_end: 0,
+            knowledge_base_id: "kb".to_string(),
+            source_type: None,
+            source_name: None,
+            uri: None,
+            source_id: None,
+            source_path: None,
+            managed_by_source: None,
+            project_id: None,
+            tags: Vec::new(),
+            updated_at: None,
+            metadata: format!("{{\"n\":{chunk_index}}}"),
+            doc_hash: "h".to_string(),
+            deleted_at: deleted.then(|| "2026-11-27T00:00:00.000Z".to_string()),
+        }
+    }
+}
+
 /// Reads rows back from a batch holding at least the non-vector columns (and the vector
 /// column when it was projected).
 pub fn batch_to_rows(batch: &RecordBatch) -> Result<Vec<ChunkRow>, String> {
+    let stored = batch_to_stored(batch)?;
+    let rows = match vectors_of(batch)? {
+        Some(vectors) => stored
+            .into_iter()
+            .zip(vectors)
+            .map(|(r, v)| r.into_row(Some(v)))
+            .collect(),
+        None => stored.into_iter().map(|r| r.into_row(None)).collect(),
+    };
+    Ok(rows)
+}
+
+/// Reads the stored rows of a batch holding at least the non-vector columns.
+pub fn batch_to_stored(batch: &RecordBatch) -> Result<Vec<StoredRow>, String> {
     let col = |name: &str| {
         batch
             .column_by_name(name)
@@ -366,58 +487,56 @@ pub fn batch_to_rows(batch: &RecordBatch) -> Result<Vec<ChunkRow>, String> {
             })
             .collect())
     };
-    let chunk_id = string_at("chunk_id")?;
-    let document_id = string_at("document_id")?;
+    let mut chunk_id = string_at("chunk_id")?;
+    let mut document_id = string_at("document_id")?;
     let chunk_index = u32_at("chunk_index")?;
-    let text = string_at("text")?;
-    let title = string_at("title")?;
-    let section_path = string_at("section_path")?;
+    let mut text = string_at("text")?;
+    let mut title = string_at("title")?;
+    let mut section_path = string_at("section_path")?;
     let page_number = u32_at("page_number")?;
     let offset_start = u32_at("offset_start")?;
     let offset_end = u32_at("offset_end")?;
-    let kb = string_at("knowledge_base_id")?;
-    let source_type = string_at("source_type")?;
-    let source_name = string_at("source_name")?;
-    let uri = string_at("uri")?;
-    let source_id = string_at("source_id")?;
-    let source_path = string_at("source_path")?;
+    let mut kb = string_at("knowledge_base_id")?;
+    let mut source_type = string_at("source_type")?;
+    let mut source_name = string_at("source_name")?;
+    let mut uri = string_at("uri")?;
+    let mut source_id = string_at("source_id")?;
+    let mut source_path = string_at("source_path")?;
     let managed = col("managed_by_source")?
         .as_boolean_opt()
         .ok_or("managed_by_source: not bool")?;
-    let project_id = string_at("project_id")?;
-    let tags = list_at("tags")?;
-    let updated_at = string_at("updated_at")?;
-    let metadata = string_at("metadata")?;
-    let doc_hash = string_at("doc_hash")?;
-    let deleted_at = string_at(DELETED_AT_COLUMN)?;
-    let vectors = vectors_of(batch)?;
+    let mut project_id = string_at("project_id")?;
+    let mut tags = list_at("tags")?;
+    let mut updated_at = string_at("updated_at")?;
+    let mut metadata = string_at("metadata")?;
+    let mut doc_hash = string_at("doc_hash")?;
+    let mut deleted_at = string_at(DELETED_AT_COLUMN)?;
     let mut rows = Vec::with_capacity(batch.num_rows());
     for i in 0..batch.num_rows() {
-        let req = |v: &Vec<Option<String>>| v[i].clone().unwrap_or_default();
-        rows.push(ChunkRow {
-            chunk_id: req(&chunk_id),
-            document_id: req(&document_id),
+        let req = |v: &mut Vec<Option<String>>| v[i].take().unwrap_or_default();
+        rows.push(StoredRow {
+            chunk_id: req(&mut chunk_id),
+            document_id: req(&mut document_id),
             chunk_index: chunk_index[i].unwrap_or_default(),
-            text: req(&text),
-            title: title[i].clone(),
-            section_path: serde_json::from_str(&req(&section_path)).unwrap_or_default(),
+            text: req(&mut text),
+            title: title[i].take(),
+            section_path: req(&mut section_path),
             page_number: page_number[i],
             offset_start: offset_start[i].unwrap_or_default(),
             offset_end: offset_end[i].unwrap_or_default(),
-            knowledge_base_id: req(&kb),
-            source_type: source_type[i].clone(),
-            source_name: source_name[i].clone(),
-            uri: uri[i].clone(),
-            source_id: source_id[i].clone(),
-            source_path: source_path[i].clone(),
+            knowledge_base_id: req(&mut kb),
+            source_type: source_type[i].take(),
+            source_name: source_name[i].take(),
+            uri: uri[i].take(),
+            source_id: source_id[i].take(),
+            source_path: source_path[i].take(),
             managed_by_source: managed.is_valid(i).then(|| managed.value(i)),
-            project_id: project_id[i].clone(),
-            tags: tags[i].clone(),
-            updated_at: updated_at[i].clone(),
-            metadata: serde_json::from_str(&req(&metadata)).unwrap_or_default(),
-            doc_hash: req(&doc_hash),
-            deleted_at: deleted_at[i].clone(),
-            vector: vectors.as_ref().map(|v| v[i].clone()),
+            project_id: project_id[i].take(),
+            tags: std::mem::take(&mut tags[i]),
+            updated_at: updated_at[i].take(),
+            metadata: req(&mut metadata),
+            doc_hash: req(&mut doc_hash),
+            deleted_at: deleted_at[i].take(),
         });
     }
     Ok(rows)

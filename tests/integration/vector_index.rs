@@ -7,7 +7,7 @@ use ragstream::index::vector_index::{coverage, ID_INDEX, VECTOR_INDEX};
 use ragstream::retrieval::filters::{Filters, Visibility};
 use ragstream::retrieval::{SearchMethod, SearchRequest};
 
-use crate::common::{config, doc, engine_with, name, upserts, wait_for_vector_index};
+use crate::common::{config, delete, doc, engine_with, name, upserts, wait_for_vector_index};
 
 const WORDS: &[&str] = &[
     "volcano", "glacier", "desert", "forest", "river", "ocean", "mountain", "canyon", "island",
@@ -411,25 +411,32 @@ async fn resident_vectors_find_the_neighbours_and_reproduce_a_pinned_version() {
 }
 
 /// Semantic and hybrid answers to `queries` at `version`, for comparing exactly.
+/// Every semantic and hybrid answer to `queries` at `version`: each hit's whole row (text,
+/// metadata, everything returned) and its score's bits.
 async fn answers(
     e: &ragstream::Engine,
     kb: &ragstream::model::IndexName,
     queries: &[String],
     version: u64,
-) -> Vec<Vec<(String, u64)>> {
+) -> Vec<Vec<(ragstream::index::ChunkRow, u64)>> {
     let mut out = Vec::new();
     for q in queries {
         for method in [SearchMethod::Semantic, SearchMethod::Hybrid] {
             let mut r = SearchRequest::new(q, method, 10);
             r.index_version = Some(version);
-            out.push(answer_of(&e.search(kb, &r).await.unwrap()));
+            let hits = e.search(kb, &r).await.unwrap().hits;
+            out.push(
+                hits.into_iter()
+                    .map(|h| (h.row, h.score.to_bits()))
+                    .collect(),
+            );
         }
     }
     out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_scratch_files_candidates_vectors_are_read_from_lance_and_answers_are_the_same() {
+async fn without_scratch_files_candidates_and_hits_are_read_from_lance_and_answers_are_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(dir.path());
     c.index.vector_index_min_rows = 400;
@@ -439,10 +446,26 @@ async fn without_scratch_files_candidates_vectors_are_read_from_lance_and_answer
     let scratch = dir.path().join("indexes").join("kb").join("resident");
     let (version, with_files) = {
         let e = engine_with(c.clone());
+        // Rows with every kind of column filled, the hits' rows compared whole: a row read
+        // back from a scratch file must be the row Lance holds.
         let docs: Vec<_> = (0..500)
-            .map(|i| doc(&format!("d{i}"), "", &text(i)))
+            .map(|i| {
+                let mut d = doc(&format!("d{i}"), &format!("Title \"{i}\" é"), &text(i));
+                d.tags = vec![format!("t{}", i % 3), "ünï".into()];
+                d.uri = (i % 2 == 0).then(|| format!("https://example.org/{i}"));
+                d.updated_at = Some("2026-11-27T10:00:00+02:00".into());
+                d.managed_by_source = Some(i % 5 == 0);
+                d.metadata = serde_json::json!({"n": i, "x": 0.1 + i as f64 / 3.0, "nested": {"a": [1, "b", null]}})
+                    .as_object()
+                    .unwrap()
+                    .clone();
+                d
+            })
             .collect();
         e.write(&kb, upserts(docs)).await.unwrap();
+        // A soft-deleted document: its rows keep a `deleted_at` (an unfiltered search
+        // finds none of them, the pinned version still holds them).
+        e.write(&kb, vec![delete("d0")]).await.unwrap();
         let index = e.index(&kb).await.unwrap();
         wait_for_vector_index(&e, &index).await;
         let version = index.latest_version();
@@ -457,8 +480,13 @@ async fn without_scratch_files_candidates_vectors_are_read_from_lance_and_answer
         (version, with_files)
     };
     assert!(with_files.iter().all(|a| a.len() == 10));
+    assert!(with_files
+        .iter()
+        .flatten()
+        .all(|(row, _)| row.title.is_some() && !row.metadata.is_empty() && row.vector.is_none()));
     // The scratch directory cannot be made (a file stands in its place): every candidate's
-    // vector now comes from Lance, and the answers, scores to the bit, are the same.
+    // vector and every hit's row now come from Lance, and the answers, whole rows and
+    // scores to the bit, are the same.
     std::fs::remove_dir_all(&scratch).unwrap();
     std::fs::write(&scratch, b"not a directory").unwrap();
     let e = engine_with(c);
