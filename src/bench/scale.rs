@@ -759,7 +759,8 @@ async fn time_phases(
         "keyword rows by id, with vectors",
         "30 candidates by address, Lance's four candidate columns (before)",
         "30 candidates by address, the vector column alone (before the scratch files)",
-        "10 rows by address (what runs)",
+        "10 rows by address, from the scratch files (what runs)",
+        "10 rows by address, from Lance (before the scratch files held them)",
     ]
     .into_iter()
     .map(|p| (p, Vec::new()))
@@ -849,6 +850,17 @@ async fn time_phases(
         let addresses: Vec<u64> = found.iter().take(10).map(|c| c.address).collect();
         lance.rows_at(&snapshot.dataset, &addresses, false).await?;
         lap(12, &mut times);
+        let columns = snapshot
+            .dataset
+            .schema()
+            .project(&crate::index::rows::columns_without_vector())
+            .map_err(crate::index::StoreError::from)?;
+        snapshot
+            .dataset
+            .take_rows(&addresses, columns)
+            .await
+            .map_err(crate::index::StoreError::from)?;
+        lap(13, &mut times);
     }
     Ok(times
         .into_iter()
