@@ -218,37 +218,49 @@ async fn rows_in(ds: &Dataset, holds: impl Fn(u32) -> bool) -> Result<usize, Sto
 /// Most segments an index has after an update (the trained one and its deltas); an
 /// unfiltered search does not walk them (the resident vectors serve it), a filtered one
 /// searches each.
-const MAX_SEGMENTS: usize = 8;
+const MAX_SEGMENTS: usize = 10;
 /// Delta segments below this many rows are always merged into the next update's.
 const SEGMENT_FLOOR_ROWS: usize = 10_000;
+/// No merge makes a delta segment larger than this share of the trained segment's rows
+/// (nor smaller than twice the floor): rebuilding a graph costs more than its rows
+/// (n log n), and one merge of 51,000 rows on the steady bench took 43 s of a pass beside the
+/// queries against 12 s for 25,000 (BENCHMARKS.md, "Hits' rows from the scratch files").
+/// A quarter keeps the segments within [`MAX_SEGMENTS`] until retraining (at twice the trained
+/// rows, so at most the trained rows in deltas: four full segments and a tail that doubles
+/// up to the cap; simulated in the tests at 100,000 and a million trained rows).
+const MERGE_SHARE_OF_TRAINED: usize = 4;
+
+/// The most rows a merged delta segment may hold, given the trained segment's rows.
+fn merge_cap(trained_rows: usize) -> usize {
+    (trained_rows / MERGE_SHARE_OF_TRAINED).max(2 * SEGMENT_FLOOR_ROWS)
+}
 
 /// How many of the newest delta segments an update folds its `new_rows` into (0: they make
-/// a segment of their own), given the delta segments' rows, newest first.
+/// a segment of their own), given the delta segments' rows, newest first, and the most rows
+/// a merge may make ([`merge_cap`]).
 ///
 /// Size-tiered, as compaction is (maintenance.rs, `newest_run`): merging a delta segment
 /// rebuilds its graph from every row it holds, so always merging into the newest delta would
 /// rebuild everything written since training at every other pass — on the steady bench a
 /// 50,000-row graph per pass by the tenth minute, beside the queries. Walking back from the
 /// newest, a segment joins while it holds no more rows than the merge so far (or fewer than
-/// [`SEGMENT_FLOOR_ROWS`]): segments double like a binary counter, a row is rebuilt about
-/// log2(deltas / pass) times, and there are about log2(deltas / floor) + 1 segments. Should
-/// that reach [`MAX_SEGMENTS`] (many times more rows written than trained on, which a
-/// retraining at twice the trained rows makes rare), every delta is merged into one.
-fn segments_to_merge(new_rows: usize, deltas: &[usize]) -> usize {
+/// [`SEGMENT_FLOOR_ROWS`]) and the merge stays within `cap`: segments double like a binary
+/// counter up to the cap, a row is rebuilt about log2(cap / pass) times, and there are about
+/// log2(cap / floor) + deltas / cap segments. Should that reach [`MAX_SEGMENTS`] (many times
+/// more rows written than trained on, which retraining makes rare), just enough of the
+/// newest (the smallest) are merged to stay within it, whatever their size.
+fn segments_to_merge(new_rows: usize, deltas: &[usize], cap: usize) -> usize {
     let mut run = new_rows;
     let mut n = 0;
     for &rows in deltas {
-        if rows > run.max(SEGMENT_FLOOR_ROWS) {
+        if rows > run.max(SEGMENT_FLOOR_ROWS) || run + rows > cap {
             break;
         }
         run += rows;
         n += 1;
     }
     // The trained segment, the deltas left and the merged (or new) one.
-    if deltas.len() - n + 2 > MAX_SEGMENTS {
-        return deltas.len();
-    }
-    n
+    n.max((deltas.len() + 2).saturating_sub(MAX_SEGMENTS))
 }
 
 /// Whether `ds` has a vector index (queries then set nprobes and refine).
@@ -504,7 +516,7 @@ impl Index {
         // Segments oldest first (the manifest's order: a merge's segment goes last); the
         // first is the one trained on most rows, never merged here.
         let mut deltas = Vec::new();
-        for segment in indices.iter().filter(|i| i.name == name).skip(1) {
+        for segment in indices.iter().filter(|i| i.name == name) {
             let covered = |id| {
                 segment
                     .fragment_bitmap
@@ -513,8 +525,13 @@ impl Index {
             };
             deltas.push(rows_in(&snapshot, covered).await?);
         }
+        let trained = if deltas.is_empty() {
+            0
+        } else {
+            deltas.remove(0)
+        };
         deltas.reverse();
-        let options = match segments_to_merge(total - before, &deltas) {
+        let options = match segments_to_merge(total - before, &deltas, merge_cap(trained)) {
             0 => OptimizeOptions::append(),
             n => OptimizeOptions::merge(n),
         };
@@ -592,36 +609,71 @@ mod tests {
 
     #[test]
     fn new_rows_merge_with_the_newest_deltas_no_larger_than_the_merge_so_far() {
+        let cap = usize::MAX;
         // Nothing yet but the trained segment: the new rows make a delta.
-        assert_eq!(segments_to_merge(3_000, &[]), 0);
+        assert_eq!(segments_to_merge(3_000, &[], cap), 0);
         // Small deltas below the floor are merged.
-        assert_eq!(segments_to_merge(3_000, &[3_000, 6_000]), 2);
+        assert_eq!(segments_to_merge(3_000, &[3_000, 6_000], cap), 2);
         // A delta larger than the merge so far ends the run.
-        assert_eq!(segments_to_merge(3_000, &[12_000, 3_000]), 0);
-        assert_eq!(segments_to_merge(20_000, &[12_000, 40_000]), 1);
-        // The cap: the trained segment and seven deltas are eight; a ninth is not made, the
-        // deltas are merged into one instead.
-        let full = [10_500, 21_000, 42_000, 84_000, 168_000, 336_000, 672_000];
-        assert_eq!(segments_to_merge(3_000, &full), 7);
-        assert_eq!(segments_to_merge(3_000, &full[..6]), 0);
+        assert_eq!(segments_to_merge(3_000, &[12_000, 3_000], cap), 0);
+        assert_eq!(segments_to_merge(20_000, &[12_000, 40_000], cap), 1);
+        // The limit: the trained segment and nine deltas are ten; an eleventh is not made,
+        // the newest is merged instead (the smallest, whatever the rule and the cap).
+        let full = [
+            10_500,
+            21_000,
+            42_000,
+            84_000,
+            168_000,
+            336_000,
+            672_000,
+            1 << 21,
+            1 << 22,
+        ];
+        assert_eq!(segments_to_merge(3_000, &full[..8], cap), 0);
+        assert_eq!(segments_to_merge(3_000, &full, cap), 1);
+        assert_eq!(segments_to_merge(3_000, &full, 5_000), 1);
+    }
+
+    #[test]
+    fn a_merge_stops_at_the_cap() {
+        // The steady bench's sixteenth pass: 3,125 new rows beside deltas of 3, 6, 12 and
+        // 25 thousand rows would rebuild 50,000; with a 25,000 cap the 25,000 stays.
+        let deltas = [3_125, 6_250, 12_500, 25_000];
+        assert_eq!(segments_to_merge(3_125, &deltas, usize::MAX), 4);
+        assert_eq!(segments_to_merge(3_125, &deltas, merge_cap(100_000)), 3);
+        // Below the floor, a delta merges whatever the cap says: the cap is at least twice
+        // the floor.
+        assert_eq!(merge_cap(1_000), 2 * SEGMENT_FLOOR_ROWS);
+        assert_eq!(segments_to_merge(3_000, &[9_000], merge_cap(1_000)), 1);
     }
 
     #[test]
     fn streaming_updates_keep_segments_bounded_and_rebuild_each_row_a_few_times() {
-        // 3,000 rows a pass for 300 passes (900,000 rows), no retraining in between.
-        let mut deltas: Vec<usize> = Vec::new(); // newest first
-        let (mut rebuilt, mut written) = (0usize, 0usize);
-        for _ in 0..300 {
-            let n = segments_to_merge(3_000, &deltas);
-            let merged = 3_000 + deltas.drain(..n).sum::<usize>();
-            rebuilt += merged;
-            written += 3_000;
-            deltas.insert(0, merged);
-            assert!(deltas.len() < MAX_SEGMENTS, "{deltas:?}");
+        // 3,000 rows a pass up to the trained rows (retraining then rebuilds it all), and
+        // for 300 passes (900,000 rows) with no retraining at all: the segments stay
+        // bounded, but rows are rebuilt more often there.
+        for (trained, passes) in [(100_000, 33), (1_000_000, 333), (100_000, 300)] {
+            let cap = merge_cap(trained);
+            let mut deltas: Vec<usize> = Vec::new(); // newest first
+            let (mut rebuilt, mut written, mut largest) = (0usize, 0usize, 0usize);
+            for _ in 0..passes {
+                let n = segments_to_merge(3_000, &deltas, cap);
+                let merged = 3_000 + deltas.drain(..n).sum::<usize>();
+                rebuilt += merged;
+                largest = largest.max(merged);
+                written += 3_000;
+                deltas.insert(0, merged);
+                assert!(deltas.len() < MAX_SEGMENTS, "{deltas:?}");
+            }
+            let per_row = rebuilt as f64 / written as f64;
+            assert!(per_row > 1.0);
+            // Until retraining, no merge exceeds the cap, and a row is rebuilt a few times
+            // (merging into one delta every time would rebuild it ~150 times at 300 passes).
+            if written <= trained {
+                assert!(largest <= cap, "a merge of {largest} rows over {cap}");
+                assert!(per_row < 10.0, "each row rebuilt {per_row:.1} times");
+            }
         }
-        let per_row = rebuilt as f64 / written as f64;
-        // Merging into one delta every time would rebuild each row ~150 times here.
-        assert!(per_row < 10.0, "each row rebuilt {per_row:.1} times");
-        assert!(per_row > 1.0);
     }
 }
