@@ -219,7 +219,8 @@ async fn rows_in(ds: &Dataset, holds: impl Fn(u32) -> bool) -> Result<usize, Sto
 /// unfiltered search does not walk them (the resident vectors serve it), a filtered one
 /// searches each.
 const MAX_SEGMENTS: usize = 10;
-/// Delta segments below this many rows are always merged into the next update's.
+/// Delta segments below this many rows are merged into the next update's (unless that
+/// merge would pass the cap, [`merge_cap`]).
 const SEGMENT_FLOOR_ROWS: usize = 10_000;
 /// No merge makes a delta segment larger than this share of the trained segment's rows
 /// (nor smaller than twice the floor): rebuilding a graph costs more than its rows
