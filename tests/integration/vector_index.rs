@@ -410,7 +410,6 @@ async fn resident_vectors_find_the_neighbours_and_reproduce_a_pinned_version() {
     }
 }
 
-/// Semantic and hybrid answers to `queries` at `version`, for comparing exactly.
 /// Every semantic and hybrid answer to `queries` at `version`: each hit's whole row (text,
 /// metadata, everything returned) and its score's bits.
 async fn answers(
