@@ -829,20 +829,21 @@ async fn time_phases(
         lap(8, &mut times);
         lance.rows(&snapshot.dataset, &ids, true).await?;
         lap(9, &mut times);
+        // Lance's own read by address, what the scratch files replaced.
+        let take = |addresses: Vec<u64>, columns: Vec<&'static str>| {
+            let ds = &snapshot.dataset;
+            async move {
+                let columns = ds.schema().project(&columns)?;
+                ds.take_rows(&addresses, columns).await.map(drop)
+            }
+        };
         let addresses: Vec<u64> = found.iter().map(|c| c.address).collect();
         let reads = [
-            &crate::index::rows::CANDIDATE_COLUMNS[..],
-            &[crate::index::rows::VECTOR_COLUMN],
+            crate::index::rows::CANDIDATE_COLUMNS.to_vec(),
+            vec![crate::index::rows::VECTOR_COLUMN],
         ];
         for (i, columns) in reads.into_iter().enumerate() {
-            let columns = snapshot
-                .dataset
-                .schema()
-                .project(columns)
-                .map_err(crate::index::StoreError::from)?;
-            snapshot
-                .dataset
-                .take_rows(&addresses, columns)
+            take(addresses.clone(), columns)
                 .await
                 .map_err(crate::index::StoreError::from)?;
             lap(10 + i, &mut times);
@@ -850,14 +851,7 @@ async fn time_phases(
         let addresses: Vec<u64> = found.iter().take(10).map(|c| c.address).collect();
         lance.rows_at(&snapshot.dataset, &addresses, false).await?;
         lap(12, &mut times);
-        let columns = snapshot
-            .dataset
-            .schema()
-            .project(&crate::index::rows::columns_without_vector())
-            .map_err(crate::index::StoreError::from)?;
-        snapshot
-            .dataset
-            .take_rows(&addresses, columns)
+        take(addresses, crate::index::rows::columns_without_vector())
             .await
             .map_err(crate::index::StoreError::from)?;
         lap(13, &mut times);

@@ -278,21 +278,6 @@ impl FragmentCodes {
         self.offsets.binary_search(&offset).ok()
     }
 
-    /// The ids of the row at physical `offset` and its exact vector from the scratch file
-    /// (`None` without one); `None` if the fragment has no such row.
-    fn row_at(&self, offset: u32, dimensions: usize) -> Result<Option<RowAt<'_>>, StoreError> {
-        let Some(row) = self.row(offset) else {
-            return Ok(None);
-        };
-        let vector = self.file.vector(row, dimensions)?;
-        let ids = (
-            self.chunk_ids.get(row),
-            self.document_ids.get(row),
-            self.chunk_indexes[row],
-        );
-        Ok(Some((ids, vector)))
-    }
-
     /// Orders the id hashes for [`FragmentCodes::rows_of`] and makes the vectors readable;
     /// called once every row is pushed.
     fn seal(mut self) -> Self {
@@ -353,12 +338,6 @@ impl FragmentCodes {
         Ok(())
     }
 }
-
-/// A row's chunk id, document id and chunk index.
-type RowIds<'a> = (&'a str, &'a str, u32);
-
-/// A row's ids and, where its fragment has a scratch file, its exact vector.
-type RowAt<'a> = (RowIds<'a>, Option<Vec<f32>>);
 
 /// A chunk id's hash, for finding its row (the same in every process: nothing is stored).
 fn id_hash(chunk_id: &str) -> u64 {
@@ -560,17 +539,7 @@ impl View {
         if unread.is_empty() {
             return Ok(rows);
         }
-        let at: Vec<u64> = unread.iter().map(|&i| rows[i].address).collect();
-        let batch = ds
-            .take_rows(&at, ds.schema().project(&[VECTOR_COLUMN])?)
-            .await?;
-        if batch.num_rows() != at.len() {
-            return Err(corrupt(&format!(
-                "{} vectors read for {} addresses",
-                batch.num_rows(),
-                at.len()
-            )));
-        }
+        let batch = take_unread(ds, addresses, &unread, &[VECTOR_COLUMN]).await?;
         for (&i, vector) in unread.iter().zip(vectors_of(&batch, self.center.len())?) {
             rows[i].vector = vector.to_vec();
         }
@@ -588,10 +557,7 @@ impl View {
         let mut rows = Vec::with_capacity(addresses.len());
         let mut unread = Vec::new();
         for (i, &address) in addresses.iter().enumerate() {
-            let fragment = self.fragments.iter().find(|(f, _)| f.id == address >> 32);
-            let (f, row) = fragment
-                .and_then(|(f, _)| Some((f, f.row((address & 0xFFFF_FFFF) as u32)?)))
-                .ok_or_else(|| corrupt(&format!("no row at address {address}")))?;
+            let (f, row) = self.locate(address)?;
             let stored = f.file.stored(row, dimensions)?;
             if stored.is_none() {
                 unread.push(i);
@@ -599,23 +565,22 @@ impl View {
             rows.push(stored.map(|s| s.into_row(None)));
         }
         if !unread.is_empty() {
-            let at: Vec<u64> = unread.iter().map(|&i| addresses[i]).collect();
-            let batch = ds
-                .take_rows(&at, ds.schema().project(&columns_without_vector())?)
-                .await?;
+            let batch = take_unread(ds, addresses, &unread, &columns_without_vector()).await?;
             let read = batch_to_rows(&batch).map_err(|e| corrupt(&e))?;
-            if read.len() != at.len() {
-                return Err(corrupt(&format!(
-                    "{} rows read for {} addresses",
-                    read.len(),
-                    at.len()
-                )));
-            }
             for (&i, row) in unread.iter().zip(read) {
                 rows[i] = Some(row);
             }
         }
         Ok(rows.into_iter().flatten().collect())
+    }
+
+    /// The fragment codes and row that hold `address`.
+    fn locate(&self, address: u64) -> Result<(&FragmentCodes, usize), StoreError> {
+        self.fragments
+            .iter()
+            .find(|(f, _)| f.id == address >> 32)
+            .and_then(|(f, _)| Some((f.as_ref(), f.row((address & 0xFFFF_FFFF) as u32)?)))
+            .ok_or_else(|| corrupt(&format!("no row at address {address}")))
     }
 
     /// The candidates at `addresses` with the vectors the scratch files hold, and the
@@ -628,20 +593,16 @@ impl View {
         let mut unread = Vec::new();
         let mut rows = Vec::with_capacity(addresses.len());
         for (i, &address) in addresses.iter().enumerate() {
-            let found = match self.fragments.iter().find(|(f, _)| f.id == address >> 32) {
-                Some((f, _)) => f.row_at((address & 0xFFFF_FFFF) as u32, dimensions)?,
-                None => None,
-            };
-            let ((chunk_id, document_id, chunk_index), vector) =
-                found.ok_or_else(|| corrupt(&format!("no row at address {address}")))?;
+            let (f, row) = self.locate(address)?;
+            let vector = f.file.vector(row, dimensions)?;
             if vector.is_none() {
                 unread.push(i);
             }
             rows.push(CandidateRow {
                 address,
-                chunk_id: chunk_id.to_string(),
-                document_id: document_id.to_string(),
-                chunk_index,
+                chunk_id: f.chunk_ids.get(row).to_string(),
+                document_id: f.document_ids.get(row).to_string(),
+                chunk_index: f.chunk_indexes[row],
                 vector: vector.unwrap_or_default(),
             });
         }
@@ -724,6 +685,26 @@ impl View {
         }
         [first, second]
     }
+}
+
+/// The `columns` of the rows at the `unread` positions of `addresses`, read from Lance (their
+/// fragments have no scratch file), in that order.
+async fn take_unread(
+    ds: &Dataset,
+    addresses: &[u64],
+    unread: &[usize],
+    columns: &[&str],
+) -> Result<RecordBatch, StoreError> {
+    let at: Vec<u64> = unread.iter().map(|&i| addresses[i]).collect();
+    let batch = ds.take_rows(&at, ds.schema().project(columns)?).await?;
+    if batch.num_rows() != at.len() {
+        return Err(corrupt(&format!(
+            "{} rows read for {} addresses",
+            batch.num_rows(),
+            at.len()
+        )));
+    }
+    Ok(batch)
 }
 
 /// Views of at least this many rows are scanned on two threads.
@@ -1168,10 +1149,8 @@ mod tests {
         }
         let c = c.seal();
         for i in [0, 4, 9] {
-            assert_eq!(
-                c.row_at(2 * i as u32, 8).unwrap().unwrap().1,
-                Some(vs[i].clone())
-            );
+            let row = c.row(2 * i as u32).unwrap();
+            assert_eq!(c.file.vector(row, 8).unwrap(), Some(vs[i].clone()));
             assert_eq!(c.file.stored(i, 8).unwrap(), Some(stored[i].clone()));
         }
         assert_eq!(c.row(3), None);
@@ -1181,7 +1160,7 @@ mod tests {
         let mut without_file = FragmentCodes::new(2, 1, 8, None);
         without_file.push(0, &stored[0], &vs[0], &mean(&vs));
         let without_file = without_file.seal();
-        assert_eq!(without_file.row_at(0, 8).unwrap().unwrap().1, None);
+        assert_eq!(without_file.file.vector(0, 8).unwrap(), None);
         assert_eq!(without_file.file.stored(0, 8).unwrap(), None);
 
         // Where the directory cannot be made, fragments go without files.
