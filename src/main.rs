@@ -185,6 +185,38 @@ enum BenchCommand {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// The daemon for N minutes as operators run it: a standalone broker, documents at a
+    /// steady rate (some updated), queries over HTTP, the daemon restarted every few
+    /// minutes (SIGTERM and SIGKILL in turn). Reports lost and duplicated documents, 5xx,
+    /// p99 and RSS per minute, and each incarnation's RSS slope.
+    Soak {
+        #[arg(long, default_value_t = 30.0)]
+        minutes: f64,
+        /// Documents produced per second.
+        #[arg(long, default_value_t = 20.0)]
+        rate: f64,
+        /// Seconds between restarts.
+        #[arg(long, default_value_t = 180)]
+        restart_every: u64,
+        /// The embedder the daemon runs.
+        #[arg(long, default_value = "static")]
+        embedder: String,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Hostile inputs through every parser in process (document events, the five
+    /// contracts, configuration from the environment): counts refusals, and fails on any
+    /// panic, 5xx or refusal outside the error shape. Seeded: a failure reproduces.
+    Fuzz {
+        /// Inputs per parser.
+        #[arg(long, default_value_t = 100_000)]
+        cases: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also write the report to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Write the chunks and vectors of an index (`--data-dir` as `bench scale` left it), and
     /// query texts with their vectors, to plain files a peer can index and search with
     /// (`scripts/compare-lancedb`).
@@ -443,6 +475,15 @@ fn write_report(
         .map_err(|e| failure(format!("{}: {e}", path.display())))
 }
 
+/// Commands that write an index hold the data directory's lock (see `data_dir`): a second
+/// writer is refused, naming the one that holds it.
+fn lock_data_dir(
+    config: &Config,
+    command: &str,
+) -> Result<ragstream::data_dir::DataDirLock, Failure> {
+    ragstream::data_dir::DataDirLock::acquire(&config.storage.data_dir, command).map_err(failure)
+}
+
 fn index_name(name: &str) -> Result<IndexName, Failure> {
     IndexName::parse(name).map_err(|e| usage(format!("--index {e}")))
 }
@@ -454,6 +495,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     ragstream::index::background_work::configure(config.index.background_priority);
     match cli.command {
         Command::Serve => {
+            let _lock = lock_data_dir(&config, "serve")?;
             let engine = Arc::new(
                 Engine::new(config.clone(), load_embedder(&config)?).keeping_indexes_warm(),
             );
@@ -468,6 +510,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Ingest { index, file } => {
             let name = index_name(&index)?;
+            let _lock = lock_data_dir(&config, "ingest")?;
             let engine = Engine::new(config.clone(), load_embedder(&config)?);
             let docs = ragstream::ingest::read_documents(&file, &engine).map_err(|errors| {
                 let shown: Vec<String> = errors.iter().take(20).map(|e| e.to_string()).collect();
@@ -607,6 +650,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             command: IndexCommand::Maintain { name },
         } => {
             let name = index_name(&name)?;
+            let _lock = lock_data_dir(&config, "index maintain")?;
             let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
             let report = engine
                 .index(&name)
@@ -620,6 +664,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             command: IndexCommand::RebuildVectors { name },
         } => {
             let name = index_name(&name)?;
+            let _lock = lock_data_dir(&config, "index rebuild-vectors")?;
             let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
             let started = Instant::now();
             let (version, rows) = engine.rebuild_vector_index(&name).await?;
@@ -675,6 +720,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             command: IndexCommand::Reembed { name, embedder },
         } => {
             let name = index_name(&name)?;
+            let _lock = lock_data_dir(&config, "index reembed")?;
             let target = ragstream::embedding::select::load(&config, &embedder)
                 .map_err(|e| usage(format!("--embedder {embedder}: {e}")))?;
             let engine = Engine::new(config.clone(), target.clone());
@@ -964,6 +1010,62 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 report.ann_recall_at_10, report.rss_mib, report.huge_pages_mib, report.disk_mib
             );
             write_report(out.as_deref(), &report)?;
+        }
+        Command::Bench {
+            command:
+                BenchCommand::Soak {
+                    minutes,
+                    rate,
+                    restart_every,
+                    embedder,
+                    json,
+                },
+        } => {
+            if !(minutes > 0.0 && rate > 0.0 && restart_every > 0) {
+                return Err(usage(
+                    "--minutes, --rate and --restart-every must be above 0",
+                ));
+            }
+            let exe = std::env::current_exe().map_err(failure)?;
+            let options = ragstream::bench::soak::SoakOptions {
+                minutes,
+                rate,
+                restart_every: std::time::Duration::from_secs(restart_every),
+                embedder,
+            };
+            let report = ragstream::bench::soak::run(&exe, &options)
+                .await
+                .map_err(failure)?;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report).expect("a report serialises")
+            );
+            write_report(json.as_deref(), &report)?;
+            if report.lost != 0 || report.duplicated != 0 || report.server_errors != 0 {
+                return Err(failure(format!(
+                    "soak failed: {} lost, {} duplicated, {} answers with a 5xx",
+                    report.lost, report.duplicated, report.server_errors
+                )));
+            }
+        }
+        Command::Bench {
+            command: BenchCommand::Fuzz { cases, seed, json },
+        } => {
+            if cases == 0 {
+                return Err(usage("--cases must be at least 1"));
+            }
+            let report = ragstream::bench::fuzz::run(cases, seed).await;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report).expect("a report serialises")
+            );
+            write_report(json.as_deref(), &report)?;
+            if report.failures() > 0 {
+                return Err(failure(format!(
+                    "{} inputs panicked or were refused with a 5xx or outside the error shape (seed {seed})",
+                    report.failures()
+                )));
+            }
         }
         Command::Bench {
             command:
