@@ -30,6 +30,8 @@ pub enum Scope {
     Admin,
     /// Contract 003's `visibility` `all`/`deleted` (`ToolContext.visibility_override_allowed`).
     VisibilityOverride,
+    /// Scrape `/metrics`, whose figures name every tenant's indexes.
+    Metrics,
 }
 
 impl Scope {
@@ -39,6 +41,7 @@ impl Scope {
             Scope::Write => "write to",
             Scope::Admin => "administer",
             Scope::VisibilityOverride => "see deleted documents of",
+            Scope::Metrics => "read the metrics of",
         }
     }
 }

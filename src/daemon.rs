@@ -13,7 +13,9 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::pipeline::ingest_pipeline::IngestPipeline;
 use crate::pipeline::query_handler;
-use crate::pipeline::supervisor::RestartReport;
+use crate::health::{Health, Impact};
+use crate::pipeline::actor::{panic_message, ActorError};
+use crate::pipeline::supervisor::{supervise, Backoff, RestartReport};
 use crate::transport::broker::{announce, EmbeddedBroker};
 use crate::transport::dead_letters::DeadLetters;
 use crate::transport::http::{self, HttpState};
@@ -78,6 +80,7 @@ pub struct Daemon {
     ingest: tokio::task::JoinHandle<()>,
     queries: tokio::task::JoinHandle<()>,
     maintenance: tokio::task::JoinHandle<()>,
+    monitor: tokio::task::JoinHandle<()>,
     http: actix_web::dev::ServerHandle,
     ready: Arc<AtomicBool>,
     producer: FutureProducer,
@@ -95,10 +98,22 @@ impl Daemon {
             (None, kafka.brokers.clone())
         };
         record_bootstrap(&config, &bootstrap);
-        let producer: FutureProducer = client_config(&kafka, &bootstrap)
-            .set("message.timeout.ms", "30000")
-            .create()?;
-        let dead_letters = DeadLetters::new(producer.clone(), kafka.dlq_topic.clone());
+        let mut producer_config = client_config(&kafka, &bootstrap);
+        producer_config.set("message.timeout.ms", "30000");
+        // The producer takes any message the pipeline accepts (dead letters of the largest
+        // allowed message included, with their headers), unless [kafka.client] says otherwise.
+        if !kafka.client.contains_key("message.max.bytes") {
+            let most = (kafka.max_message_bytes + (64 << 10)).clamp(1_000_000, 1_000_000_000);
+            producer_config.set("message.max.bytes", most.to_string());
+        }
+        let producer: FutureProducer = producer_config.create()?;
+        let health = Arc::new(Health::default());
+        let dead_letters = DeadLetters::new(
+            producer.clone(),
+            kafka.dlq_topic.clone(),
+            &config.storage.data_dir,
+        )
+        .reporting_to(health.clone());
         let (stop, stopped) = watch::channel(false);
 
         let report = Arc::new(RestartReport::default());
@@ -109,6 +124,11 @@ impl Daemon {
                 kafka: kafka.clone(),
                 bootstrap: bootstrap.clone(),
                 report: report.clone(),
+                // The in-process broker's log is new with every start: a name of its own.
+                log_id: broker
+                    .as_ref()
+                    .map(|_| format!("embedded-{}", uuid::Uuid::new_v4())),
+                health: health.clone(),
             }
             .run(stopped.clone()),
         );
@@ -126,15 +146,46 @@ impl Daemon {
             .set("heartbeat.interval.ms", "500")
             .create()?;
         query_consumer.subscribe(&[kafka.queries_topic.as_str()])?;
-        let maintenance = tokio::spawn(crate::pipeline::maintenance::run(
-            engine.clone(),
-            stopped.clone(),
-        ));
-        let queries = tokio::spawn(query_handler::run(
-            engine.clone(),
-            Arc::new(query_consumer),
-            producer.clone(),
-            dead_letters,
+        let maintenance_report = Arc::new(RestartReport::default());
+        let maintenance = tokio::spawn({
+            let (engine, stopped) = (engine.clone(), stopped.clone());
+            supervised(
+                "maintenance",
+                maintenance_report.clone(),
+                stopped.clone(),
+                move || crate::pipeline::maintenance::run(engine.clone(), stopped.clone()),
+            )
+        });
+        let queries_report = Arc::new(RestartReport::default());
+        let monitored_dead_letters = dead_letters.clone();
+        let queries = tokio::spawn({
+            let (engine, producer, stopped) = (engine.clone(), producer.clone(), stopped.clone());
+            let consumer = Arc::new(query_consumer);
+            supervised(
+                "queries",
+                queries_report.clone(),
+                stopped.clone(),
+                move || {
+                    query_handler::run(
+                        engine.clone(),
+                        consumer.clone(),
+                        producer.clone(),
+                        dead_letters.clone(),
+                        stopped.clone(),
+                    )
+                },
+            )
+        });
+        let monitor = tokio::spawn(monitor(
+            health.clone(),
+            monitored_dead_letters,
+            config.storage.data_dir.clone(),
+            Duration::from_millis(kafka.stall_after_ms),
+            [
+                ("pipeline", report.clone()),
+                ("queries", queries_report),
+                ("maintenance", maintenance_report),
+            ],
             stopped,
         ));
 
@@ -149,6 +200,7 @@ impl Daemon {
                 max_body_bytes: config.http.max_body_bytes,
                 kafka: kafka.clone(),
                 bootstrap: bootstrap.clone(),
+                health,
             },
             &config.http.bind,
         )?;
@@ -162,6 +214,7 @@ impl Daemon {
             ingest,
             queries,
             maintenance,
+            monitor,
             http,
             ready,
             producer,
@@ -178,6 +231,7 @@ impl Daemon {
         // A pass stops at its next await; a commit it made is whole (Lance commits are atomic
         // and the keyword store is repaired from Lance on open).
         let _ = self.maintenance.await;
+        let _ = self.monitor.await;
         let mut ingest = self.ingest;
         if tokio::time::timeout(self.grace, &mut ingest).await.is_err() {
             tracing::error!(grace = ?self.grace,
@@ -187,6 +241,96 @@ impl Daemon {
         self.http.stop(true).await;
         let producer = self.producer;
         let _ = tokio::task::spawn_blocking(move || producer.flush(Duration::from_secs(5))).await;
+    }
+}
+
+/// Runs `run` under the supervisor until it returns after shutdown; a panic counts as a
+/// failure (restarted after a backoff, reported in `report`), not as the end of the task.
+async fn supervised<F, Fut>(
+    name: &'static str,
+    report: Arc<RestartReport>,
+    stopped: watch::Receiver<bool>,
+    mut run: F,
+) where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    use futures::FutureExt;
+    supervise(
+        name,
+        || {
+            std::panic::AssertUnwindSafe(run())
+                .catch_unwind()
+                .map(move |ended| {
+                    ended.map_err(|panic| ActorError::Panicked {
+                        actor: name,
+                        reason: panic_message(&panic),
+                    })
+                })
+        },
+        Backoff::default(),
+        report,
+        stopped,
+    )
+    .await;
+}
+
+/// How often the monitor looks at the daemon's parts.
+const MONITOR_EVERY: Duration = Duration::from_secs(1);
+
+/// How long the storage probe may take before the data directory counts as unusable.
+const PROBE_LIMIT: Duration = Duration::from_secs(5);
+
+/// Keeps `health` current: the data directory can be written (readiness), no pipeline stage
+/// has held one message longer than `stall_after`, and no supervised unit is in a restart
+/// loop (liveness).
+async fn monitor(
+    health: Arc<Health>,
+    dead_letters: DeadLetters,
+    data_dir: std::path::PathBuf,
+    stall_after: Duration,
+    supervised: [(&'static str, Arc<RestartReport>); 3],
+    mut stopped: watch::Receiver<bool>,
+) {
+    let mut ticks = tokio::time::interval(MONITOR_EVERY);
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            _ = stopped.changed() => return,
+        }
+        let dir = data_dir.clone();
+        let probe = tokio::task::spawn_blocking(move || crate::data_dir::probe(&dir));
+        // A hung file system must not freeze the other checks.
+        let storage = match tokio::time::timeout(PROBE_LIMIT, probe).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("a small write did not finish within {PROBE_LIMIT:?}")),
+        };
+        dead_letters.expire(crate::transport::dead_letters::FAILING_EXPIRES);
+        health.set(
+            "storage",
+            Impact::Unready,
+            storage.err().map(|e| format!("the data directory cannot be written: {e}")),
+        );
+        let stalled = crate::pipeline::actor::longest_busy()
+            .filter(|(_, held)| *held >= stall_after)
+            .map(|(stage, held)| {
+                format!(
+                    "stage {stage} has held one batch for {} s (kafka.stall_after_ms is {} ms)",
+                    held.as_secs(),
+                    stall_after.as_millis()
+                )
+            });
+        health.set("pipeline.stalled", Impact::Unhealthy, stalled);
+        for (name, report) in &supervised {
+            health.set(
+                &format!("{name}.restarts"),
+                Impact::Unhealthy,
+                report
+                    .restart_loop(&Backoff::default())
+                    .map(|r| format!("{name} is in a restart loop: {r}")),
+            );
+        }
     }
 }
 

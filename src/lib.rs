@@ -10,14 +10,18 @@ pub mod chunking;
 pub mod config;
 pub mod contracts;
 pub mod daemon;
+pub mod data_dir;
 pub mod embedding;
 pub mod engine;
 pub mod eval;
 pub mod graph;
+pub mod health;
 pub mod index;
 pub mod ingest;
 pub mod model;
 pub mod pipeline;
+#[cfg(test)]
+mod properties;
 pub mod retrieval;
 pub mod telemetry;
 pub mod transport;

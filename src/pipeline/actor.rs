@@ -148,6 +148,7 @@ pub fn spawn<A: Actor>(actor: A, inbox: Inbox<A::Message>) -> JoinHandle<Result<
 /// panic is caught and reported as [`ActorError::Panicked`]).
 pub async fn run<A: Actor>(mut actor: A, mut inbox: Inbox<A::Message>) -> Result<(), ActorError> {
     while let Some(msg) = inbox.recv().await {
+        let _busy = busy(A::NAME);
         match AssertUnwindSafe(actor.handle(msg)).catch_unwind().await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(e),
@@ -160,6 +161,38 @@ pub async fn run<A: Actor>(mut actor: A, mut inbox: Inbox<A::Message>) -> Result
         }
     }
     Ok(())
+}
+
+/// Stages holding a message now, and since when (as Quickwit's `protect_zone`): a stage
+/// that holds one message longer than the stall limit is stuck, and `/healthz` says so.
+static BUSY: std::sync::Mutex<std::collections::BTreeMap<u64, (&'static str, std::time::Instant)>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+static NEXT_BUSY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Marks `stage` busy until the guard is dropped.
+pub struct Busy(u64);
+
+pub fn busy(stage: &'static str) -> Busy {
+    let id = NEXT_BUSY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    BUSY.lock()
+        .expect("busy lock")
+        .insert(id, (stage, std::time::Instant::now()));
+    Busy(id)
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        BUSY.lock().expect("busy lock").remove(&self.0);
+    }
+}
+
+/// The stage that has held one message the longest, if any holds one now.
+pub fn longest_busy() -> Option<(&'static str, std::time::Duration)> {
+    BUSY.lock()
+        .expect("busy lock")
+        .values()
+        .map(|(stage, since)| (*stage, since.elapsed()))
+        .max_by_key(|(_, held)| *held)
 }
 
 pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

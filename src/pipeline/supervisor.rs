@@ -34,14 +34,60 @@ impl Default for Backoff {
     }
 }
 
-/// What the supervisor reports: restarts so far and the last failure.
+/// Failures in a row after which a supervised unit counts as in a restart loop.
+const LOOP_FAILURES: u64 = 3;
+
+/// An incarnation that has run this long after a run of failures has recovered, as far as
+/// health is concerned (it still counts as failing in a row until `healthy_after`).
+const RECOVERED_AFTER: Duration = Duration::from_secs(30);
+
+/// What the supervisor reports: restarts so far, the last failure, and whether the unit is
+/// failing over and over (a restart loop, which `/healthz` reports).
 #[derive(Debug, Default)]
 pub struct RestartReport {
     restarts: AtomicU64,
     last_failure: Mutex<Option<String>>,
+    /// Failures since an incarnation last ran for `healthy_after`, and when the last was.
+    in_a_row: Mutex<(u64, Option<Instant>)>,
+    /// When the running incarnation started (none while waiting to restart).
+    running_since: Mutex<Option<Instant>>,
 }
 
 impl RestartReport {
+    /// The unit has failed [`LOOP_FAILURES`] times or more without an incarnation running
+    /// for `healthy_after` in between, the last failure is recent (within `healthy_after`
+    /// plus the longest backoff), and no incarnation has been running for
+    /// [`RECOVERED_AFTER`] since: restarting is not fixing it.
+    pub fn restart_loop(&self, backoff: &Backoff) -> Option<String> {
+        let (count, last) = *self.in_a_row.lock().expect("report lock");
+        let recent = last.is_some_and(|t| t.elapsed() < backoff.healthy_after + backoff.max);
+        let recovered = self
+            .running_since
+            .lock()
+            .expect("report lock")
+            .is_some_and(|t| t.elapsed() >= RECOVERED_AFTER);
+        (count >= LOOP_FAILURES && recent && !recovered).then(|| {
+            format!(
+                "{count} failures in a row, the last: {}",
+                self.last_failure().unwrap_or_default()
+            )
+        })
+    }
+
+    fn started(&self) {
+        *self.running_since.lock().expect("report lock") = Some(Instant::now());
+    }
+
+    fn failed(&self, ran: Duration, backoff: &Backoff) {
+        *self.running_since.lock().expect("report lock") = None;
+        let mut in_a_row = self.in_a_row.lock().expect("report lock");
+        if ran >= backoff.healthy_after {
+            in_a_row.0 = 0;
+        }
+        in_a_row.0 += 1;
+        in_a_row.1 = Some(Instant::now());
+    }
+
     pub fn restarts(&self) -> u64 {
         self.restarts.load(Ordering::Relaxed)
     }
@@ -72,6 +118,7 @@ pub async fn supervise<F, Fut>(
     let mut delay = backoff.initial;
     loop {
         let started = Instant::now();
+        report.started();
         let failure = match start().await {
             Ok(()) => return,
             Err(e) => e,
@@ -79,6 +126,7 @@ pub async fn supervise<F, Fut>(
         if started.elapsed() >= backoff.healthy_after {
             delay = backoff.initial;
         }
+        report.failed(started.elapsed(), &backoff);
         report.record(&failure);
         if let Some(m) = crate::telemetry::metrics() {
             m.actor_restarts_total.with_label_values(&[name]).inc();
@@ -143,6 +191,12 @@ mod tests {
             report.last_failure().as_deref(),
             Some("stage failed: attempt 4")
         );
+        let looping = report.restart_loop(&quick()).expect("four failures in a row");
+        assert!(looping.contains("4 failures in a row"), "{looping}");
+        assert!(looping.contains("attempt 4"), "{looping}");
+        // Quiet for longer than healthy_after plus the longest backoff: no longer a loop.
+        tokio::time::sleep(Duration::from_secs(61)).await;
+        assert_eq!(report.restart_loop(&quick()), None);
     }
 
     #[tokio::test(start_paused = true)]
@@ -171,5 +225,40 @@ mod tests {
             "first run, one restart at 100 ms, stop at 150 ms"
         );
         assert_eq!(report.restarts(), 2);
+    }
+}
+
+#[cfg(test)]
+mod restart_loop_tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn failures_separated_by_a_healthy_run_are_not_a_loop() {
+        let backoff = Backoff {
+            initial: Duration::from_millis(100),
+            max: Duration::from_millis(300),
+            healthy_after: Duration::from_secs(100),
+        };
+        let report = RestartReport::default();
+        let failure = ActorError::failed("stage", "boom");
+        for _ in 0..2 {
+            report.failed(Duration::from_millis(1), &backoff);
+            report.record(&failure);
+        }
+        assert_eq!(report.restart_loop(&backoff), None, "two failures");
+        report.failed(Duration::from_secs(101), &backoff);
+        assert_eq!(
+            report.restart_loop(&backoff),
+            None,
+            "the third came after a healthy run"
+        );
+        report.failed(Duration::from_millis(1), &backoff);
+        report.failed(Duration::from_millis(1), &backoff);
+        assert!(report.restart_loop(&backoff).is_some());
+        // A new incarnation that keeps running has recovered, before healthy_after.
+        report.started();
+        assert!(report.restart_loop(&backoff).is_some(), "just started");
+        tokio::time::sleep(RECOVERED_AFTER).await;
+        assert_eq!(report.restart_loop(&backoff), None);
     }
 }

@@ -53,6 +53,8 @@ pub struct HttpState {
     /// For `status`: where to ask Kafka about the documents topic and the pipeline's group.
     pub kafka: KafkaConfig,
     pub bootstrap: String,
+    /// The problems the daemon's parts report (see `health`).
+    pub health: Arc<crate::health::Health>,
 }
 
 fn error(status: StatusCode, code: &str, message: &str, field: Option<&str>) -> HttpResponse {
@@ -114,6 +116,34 @@ fn parse_index(name: &str) -> Result<IndexName, Box<HttpResponse>> {
     })
 }
 
+/// Bodies are JSON: a request that says its body is something else (`text/plain`, a form)
+/// gets a 415 instead of having it read as JSON. No `Content-Type` at all is taken as JSON.
+fn json_body(req: &HttpRequest) -> Result<(), HttpResponse> {
+    let Some(value) = req.headers().get(actix_web::http::header::CONTENT_TYPE) else {
+        return Ok(());
+    };
+    let mime = value
+        .to_str()
+        .unwrap_or_default()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    if mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+    {
+        return Ok(());
+    }
+    Err(error(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        &format!(
+            "the body must be JSON (Content-Type: application/json), not {mime:?}; with curl, add -H 'content-type: application/json'"
+        ),
+        Some("content-type"),
+    ))
+}
+
 /// Reads a request body up to the configured limit; over it, a JSON 413 naming the limit.
 async fn read_body(mut payload: web::Payload, limit: usize) -> Result<web::BytesMut, HttpResponse> {
     let mut body = web::BytesMut::new();
@@ -172,6 +202,7 @@ async fn index_and_json(
     payload: web::Payload,
 ) -> Result<(IndexName, Value), HttpResponse> {
     let index = authorized_index(state, req, path, scope)?;
+    json_body(req)?;
     let body = read_body(payload, state.max_body_bytes).await?;
     let value = serde_json::from_slice(&body).map_err(|e| {
         error(
@@ -292,11 +323,19 @@ async fn contract_route(
     let reply = async {
         match authenticate(&state, &req) {
             Err(e) => Ok(contracts::auth_reply(&e)),
-            Ok(caller) => match read_body(payload, state.max_body_bytes).await {
-                Ok(body) => {
-                    Ok(contracts::answer(&state.engine, &caller, contract, target, &body).await)
-                }
+            Ok(caller) => match json_body(&req) {
                 Err(response) => Err(response),
+                Ok(()) => match read_body(payload, state.max_body_bytes).await {
+                    Ok(body) => Ok(contracts::answer(
+                        &state.engine,
+                        &caller,
+                        contract,
+                        target,
+                        &body,
+                    )
+                    .await),
+                    Err(response) => Err(response),
+                },
             },
         }
     }
@@ -399,14 +438,22 @@ async fn ingest(
         .flatten()
         .enumerate()
     {
-        let Some(id) = id.as_str().filter(|s| !s.trim().is_empty()) else {
+        let Some(id) = id.as_str() else {
             return error(
                 StatusCode::BAD_REQUEST,
                 "invalid_request",
-                "must be a non-empty string",
+                "must be a string",
                 Some(&format!("deletes[{i}]")),
             );
         };
+        if let Err(e) = crate::model::validate_document_id(id, &limits) {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &e.rule,
+                Some(&format!("deletes[{i}]")),
+            );
+        }
         events.push(DocumentEvent {
             index: index.clone(),
             op: DocumentOp::Delete {
@@ -437,13 +484,10 @@ async fn delete_document(
         Ok(i) => i,
         Err(response) => return response,
     };
-    if id.trim().is_empty() {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "must be a non-empty string",
-            Some("id"),
-        );
+    if let Err(e) =
+        crate::model::validate_document_id(&id, &state.engine.config().limits.document())
+    {
+        return error(StatusCode::BAD_REQUEST, "invalid_request", &e.rule, Some("id"));
     }
     let event = DocumentEvent {
         index,
@@ -454,12 +498,25 @@ async fn delete_document(
 
 /// Produces document events to the documents topic in order; 202 with their offsets. The
 /// request's trace goes with each event (`traceparent` header) into the pipeline.
+/// The caller's `Authorization` header goes with each event: the pipeline checks every
+/// event's token, whichever way it arrived (HTTP or straight onto the topic).
 async fn produce(state: &HttpState, req: &HttpRequest, events: &[DocumentEvent]) -> HttpResponse {
     let span = request_span(req, "ingest");
-    produce_events(state, events).instrument(span).await
+    let authorization = req
+        .headers()
+        .get(actix_web::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .filter(|_| state.engine.auth().enabled());
+    produce_events(state, events, authorization)
+        .instrument(span)
+        .await
 }
 
-async fn produce_events(state: &HttpState, events: &[DocumentEvent]) -> HttpResponse {
+async fn produce_events(
+    state: &HttpState,
+    events: &[DocumentEvent],
+    authorization: Option<&str>,
+) -> HttpResponse {
     let mut offsets = Vec::new();
     for event in events {
         let (key, payload) = (event.key(), event.to_json().to_string());
@@ -470,7 +527,13 @@ async fn produce_events(state: &HttpState, events: &[DocumentEvent]) -> HttpResp
             messaging.destination.name = %state.documents_topic,
             document_id = event.op.document_id(),
         );
-        let headers = propagation::into_kafka(&span.context(), OwnedHeaders::new());
+        let mut headers = propagation::into_kafka(&span.context(), OwnedHeaders::new());
+        if let Some(value) = authorization {
+            headers = headers.insert(rdkafka::message::Header {
+                key: "authorization",
+                value: Some(value),
+            });
+        }
         let record = FutureRecord::to(&state.documents_topic)
             .key(key.as_str())
             .payload(&payload)
@@ -596,10 +659,21 @@ async fn documents_positions(
     .map_err(|e| format!("Kafka did not answer: {e}"))
 }
 
-/// Prometheus metrics (no token: scrapers are configured per deployment, and the figures
-/// name indexes but hold no documents). Consumer lag is read from Kafka at scrape time, as
-/// lag exporters do; if Kafka does not answer, the last values stay.
-async fn metrics(state: web::Data<HttpState>) -> HttpResponse {
+/// Prometheus metrics. The figures name every tenant's indexes, so with authentication on
+/// a scraper needs a token with the `metrics` scope (Prometheus: `authorization` in the
+/// scrape config). Consumer lag is read from Kafka at scrape time, as lag exporters do; if
+/// Kafka does not answer, the last values stay.
+async fn metrics(state: web::Data<HttpState>, req: HttpRequest) -> HttpResponse {
+    match caller(&state, &req) {
+        Ok(c) if c.has_scope(Scope::Metrics) => {}
+        Ok(_) => {
+            return auth_error(&AuthError::Forbidden {
+                verb: Scope::Metrics.verb(),
+                index: "*".into(),
+            })
+        }
+        Err(response) => return response,
+    }
     let Some(m) = crate::telemetry::metrics() else {
         return error(
             StatusCode::NOT_FOUND,
@@ -628,10 +702,23 @@ async fn openapi() -> HttpResponse {
     )))
 }
 
-/// Alive; reports the ingest pipeline's supervised restarts.
+/// Liveness: 200 `ok` unless a part reports a problem that needs a restart or an operator
+/// (a stalled pipeline, a restart loop, dead letters that cannot be delivered), then 503
+/// `unhealthy`. Either way the body lists every problem with its reason, and the ingest
+/// pipeline's supervised restarts.
 async fn healthz(state: web::Data<HttpState>) -> HttpResponse {
-    HttpResponse::Ok().json(json!({
-        "status": "ok",
+    let problems = state.health.problems();
+    let healthy = problems
+        .iter()
+        .all(|p| p.impact != crate::health::Impact::Unhealthy);
+    let mut response = if healthy {
+        HttpResponse::Ok()
+    } else {
+        HttpResponse::ServiceUnavailable()
+    };
+    response.json(json!({
+        "status": if healthy { "ok" } else { "unhealthy" },
+        "problems": problems,
         "pipeline": {
             "restarts": state.pipeline.restarts(),
             "last_failure": state.pipeline.last_failure(),
@@ -640,17 +727,27 @@ async fn healthz(state: web::Data<HttpState>) -> HttpResponse {
     }))
 }
 
+/// Readiness: 503 while starting or draining, and while a part reports that requests
+/// cannot be served (the data directory cannot be written), with the reasons.
 async fn readyz(state: web::Data<HttpState>) -> HttpResponse {
-    if state.ready.load(Ordering::SeqCst) {
-        HttpResponse::Ok().json(json!({"status": "ready"}))
-    } else {
-        error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "not_ready",
-            "the pipeline is starting",
-            None,
-        )
+    let problems = state.health.problems();
+    if !state.ready.load(Ordering::SeqCst) {
+        let mut body = json!({"error": {"code": "not_ready",
+            "message": "the daemon is starting or shutting down"}});
+        body["problems"] = json!(problems);
+        return HttpResponse::ServiceUnavailable().json(body);
     }
+    let reasons: Vec<&str> = problems
+        .iter()
+        .filter(|p| p.impact == crate::health::Impact::Unready)
+        .map(|p| p.reason.as_str())
+        .collect();
+    if !reasons.is_empty() {
+        let mut body = json!({"error": {"code": "not_ready", "message": reasons.join("; ")}});
+        body["problems"] = json!(problems);
+        return HttpResponse::ServiceUnavailable().json(body);
+    }
+    HttpResponse::Ok().json(json!({"status": "ready", "problems": problems}))
 }
 
 async fn not_found() -> HttpResponse {

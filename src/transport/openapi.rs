@@ -234,17 +234,17 @@ pub const ROUTES: &[Route] = &[
         method: "GET",
         path: "/healthz",
         operation_id: "healthz",
-        summary: "Liveness, pipeline restarts and the embedder's report",
+        summary: "Liveness: 503 with the reasons when a part needs a restart or an operator",
         tag: TAG_OPS,
         request: None,
         response: "Health",
-        errors: &[],
+        errors: &[503],
     },
     Route {
         method: "GET",
         path: "/readyz",
         operation_id: "readyz",
-        summary: "Readiness: 503 until the pipeline has started",
+        summary: "Readiness: 503 while starting or draining, or when the data directory cannot be written",
         tag: TAG_OPS,
         request: None,
         response: "Ready",
@@ -254,11 +254,11 @@ pub const ROUTES: &[Route] = &[
         method: "GET",
         path: "/metrics",
         operation_id: "metrics",
-        summary: "Prometheus metrics",
+        summary: "Prometheus metrics (with tokens configured: a token with the metrics scope)",
         tag: TAG_OPS,
         request: None,
         response: "MetricsText",
-        errors: &[],
+        errors: &[401, 403],
     },
 ];
 
@@ -389,7 +389,10 @@ fn operation(route: &Route) -> Value {
         );
     }
     op.insert("responses".into(), Value::Object(responses(route)));
-    if !route.path.starts_with("/v1/") {
+    if route.path == "/metrics" {
+        // Its figures name every tenant's index: a token when tokens are configured.
+        op.insert("security".into(), json!([{"bearer": []}, {}]));
+    } else if !route.path.starts_with("/v1/") {
         // Only /v1 routes authenticate; probes and this document never ask for a token.
         op.insert("security".into(), json!([]));
     }
@@ -448,6 +451,10 @@ fn responses(route: &Route) -> Map<String, Value> {
     out.insert(success_status(route).to_string(), ok);
     for &status in route.errors {
         out.insert(status.to_string(), error_response(route, status));
+    }
+    // Every JSON body is refused with a 415 when it says it is something else.
+    if route.request.is_some() {
+        out.insert("415".into(), error_response(route, 415));
     }
     out
 }
@@ -526,6 +533,11 @@ fn error_description(route: &Route, status: u16) -> &'static str {
             "invalid_request: a field or path parameter broke a rule; `error.field` names it \
              as a dotted path (`retrieval.top_k`, `documents[2].id`, `filters.tags`)."
         }
+        401 if route.path == "/metrics" => {
+            "unauthenticated: tokens are configured and the scrape has no valid \
+             `Authorization: Bearer` token."
+        }
+        403 if route.path == "/metrics" => "forbidden: the token lacks the `metrics` scope.",
         401 => {
             "unauthenticated: tokens are configured and the request has no valid \
              `Authorization: Bearer` token."
@@ -549,12 +561,23 @@ fn error_description(route: &Route, status: u16) -> &'static str {
              `error.oldest_available_version` and `error.latest_version` say which are."
         }
         413 => "body_too_large: the body is over `http.max_body_bytes` (default 4 MiB).",
+        415 => {
+            "unsupported_media_type: the `Content-Type` is not JSON (`application/json` or \
+             `application/*+json`; no `Content-Type` is read as JSON)."
+        }
         500 => "internal: an unexpected failure.",
         503 if route.response == "IngestAccepted" => {
             "bus_unavailable: Kafka did not take every event; the message says how many were \
              accepted."
         }
-        503 if route.response == "Ready" => "not_ready: the pipeline is starting.",
+        503 if route.response == "Ready" => {
+            "not_ready: the daemon is starting or draining, or a part reports that requests \
+             cannot be served (`problems` says which and why)."
+        }
+        503 if route.response == "Health" => {
+            "unhealthy: a stage is stalled, a supervised part is in a restart loop, or dead \
+             letters cannot be delivered; the body (a `Health`) lists the problems."
+        }
         503 => "embedder_unavailable: the query embedder did not answer.",
         _ => "Error.",
     }
@@ -2606,13 +2629,28 @@ fn operations_schemas() -> Vec<(&'static str, Value)> {
             ),
         ],
     );
+    let problems = json!({
+        "type": "array",
+        "description": "Every problem a part of the daemon reports now.",
+        "items": object(
+            &["part", "impact", "reason", "since"],
+            vec![
+                ("part", string("Which part: `storage`, `pipeline.stalled`, `pipeline.commits.<index>`, `pipeline.restarts`, `queries.restarts`, `maintenance.restarts`, `dead_letters`.")),
+                ("impact", json!({"type": "string", "enum": ["unhealthy", "unready"],
+                    "description": "`unhealthy` fails /healthz, `unready` fails /readyz."})),
+                ("reason", string("What is wrong, in words.")),
+                ("since", string("When the part first reported it (RFC 3339, UTC).")),
+            ],
+        ),
+    });
     vec![
         (
             "Health",
             object(
-                &["status", "pipeline", "embedding"],
+                &["status", "problems", "pipeline", "embedding"],
                 vec![
-                    ("status", json!({"type": "string", "const": "ok"})),
+                    ("status", json!({"type": "string", "enum": ["ok", "unhealthy"]})),
+                    ("problems", problems.clone()),
                     ("pipeline", pipeline),
                     (
                         "embedding",
@@ -2626,8 +2664,11 @@ fn operations_schemas() -> Vec<(&'static str, Value)> {
         (
             "Ready",
             object(
-                &["status"],
-                vec![("status", json!({"type": "string", "const": "ready"}))],
+                &["status", "problems"],
+                vec![
+                    ("status", json!({"type": "string", "const": "ready"})),
+                    ("problems", problems),
+                ],
             ),
         ),
         (
@@ -2838,6 +2879,9 @@ mod tests {
                         "#/components/schemas/Error"
                     );
                 }
+            } else if r.path == "/metrics" {
+                assert_eq!(op["security"], json!([{"bearer": []}, {}]));
+                assert!(r.errors.contains(&401) && r.errors.contains(&403));
             } else {
                 assert_eq!(op["security"], json!([]), "{} needs no token", r.path);
             }
