@@ -27,7 +27,9 @@ pub use keyword_store::{DisjunctionSearch, KeywordSettings, KeywordStore};
 pub(crate) use lance_store::{in_list, replace_documents};
 pub use lance_store::{Census, LanceStore, ResidentSearch};
 pub use rows::ChunkRow;
-pub use writer::{DocumentOp, WriteOutcome, WritePlan, KAFKA_CHECKPOINT};
+pub use writer::{
+    DocumentOp, StoredCheckpoint, WriteOutcome, WritePlan, KAFKA_CHECKPOINT, KAFKA_LOG,
+};
 
 use crate::graph::store::{GraphStore, GraphVersion, GRAPH_PROPERTY};
 use crate::graph::view::GraphView;
@@ -525,7 +527,7 @@ impl Index {
             .lance
             .commit_properties(self.lance.latest_version())
             .await?;
-        Ok([GRAPH_PROPERTY, KAFKA_CHECKPOINT]
+        Ok([GRAPH_PROPERTY, KAFKA_CHECKPOINT, KAFKA_LOG]
             .into_iter()
             .filter_map(|k| props.get(k).map(|v| (k.to_string(), v.clone())))
             .collect())
@@ -849,12 +851,15 @@ impl Index {
             EMBEDDER_PROPERTY.to_string(),
             format!("{id}/{dimensions}"),
         )]);
-        let checkpoint = self.kafka_checkpoint().await?;
-        if !checkpoint.is_empty() {
+        let checkpoint = self.stored_checkpoint().await?;
+        if !checkpoint.offsets.is_empty() {
             properties.insert(
                 KAFKA_CHECKPOINT.to_string(),
-                serde_json::to_string(&checkpoint).expect("a checkpoint serialises"),
+                serde_json::to_string(&checkpoint.offsets).expect("a checkpoint serialises"),
             );
+            if let Some(log) = checkpoint.log {
+                properties.insert(KAFKA_LOG.to_string(), log);
+            }
         }
         // The graph is not re-embedded: its relation vectors keep the old model's (their
         // semantic scores then fall back to 0; see the README), its rows stay.

@@ -381,21 +381,44 @@ impl Index {
     /// The Kafka checkpoint recorded by the newest commit that has one:
     /// `"topic:partition" → next offset to read`.
     pub async fn kafka_checkpoint(&self) -> Result<HashMap<String, i64>, StoreError> {
+        Ok(self.stored_checkpoint().await?.offsets)
+    }
+
+    /// The newest recorded checkpoint with the identity of the Kafka log it was read from
+    /// (none for commits made before logs were named).
+    pub async fn stored_checkpoint(&self) -> Result<StoredCheckpoint, StoreError> {
         let mut versions = self.lance.versions().await?;
         versions.reverse();
         for v in versions {
             let props = self.lance.commit_properties(v).await?;
             if let Some(json) = props.get(KAFKA_CHECKPOINT) {
-                return serde_json::from_str(json)
-                    .map_err(|e| StoreError::Corrupt(format!("checkpoint of version {v}: {e}")));
+                let offsets = serde_json::from_str(json)
+                    .map_err(|e| StoreError::Corrupt(format!("checkpoint of version {v}: {e}")))?;
+                return Ok(StoredCheckpoint {
+                    offsets,
+                    log: props.get(KAFKA_LOG).cloned(),
+                });
             }
         }
-        Ok(HashMap::new())
+        Ok(StoredCheckpoint::default())
     }
+}
+
+/// A Kafka checkpoint as an index stores it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoredCheckpoint {
+    /// `"topic:partition"` → the next offset to read.
+    pub offsets: HashMap<String, i64>,
+    /// The identity of the log those offsets belong to.
+    pub log: Option<String>,
 }
 
 /// Commit property holding the Kafka offsets a commit covers (JSON object).
 pub const KAFKA_CHECKPOINT: &str = "ragstream.kafka.checkpoint";
+
+/// Commit property naming the Kafka log the checkpoint's offsets belong to: offsets mean
+/// nothing in another log (a broker that lost its messages, another cluster).
+pub const KAFKA_LOG: &str = "ragstream.kafka.log";
 
 /// Where a commit's time went, logged when it was slow: a late document is explained by
 /// the step that held it (waiting for the write lock means maintenance or another writer).

@@ -3,6 +3,12 @@
 //! checkpoint are already in it: the Chunker skips them to save embedding work, and the
 //! IndexWriter skips them again right before committing, which is what makes re-delivery
 //! exactly-once.
+//!
+//! Offsets only mean something in the log they were read from. Every commit records that
+//! log's identity next to its checkpoint ([`KafkaLog`]); a checkpoint recorded against
+//! another log (the in-process broker of an earlier run, which kept nothing; another
+//! cluster) does not apply: it is reported loudly and the index reads every partition of
+//! this log from its start (upserts are idempotent, so nothing is indexed twice).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -10,26 +16,124 @@ use tokio::sync::Mutex;
 
 use super::{partition_key, SourcedEvent};
 use crate::engine::{Engine, EngineError};
+use crate::index::StoredCheckpoint;
 use crate::model::IndexName;
 
 pub type Checkpoint = HashMap<String, i64>;
 
+/// The log the pipeline reads: its identity, and where each of its partitions stood when
+/// the pipeline started (`"topic:partition"` → offset).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KafkaLog {
+    pub id: String,
+    /// The end of each partition (the offset the next message gets).
+    pub ends: HashMap<String, i64>,
+    /// The pipeline's consumer group's committed offsets: committed after every index of a
+    /// batch has committed, so everything before them is in every index it belongs to.
+    pub committed: HashMap<String, i64>,
+}
+
+impl KafkaLog {
+    /// Where each partition must resume at the latest: the group's committed offset, or
+    /// the start for a partition the group has not committed in this log. Resuming at the
+    /// smaller of this and the indexes' checkpoints covers indexes that do not exist yet
+    /// (a batch that failed after another index committed) and checkpoints that did not
+    /// apply.
+    pub fn floors(&self) -> HashMap<String, i64> {
+        self.ends
+            .iter()
+            .map(|(p, end)| {
+                let committed = self.committed.get(p).copied().filter(|c| c <= end);
+                (p.clone(), committed.unwrap_or(0))
+            })
+            .collect()
+    }
+}
+
+impl KafkaLog {
+    /// Whether `stored` was read from this log. A checkpoint that names its log must name
+    /// this one (older checkpoints name none). And no checkpoint may point past the end of
+    /// a partition: a log's offsets never go back, so such an offset came from another log
+    /// (an older checkpoint's broker, or a topic deleted and created again).
+    pub fn check(&self, stored: &StoredCheckpoint) -> Result<(), String> {
+        if let Some(log) = stored.log.as_ref().filter(|log| **log != self.id) {
+            return Err(format!(
+                "it was recorded against Kafka log {log}, and this is log {}",
+                self.id
+            ));
+        }
+        match stored
+            .offsets
+            .iter()
+            .find(|(p, next)| self.ends.get(*p).is_some_and(|end| **next > *end))
+        {
+            Some((p, next)) => Err(format!(
+                "it resumes {p} at offset {next}, past the end of that partition ({})",
+                self.ends[p]
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Checkpoints {
+    /// The log this pipeline reads (none: every stored checkpoint applies).
+    log: Option<KafkaLog>,
     by_index: Mutex<HashMap<IndexName, Checkpoint>>,
 }
 
 impl Checkpoints {
-    /// The index's checkpoint (empty for an index that does not exist yet).
+    /// Checkpoints of the indexes as they apply to `log`.
+    pub fn for_log(log: KafkaLog) -> Self {
+        Checkpoints {
+            log: Some(log),
+            by_index: Mutex::default(),
+        }
+    }
+
+    /// The identity of the log, recorded with every checkpoint committed.
+    pub fn log_id(&self) -> Option<&str> {
+        self.log.as_ref().map(|l| l.id.as_str())
+    }
+
+    pub fn log(&self) -> Option<&KafkaLog> {
+        self.log.as_ref()
+    }
+
+    /// The index's checkpoint in this log (empty for an index that does not exist yet, and
+    /// for one whose checkpoint belongs to another log).
     pub async fn get(&self, engine: &Engine, index: &IndexName) -> Result<Checkpoint, EngineError> {
         let mut map = self.by_index.lock().await;
         if let Some(c) = map.get(index) {
             return Ok(c.clone());
         }
-        let c = match engine.index(index).await {
-            Ok(i) => i.kafka_checkpoint().await?,
-            Err(EngineError::IndexNotFound(_)) => Checkpoint::new(),
+        let stored = match engine.index(index).await {
+            Ok(i) => i.stored_checkpoint().await?,
+            Err(EngineError::IndexNotFound(_)) => StoredCheckpoint::default(),
             Err(e) => return Err(e),
+        };
+        let c = match self.log.as_ref().map(|log| log.check(&stored)) {
+            Some(Err(why)) => {
+                // Expected after every restart of the in-process broker (its log is new);
+                // anything else (another cluster, a topic made again) deserves attention.
+                let expected = stored.log.as_deref().is_some_and(|l| l.starts_with("embedded-"))
+                    && self.log_id().is_some_and(|l| l.starts_with("embedded-"));
+                if expected {
+                    tracing::warn!(index = %index, reason = %why,
+                        "the in-process broker is new: the index's Kafka checkpoint does not apply; reading its log from the start");
+                } else {
+                    tracing::error!(index = %index, reason = %why,
+                        "the index's Kafka checkpoint does not apply to this log; reading every partition from its start");
+                }
+                if let Some(m) = crate::telemetry::metrics() {
+                    m.checkpoint_resets_total
+                        .with_label_values(&[index.as_str()])
+                        .inc();
+                }
+                Checkpoint::new()
+            }
+            _ => stored.offsets,
         };
         map.insert(index.clone(), c.clone());
         Ok(c)
@@ -93,6 +197,46 @@ mod tests {
             .map(|e| (e.partition, e.offset))
             .collect();
         assert_eq!(fresh, vec![(0, 5), (2, 0)]);
+    }
+
+    #[test]
+    fn a_checkpoint_of_another_log_does_not_apply() {
+        let log = KafkaLog {
+            id: "embedded-b".into(),
+            ends: [("t:0".into(), 7), ("t:1".into(), 0)].into(),
+            committed: Default::default(),
+        };
+        let stored = |log: Option<&str>, offsets: &[(&str, i64)]| StoredCheckpoint {
+            offsets: offsets.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            log: log.map(str::to_string),
+        };
+        assert_eq!(log.check(&stored(Some("embedded-b"), &[("t:0", 7)])), Ok(()));
+        // The same log's name, but past a partition's end: the topic was made again.
+        assert!(log
+            .check(&stored(Some("embedded-b"), &[("t:0", 99)]))
+            .is_err());
+        let why = log
+            .check(&stored(Some("embedded-a"), &[("t:0", 5)]))
+            .unwrap_err();
+        assert!(why.contains("embedded-a") && why.contains("embedded-b"), "{why}");
+        // Unnamed (older) checkpoints: within the log's ends they apply...
+        assert_eq!(log.check(&stored(None, &[("t:0", 7), ("t:9", 3)])), Ok(()));
+        // ...past a partition's end they cannot come from this log.
+        let why = log.check(&stored(None, &[("t:1", 5)])).unwrap_err();
+        assert!(why.contains("t:1") && why.contains("past the end"), "{why}");
+    }
+
+    #[test]
+    fn the_group_offsets_are_the_floor_where_they_belong_to_this_log() {
+        let log = KafkaLog {
+            id: "x".into(),
+            ends: [("t:0".into(), 10), ("t:1".into(), 4), ("t:2".into(), 3)].into(),
+            committed: [("t:0".into(), 8), ("t:1".into(), 9)].into(),
+        };
+        let floors = log.floors();
+        assert_eq!(floors["t:0"], 8);
+        assert_eq!(floors["t:1"], 0, "past the end: another log's offset");
+        assert_eq!(floors["t:2"], 0, "never committed");
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! committed (re-delivery), re-plans the rest against the newest version (the Chunker planned
 //! against the version before the previous batch committed) reusing the vectors already
 //! computed, and commits: one Lance commit carrying the advanced Kafka checkpoint, then the
-//! keyword store under the same version. Consumer-group offsets are committed afterwards, for
-//! lag monitoring only.
+//! keyword store under the same version. Consumer-group offsets are committed afterwards:
+//! lag monitoring reads them, and a restarted pipeline never resumes past them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,7 +26,7 @@ use super::checkpoints::{advanced, not_yet_committed, Checkpoints};
 use super::ingest_source::CheckpointContext;
 use super::{partition_key, IndexWork, PlannedBatch};
 use crate::engine::{Engine, EngineError};
-use crate::index::{Index, WriteOutcome, KAFKA_CHECKPOINT};
+use crate::index::{Index, WriteOutcome, KAFKA_CHECKPOINT, KAFKA_LOG};
 
 /// Attempts per commit before the actor gives up (and the supervisor restarts the pipeline).
 const ATTEMPTS: u32 = 4;
@@ -37,6 +37,14 @@ pub struct IndexWriter {
     pub assignment: Arc<Assignment>,
     /// Where consumer-group offsets are committed for lag monitoring (none in unit tests).
     pub monitor: Option<Arc<StreamConsumer<CheckpointContext>>>,
+    /// Told when commits fail (a full or read-only disk) and when they succeed again.
+    pub health: Option<Arc<crate::health::Health>>,
+}
+
+/// The part under which an index's failing commits are reported (one per index, so one
+/// index's success does not hide another's failure).
+fn health_part(index: &crate::model::IndexName) -> String {
+    format!("pipeline.commits.{index}")
 }
 
 impl Actor for IndexWriter {
@@ -86,11 +94,14 @@ impl IndexWriter {
         }
         let index = self.engine.index(&work.index).await.map_err(failed)?;
         let next = advanced(&checkpoint, offsets);
-        let properties: HashMap<String, String> = [(
+        let mut properties: HashMap<String, String> = [(
             KAFKA_CHECKPOINT.to_string(),
             serde_json::to_string(&next).expect("a checkpoint serialises"),
         )]
         .into();
+        if let Some(log) = self.checkpoints.log_id() {
+            properties.insert(KAFKA_LOG.to_string(), log.to_string());
+        }
         let ops: Vec<_> = fresh.iter().map(|e| e.event.op.clone()).collect();
         let spans: Vec<tracing::Span> = fresh.iter().map(|e| e.span("commit")).collect();
         // The store writes are one batch for many traces: its span starts a trace of its own
@@ -114,9 +125,26 @@ impl IndexWriter {
                 .instrument(batch.clone())
                 .await
             {
-                Ok(outcome) => break outcome,
-                Err(e) if attempt == ATTEMPTS => return Err(failed(e)),
+                Ok(outcome) => {
+                    if let Some(h) = &self.health {
+                        h.clear(&health_part(&work.index));
+                    }
+                    break outcome;
+                }
                 Err(e) => {
+                    // Ingestion cannot persist (a second failure in a row, not a passing
+                    // conflict): not ready, with the reason, until a commit of the index
+                    // succeeds (the pipeline keeps retrying from the stored checkpoint).
+                    if let (Some(h), true) = (&self.health, attempt >= 2) {
+                        h.report(
+                            &health_part(&work.index),
+                            crate::health::Impact::Unready,
+                            format!("commits to index {} fail: {e}", work.index),
+                        );
+                    }
+                    if attempt == ATTEMPTS {
+                        return Err(failed(e));
+                    }
                     batch.in_scope(|| {
                         tracing::error!(index = %work.index, error = %e, attempt,
                         retry_in = ?delay, "commit failed; retrying")

@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 
 use super::actor::{self, mailbox, Actor, ActorError};
 use super::assignment::Assignment;
-use super::checkpoints::Checkpoints;
+use super::checkpoints::{Checkpoints, KafkaLog};
 use super::chunker::Chunker;
 use super::embedder_client::EmbedderClient;
 use super::index_writer::IndexWriter;
@@ -36,14 +36,26 @@ pub struct IngestPipeline {
     pub kafka: KafkaConfig,
     pub bootstrap: String,
     pub report: Arc<RestartReport>,
+    /// The identity of the log when this process made it (the in-process broker, whose
+    /// log lives and dies with the process); `None`: the cluster's id, asked at each start.
+    pub log_id: Option<String>,
+    /// Where failing commits are reported.
+    pub health: Arc<crate::health::Health>,
 }
 
 /// Where each partition must resume so that no index misses an event: for every partition,
-/// the smallest next offset over the indexes' stored checkpoints.
-pub async fn resume_positions(engine: &Engine) -> Result<HashMap<String, i64>, EngineError> {
-    let mut out: HashMap<String, i64> = HashMap::new();
+/// the smallest next offset over the indexes' checkpoints that apply to this log and the
+/// consumer group's offset in it ([`KafkaLog::floors`]).
+pub async fn resume_positions(
+    engine: &Engine,
+    checkpoints: &Checkpoints,
+) -> Result<HashMap<String, i64>, EngineError> {
+    let mut out: HashMap<String, i64> = checkpoints
+        .log()
+        .map(KafkaLog::floors)
+        .unwrap_or_default();
     for name in crate::index::list_indexes(&engine.config().storage.data_dir) {
-        let checkpoint = engine.index(&name).await?.kafka_checkpoint().await?;
+        let checkpoint = checkpoints.get(engine, &name).await?;
         for (partition, offset) in checkpoint {
             out.entry(partition)
                 .and_modify(|o| *o = (*o).min(offset))
@@ -74,14 +86,18 @@ impl IngestPipeline {
 
     async fn incarnation(&self, shutdown: watch::Receiver<bool>) -> Result<(), ActorError> {
         const NAME: &str = "ingest-pipeline";
-        let positions = resume_positions(&self.engine)
+        let log = self
+            .log()
+            .await
+            .map_err(|e| ActorError::failed(NAME, format!("identifying the Kafka log: {e}")))?;
+        let checkpoints = Arc::new(Checkpoints::for_log(log));
+        let positions = resume_positions(&self.engine, &checkpoints)
             .await
             .map_err(|e| ActorError::failed(NAME, format!("reading checkpoints: {e}")))?;
         let assignment = Arc::new(Assignment::new(positions));
         let consumer = self
             .consumer(assignment.clone())
             .map_err(|e| ActorError::failed(NAME, format!("kafka consumer: {e}")))?;
-        let checkpoints = Arc::new(Checkpoints::default());
 
         let (to_chunker, chunker_inbox) = mailbox(Chunker::NAME, MAILBOX_CAPACITY);
         let (to_embedder, embedder_inbox) = mailbox(EmbedderClient::NAME, MAILBOX_CAPACITY);
@@ -113,6 +129,7 @@ impl IngestPipeline {
                 batch_max: Duration::from_millis(self.kafka.batch_max_ms),
                 max_message_bytes: self.kafka.max_message_bytes,
                 limits: self.engine.config().limits.document(),
+                engine: self.engine.clone(),
             },
             dead_letters: self.dead_letters.clone(),
             assignment: assignment.clone(),
@@ -137,6 +154,7 @@ impl IngestPipeline {
             checkpoints,
             assignment,
             monitor: Some(consumer),
+            health: Some(self.health.clone()),
         };
         actors.spawn(actor::run(writer, writer_inbox));
 
@@ -150,6 +168,50 @@ impl IngestPipeline {
             }
         }
         Ok(())
+    }
+
+    /// The log this incarnation reads: its identity and where the documents topic's
+    /// partitions end now (asked of Kafka; a broker that does not answer fails the
+    /// incarnation, which is retried with backoff).
+    async fn log(&self) -> Result<KafkaLog, String> {
+        let (kafka, bootstrap, known) = (
+            self.kafka.clone(),
+            self.bootstrap.clone(),
+            self.log_id.clone(),
+        );
+        tokio::task::spawn_blocking(move || -> Result<KafkaLog, String> {
+            let timeout = Duration::from_secs(10);
+            let id = match known {
+                Some(id) => id,
+                None => crate::transport::kafka::cluster_id(&kafka, &bootstrap, timeout)
+                    .map_err(|e| e.to_string())?
+                    .map(|id| format!("kafka-cluster-{id}"))
+                    .ok_or("the brokers did not tell their cluster id")?,
+            };
+            let topic = &kafka.documents_topic;
+            let positions = crate::transport::kafka::positions(
+                &kafka,
+                &bootstrap,
+                topic,
+                &kafka.group_id,
+                timeout,
+            )
+            .map_err(|e| e.to_string())?;
+            let key = |p: i32| super::partition_key(topic, p);
+            Ok(KafkaLog {
+                id,
+                ends: positions
+                    .iter()
+                    .map(|p| (key(p.partition), p.end_offset))
+                    .collect(),
+                committed: positions
+                    .iter()
+                    .filter_map(|p| Some((key(p.partition), p.committed_offset?)))
+                    .collect(),
+            })
+        })
+        .await
+        .map_err(|e| e.to_string())?
     }
 
     fn consumer(

@@ -15,9 +15,74 @@ pub fn client_config(kafka: &KafkaConfig, bootstrap: &str) -> ClientConfig {
     c
 }
 
+/// A message header's value as text (`None` when absent or not UTF-8).
+pub fn header(msg: &impl rdkafka::Message, name: &str) -> Option<String> {
+    use rdkafka::message::Headers;
+    let headers = msg.headers()?;
+    headers
+        .iter()
+        .find(|h| h.key == name)
+        .and_then(|h| h.value)
+        .and_then(|v| std::str::from_utf8(v).ok())
+        .map(str::to_string)
+}
+
+/// Whether a bus query may have its reply written to `topic`: it is `kafka.replies_topic`
+/// or matches one of the comma-separated glob patterns of `kafka.reply_topics` (`*`
+/// matches any run of characters), and it is none of the daemon's own input topics
+/// (documents, queries, dead letters), whatever the patterns say.
+pub fn reply_topic_allowed(kafka: &KafkaConfig, topic: &str) -> bool {
+    let own = [
+        &kafka.documents_topic,
+        &kafka.queries_topic,
+        &kafka.dlq_topic,
+    ];
+    !topic.is_empty()
+        && !own.iter().any(|t| t.as_str() == topic)
+        && (topic == kafka.replies_topic
+            || kafka
+                .reply_topics
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .any(|p| glob_matches(p, topic)))
+}
+
+/// `*` in `pattern` matches any run of characters (none included); everything else is literal.
+fn glob_matches(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
 /// The message key of a document event: `INDEX/DOCUMENT_ID`.
 pub fn document_key(index: &str, document_id: &str) -> String {
     format!("{index}/{document_id}")
+}
+
+/// The cluster's id as the brokers report it (KIP-78), or `None` when they do not answer
+/// in time. Blocking: call it off the async workers.
+pub fn cluster_id(
+    kafka: &KafkaConfig,
+    bootstrap: &str,
+    timeout: std::time::Duration,
+) -> Result<Option<String>, rdkafka::error::KafkaError> {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let consumer: BaseConsumer = client_config(kafka, bootstrap).create()?;
+    Ok(consumer.client().fetch_cluster_id(timeout))
 }
 
 /// Where one partition of a topic stands for a consumer group.
@@ -153,5 +218,41 @@ mod tests {
         // 0: the index is ahead of the group; 1: nothing known, from the low watermark;
         // 2: the group is ahead of this index (the rest belonged to other indexes).
         assert_eq!(lag, [3, 6, 0]);
+    }
+
+    #[test]
+    fn reply_topics_follow_the_patterns_and_never_name_an_input_topic() {
+        let mut kafka = KafkaConfig::default();
+        assert!(reply_topic_allowed(&kafka, "ragstream.replies"));
+        assert!(reply_topic_allowed(&kafka, "ragstream.replies.agent-7"));
+        assert!(!reply_topic_allowed(&kafka, "ragstream.documents"));
+        assert!(!reply_topic_allowed(&kafka, "ragstream.dlq"));
+        assert!(!reply_topic_allowed(&kafka, "other"));
+        assert!(!reply_topic_allowed(&kafka, ""));
+        kafka.reply_topics = "*".into();
+        assert!(reply_topic_allowed(&kafka, "anything"));
+        for own in ["ragstream.documents", "ragstream.queries", "ragstream.dlq"] {
+            assert!(!reply_topic_allowed(&kafka, own), "{own}");
+        }
+        kafka.reply_topics = "a.*.replies, exact".into();
+        assert!(
+            reply_topic_allowed(&kafka, "ragstream.replies"),
+            "the configured replies topic is always allowed"
+        );
+        assert!(reply_topic_allowed(&kafka, "a.x.replies"));
+        assert!(reply_topic_allowed(&kafka, "a..replies"));
+        assert!(!reply_topic_allowed(&kafka, "a.x.replies2"));
+        assert!(reply_topic_allowed(&kafka, "exact"));
+        assert!(!reply_topic_allowed(&kafka, "exactly"));
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_matches("a*b*c", "abc"));
+        assert!(glob_matches("a*b*c", "axxbyyc"));
+        assert!(!glob_matches("a*b*c", "axxbyy"));
+        assert!(glob_matches("*", ""));
+        assert!(glob_matches("ab*ab", "abab"));
+        assert!(!glob_matches("ab*ab", "aba"));
     }
 }
