@@ -61,6 +61,10 @@ pub struct Metrics {
     pub maintenance_versions_pruned_total: IntCounterVec,
     /// Messages sent to the dead-letter topic, by reason.
     pub dead_letters_total: IntCounterVec,
+    /// Dead letters the topic refused, parked in the data directory instead, by reason.
+    pub dead_letters_parked_total: IntCounterVec,
+    /// Stored Kafka checkpoints found to belong to another log (and so not applied).
+    pub checkpoint_resets_total: IntCounterVec,
     /// Supervised restarts of a pipeline.
     pub actor_restarts_total: IntCounterVec,
     /// Messages read from Kafka, by topic and partition.
@@ -208,6 +212,16 @@ impl Metrics {
                 "Messages sent to the dead-letter topic, by reason.",
                 &["reason"],
             ),
+            dead_letters_parked_total: counter(
+                "ragstream_dead_letters_parked_total",
+                "Dead letters the dead-letter topic refused, parked in the data directory, by reason.",
+                &["reason"],
+            ),
+            checkpoint_resets_total: counter(
+                "ragstream_checkpoint_resets_total",
+                "Stored Kafka checkpoints that belong to another log and were not applied, by index.",
+                &["index"],
+            ),
             actor_restarts_total: counter(
                 "ragstream_actor_restarts_total",
                 "Supervised restarts, by pipeline.",
@@ -294,6 +308,8 @@ impl Metrics {
             m.documents_indexed_total.clone(),
             m.chunks_indexed_total.clone(),
             m.dead_letters_total.clone(),
+            m.dead_letters_parked_total.clone(),
+            m.checkpoint_resets_total.clone(),
             m.actor_restarts_total.clone(),
             m.messages_consumed_total.clone(),
             m.embedding_cache_lookups_total.clone(),
