@@ -57,8 +57,12 @@ pub struct KafkaConfig {
     pub documents_topic: String,
     pub queries_topic: String,
     pub dlq_topic: String,
-    /// Reply topic created with the embedded broker (clients may name any reply topic).
+    /// Reply topic created with the embedded broker.
     pub replies_topic: String,
+    /// The topics a bus query may name in `reply-to`: comma-separated glob patterns (`*`
+    /// matches any run of characters). The documents, queries and dead-letter topics are
+    /// never allowed, whatever the patterns say.
+    pub reply_topics: String,
     pub group_id: String,
     /// Partitions of the topics the embedded broker creates.
     pub partitions: i32,
@@ -70,6 +74,8 @@ pub struct KafkaConfig {
     pub max_message_bytes: usize,
     /// On SIGTERM/SIGINT, how long the pipeline may take to commit the batches in flight.
     pub shutdown_grace_ms: u64,
+    /// A pipeline stage holding one batch this long makes `/healthz` unhealthy.
+    pub stall_after_ms: u64,
     /// Extra librdkafka settings passed through verbatim (security.protocol, sasl.*, ssl.*).
     pub client: std::collections::BTreeMap<String, String>,
 }
@@ -113,12 +119,14 @@ impl Default for KafkaConfig {
             queries_topic: "ragstream.queries".into(),
             dlq_topic: "ragstream.dlq".into(),
             replies_topic: "ragstream.replies".into(),
+            reply_topics: "ragstream.replies*".into(),
             group_id: "ragstream".into(),
             partitions: 4,
             batch_max_documents: 256,
             batch_max_chunks: 1024,
             batch_max_ms: 200,
             shutdown_grace_ms: 20_000,
+            stall_after_ms: 300_000,
             max_message_bytes: 2 << 20,
             client: Default::default(),
         }
@@ -284,6 +292,8 @@ pub struct LimitsConfig {
     pub max_document_id_bytes: usize,
     pub max_top_k: usize,
     pub max_query_bytes: usize,
+    /// A query not answered in this time gets a timeout error and its work is abandoned.
+    pub query_timeout_ms: u64,
 }
 
 impl Default for StorageConfig {
@@ -362,6 +372,7 @@ impl Default for LimitsConfig {
             max_document_id_bytes: 512,
             max_top_k: 100,
             max_query_bytes: 8192,
+            query_timeout_ms: 10_000,
         }
     }
 }
@@ -522,6 +533,21 @@ impl Config {
         }
         if self.kafka.batch_max_chunks == 0 {
             return bad("kafka.batch_max_chunks", "must be at least 1");
+        }
+        if self.kafka.reply_topics.split(',').all(|p| p.trim().is_empty()) {
+            return bad(
+                "kafka.reply_topics",
+                "must name at least one pattern, for example ragstream.replies*",
+            );
+        }
+        if self.kafka.stall_after_ms == 0 {
+            return bad("kafka.stall_after_ms", "must be at least 1");
+        }
+        if self.limits.query_timeout_ms == 0 {
+            return bad("limits.query_timeout_ms", "must be at least 1");
+        }
+        if self.limits.max_query_bytes == 0 {
+            return bad("limits.max_query_bytes", "must be at least 1");
         }
         if self.http.bind.parse::<std::net::SocketAddr>().is_err() {
             return bad("http.bind", "must be host:port, for example 127.0.0.1:8080");

@@ -31,6 +31,9 @@ pub enum EngineError {
     Store(StoreError),
     #[error("internal error: {0}")]
     Internal(String),
+    /// The query was not answered within `limits.query_timeout_ms`; its work was abandoned.
+    #[error("the query was not answered within {after_ms} ms (limits.query_timeout_ms)")]
+    Timeout { after_ms: u64 },
 }
 
 impl From<StoreError> for EngineError {

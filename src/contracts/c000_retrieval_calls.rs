@@ -261,6 +261,7 @@ pub fn error_code(e: &EngineError) -> (&'static str, Option<String>) {
             ("embedder_mismatch", None)
         }
         EngineError::Store(_) | EngineError::Internal(_) => ("internal", None),
+        EngineError::Timeout { .. } => ("query_timeout", None),
     }
 }
 

@@ -382,6 +382,12 @@ async fn retrieve(
 ) -> Result<Reply, RetrieveError> {
     let started = std::time::Instant::now();
     let input = parse_request(body)?;
+    let max_query_bytes = engine.config().limits.max_query_bytes;
+    if input.query.len() > max_query_bytes {
+        return Err(RetrieveError::Input(format!(
+            "query must be at most {max_query_bytes} bytes (limits.max_query_bytes)"
+        )));
+    }
     let contracts = &engine.config().contracts;
     let (visibility, denied) = effective_visibility(&input, override_allowed);
     if denied {

@@ -69,6 +69,17 @@ pub async fn answer(engine: &Engine, name: &str, body: &[u8]) -> Reply {
     let parsed = serde_json::from_slice::<Value>(body)
         .map_err(|e| ValidationError::new("body", format!("is not JSON: {e}")))
         .and_then(|v| parse_request(&v));
+    let max_query_bytes = engine.config().limits.max_query_bytes;
+    let parsed = parsed.and_then(|q| {
+        if q.len() > max_query_bytes {
+            Err(ValidationError::new(
+                "query",
+                format!("must be at most {max_query_bytes} bytes (limits.max_query_bytes)"),
+            ))
+        } else {
+            Ok(q)
+        }
+    });
     let query = match parsed {
         Ok(q) => q,
         Err(e) => return super::error_reply(&EngineError::from(e)),

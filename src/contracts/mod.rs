@@ -151,6 +151,39 @@ pub async fn answer(
             return auth_reply(&e);
         }
     }
+    let limit = engine.config().limits.query_timeout_ms;
+    let answered = tokio::time::timeout(
+        std::time::Duration::from_millis(limit),
+        dispatch(engine, caller, contract, target, body),
+    )
+    .await;
+    answered.unwrap_or_else(|_| {
+        tracing::warn!(
+            contract = contract.label(),
+            limit_ms = limit,
+            "query timed out"
+        );
+        let e = EngineError::Timeout { after_ms: limit };
+        match contract {
+            Contract::C003 => c003_ai_core::error_reply(&c003_ai_core::RetrieveError::Engine(
+                c003_ai_core::EngineErrorText {
+                    code: "query_timeout",
+                    message: e.to_string(),
+                },
+            )),
+            _ => error_reply(&e),
+        }
+    })
+}
+
+/// Answers an authorised request as its contract.
+async fn dispatch(
+    engine: &Engine,
+    caller: &Caller,
+    contract: Contract,
+    target: Target,
+    body: &[u8],
+) -> Reply {
     let index = target.index;
     // 004 reads its body itself (its errors have their own rules).
     let value = if contract == Contract::C004 {
@@ -242,7 +275,7 @@ pub fn status_of(code: &str) -> u16 {
         "forbidden" => 403,
         "version_unavailable" => 410,
         "embedder_mismatch" => 409,
-        "embedder_unavailable" => 503,
+        "embedder_unavailable" | "query_timeout" => 503,
         _ => 500,
     }
 }

@@ -102,22 +102,32 @@ impl Default for DocumentLimits {
     }
 }
 
+/// The rule every document id follows, in an upsert and in a delete alike: non-empty, at
+/// most `max_id_bytes`, no control characters. The error names the field `id`.
+pub fn validate_document_id(id: &str, limits: &DocumentLimits) -> Result<(), ValidationError> {
+    if id.trim().is_empty() {
+        return Err(ValidationError::new("id", "must not be empty"));
+    }
+    if id.len() > limits.max_id_bytes {
+        return Err(ValidationError::new(
+            "id",
+            format!("must be at most {} bytes", limits.max_id_bytes),
+        ));
+    }
+    if id.chars().any(char::is_control) {
+        return Err(ValidationError::new(
+            "id",
+            "must not contain control characters",
+        ));
+    }
+    Ok(())
+}
+
 impl Document {
     /// Checks every field rule; the error names the field and the rule broken.
     pub fn validate(&self, limits: &DocumentLimits) -> Result<(), ValidationError> {
         let err = |field: &str, rule: &str| ValidationError::new(field, rule);
-        if self.id.trim().is_empty() {
-            return Err(err("id", "must not be empty"));
-        }
-        if self.id.len() > limits.max_id_bytes {
-            return Err(err(
-                "id",
-                &format!("must be at most {} bytes", limits.max_id_bytes),
-            ));
-        }
-        if self.id.chars().any(char::is_control) {
-            return Err(err("id", "must not contain control characters"));
-        }
+        validate_document_id(&self.id, limits)?;
         match (&self.text, &self.pages) {
             (Some(_), Some(_)) => {
                 return Err(err("text", "give either `text` or `pages`, not both"));

@@ -56,6 +56,16 @@ pub enum PoisonReason {
     UnknownOp(String),
     #[error("invalid index name: {0}")]
     InvalidIndex(String),
+    /// The message key names another index or document than the body (the key decides the
+    /// partition, so one document's events stay in order only when the two agree).
+    #[error("the key {key:?} does not match the event, whose key is {expected:?}")]
+    KeyMismatch { key: String, expected: String },
+    /// Authentication is on and the message carries no valid `authorization` header.
+    #[error("{0}")]
+    Unauthenticated(String),
+    /// The message's token may not write to the event's index.
+    #[error("{0}")]
+    Forbidden(String),
 }
 
 impl PoisonReason {
@@ -68,6 +78,9 @@ impl PoisonReason {
             PoisonReason::Schema { .. } => "schema_violation",
             PoisonReason::UnknownOp(_) => "unknown_op",
             PoisonReason::InvalidIndex(_) => "invalid_index",
+            PoisonReason::KeyMismatch { .. } => "key_mismatch",
+            PoisonReason::Unauthenticated(_) => "unauthenticated",
+            PoisonReason::Forbidden(_) => "forbidden",
         }
     }
 }
@@ -147,11 +160,42 @@ pub fn parse_event(
                 })
                 .filter(|id| !id.trim().is_empty())
                 .ok_or_else(|| schema("document_id", "is required for delete"))?;
+            // The id rule of an upsert: a delete can only name a document an upsert could.
+            crate::model::validate_document_id(&id, limits)
+                .map_err(|e| schema("document_id", e.rule))?;
             DocumentOp::Delete { document_id: id }
         }
         other => return Err(PoisonReason::UnknownOp(other.to_string())),
     };
     Ok(DocumentEvent { index, op })
+}
+
+/// Whether a valid event may be applied as it arrived: its key, when it has one, is the
+/// event's own (`INDEX/DOCUMENT_ID`), and, with authentication on, its `authorization`
+/// header (`Bearer <token>`) names a token allowed to write to the event's index — the same
+/// tokens and scopes as HTTP ingestion.
+pub fn admit(
+    event: &DocumentEvent,
+    key: Option<&[u8]>,
+    authorization: Option<&str>,
+    auth: &crate::auth::Authenticator,
+) -> Result<(), PoisonReason> {
+    if let Some(key) = key {
+        let expected = event.key();
+        if key != expected.as_bytes() {
+            // The key goes into the error header: at most its first 200 characters.
+            return Err(PoisonReason::KeyMismatch {
+                key: String::from_utf8_lossy(key).chars().take(200).collect(),
+                expected,
+            });
+        }
+    }
+    let caller = auth
+        .authenticate(authorization)
+        .map_err(|e| PoisonReason::Unauthenticated(e.to_string()))?;
+    caller
+        .authorize(&event.index, crate::auth::Scope::Write)
+        .map_err(|e| PoisonReason::Forbidden(e.to_string()))
 }
 
 #[cfg(test)]
@@ -180,6 +224,59 @@ mod tests {
                 document_id: "d".into()
             }
         );
+    }
+
+    #[test]
+    fn deletes_follow_the_document_id_rule() {
+        let delete = |id: &str| {
+            parse(&json!({"schema_version": 1, "op": "delete", "index": "kb", "document_id": id}))
+        };
+        assert!(delete("doc-1").is_ok());
+        for bad in ["a\u{0}b", &"x".repeat(600), "line\nbreak"] {
+            let e = delete(bad).unwrap_err();
+            assert_eq!(e.code(), "schema_violation", "{bad:?}");
+            assert!(e.to_string().contains("document_id"), "{e}");
+        }
+    }
+
+    #[test]
+    fn an_event_is_admitted_with_its_own_key_and_a_token_allowed_to_write_its_index() {
+        use crate::auth::{AuthConfig, Authenticator, Scope, TokenConfig};
+        let event = parse(&json!({"schema_version": 1, "op": "delete", "index": "a_kb",
+            "document_id": "d1"}))
+        .unwrap();
+        let open = Authenticator::new(&AuthConfig::default());
+        assert_eq!(admit(&event, None, None, &open), Ok(()));
+        assert_eq!(admit(&event, Some(b"a_kb/d1"), None, &open), Ok(()));
+        let mismatch = admit(&event, Some(b"other/d1"), None, &open).unwrap_err();
+        assert_eq!(mismatch.code(), "key_mismatch");
+        assert!(mismatch.to_string().contains("a_kb/d1"), "{mismatch}");
+
+        let token = |name: &str, tenant: &str, indexes: &[&str], scopes: &[Scope]| TokenConfig {
+            name: name.into(),
+            token: Some(format!("secret-{name}")),
+            token_env: None,
+            tenant: tenant.into(),
+            indexes: indexes.iter().map(|s| s.to_string()).collect(),
+            scopes: scopes.to_vec(),
+        };
+        let auth = Authenticator::new(&AuthConfig {
+            tokens: vec![
+                token("a-writer", "a", &["a_*"], &[Scope::Write]),
+                token("a-reader", "a", &["a_*"], &[Scope::Read]),
+                token("b-writer", "b", &["b_*"], &[Scope::Write]),
+            ],
+        });
+        let code = |authorization: Option<&str>| {
+            admit(&event, None, authorization, &auth)
+                .err()
+                .map(|e| e.code())
+        };
+        assert_eq!(code(None), Some("unauthenticated"));
+        assert_eq!(code(Some("Bearer nope")), Some("unauthenticated"));
+        assert_eq!(code(Some("Bearer secret-b-writer")), Some("forbidden"));
+        assert_eq!(code(Some("Bearer secret-a-reader")), Some("forbidden"));
+        assert_eq!(code(Some("Bearer secret-a-writer")), None);
     }
 
     #[test]

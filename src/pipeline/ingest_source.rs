@@ -17,7 +17,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::actor::{ActorError, Mailbox};
 use super::assignment::Assignment;
-use super::events::parse_event;
+use super::events::{admit, parse_event};
 use super::{partition_key, Batch, SourcedEvent};
 use crate::model::DocumentLimits;
 use crate::transport::dead_letters::{DeadLetters, Origin};
@@ -86,6 +86,8 @@ pub struct IngestSourceSettings {
     pub batch_max: Duration,
     pub max_message_bytes: usize,
     pub limits: DocumentLimits,
+    /// Checks each event's `authorization` header, as HTTP ingestion checks its own.
+    pub engine: Arc<crate::engine::Engine>,
 }
 
 pub struct IngestSource {
@@ -182,11 +184,22 @@ impl IngestSource {
             &crate::telemetry::propagation::from_kafka(msg.headers()),
         );
         let trace = span.context();
-        match parse_event(
+        let parsed = parse_event(
             msg.payload(),
             self.settings.max_message_bytes,
             &self.settings.limits,
-        ) {
+        )
+        .and_then(|event| {
+            let authorization = crate::transport::kafka::header(msg, "authorization");
+            admit(
+                &event,
+                msg.key(),
+                authorization.as_deref(),
+                self.settings.engine.auth(),
+            )
+            .map(|()| event)
+        });
+        match parsed {
             Ok(event) => {
                 if let crate::index::DocumentOp::Upsert(doc) = &event.op {
                     batch.chunks += self.settings.chunker.chunk(doc).len();
@@ -201,6 +214,8 @@ impl IngestSource {
                 })
             }
             Err(reason) => {
+                // A dead letter that cannot be delivered holds the source: it counts as busy.
+                let _busy = super::actor::busy(Self::NAME);
                 self.dead_letters
                     .send(
                         &origin,

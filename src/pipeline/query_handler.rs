@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rdkafka::consumer::StreamConsumer;
-use rdkafka::message::{Header, Headers, OwnedHeaders};
+use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::Message;
 use serde_json::json;
@@ -26,19 +26,10 @@ use crate::engine::Engine;
 use crate::model::IndexName;
 use crate::telemetry::propagation;
 use crate::transport::dead_letters::{DeadLetters, Origin};
+use crate::transport::kafka::header;
 
 /// Queries answered at the same time.
 const CONCURRENCY: usize = 8;
-
-fn header(msg: &impl Message, name: &str) -> Option<String> {
-    let headers = msg.headers()?;
-    headers
-        .iter()
-        .find(|h| h.key == name)
-        .and_then(|h| h.value)
-        .and_then(|v| std::str::from_utf8(v).ok())
-        .map(str::to_string)
-}
 
 pub async fn run(
     engine: Arc<Engine>,
@@ -78,6 +69,22 @@ pub async fn run(
                 .await;
             continue;
         };
+        if !crate::transport::kafka::reply_topic_allowed(&engine.config().kafka, &reply_to) {
+            let message = format!(
+                "reply-to {reply_to:?} does not match kafka.reply_topics ({})",
+                engine.config().kafka.reply_topics
+            );
+            dead_letters
+                .send(
+                    &origin,
+                    msg.key(),
+                    msg.payload(),
+                    "reply_topic_not_allowed",
+                    &message,
+                )
+                .await;
+            continue;
+        }
         let permit = permits
             .clone()
             .acquire_owned()
