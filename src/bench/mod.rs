@@ -3,10 +3,13 @@
 
 pub mod embed;
 pub mod export;
+pub mod fuzz;
 pub mod graph;
+pub mod hostile;
 pub mod keyword;
 pub mod pipeline;
 pub mod scale;
+pub mod soak;
 pub mod telemetry;
 
 use std::path::{Path, PathBuf};
