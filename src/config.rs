@@ -534,7 +534,12 @@ impl Config {
         if self.kafka.batch_max_chunks == 0 {
             return bad("kafka.batch_max_chunks", "must be at least 1");
         }
-        if self.kafka.reply_topics.split(',').all(|p| p.trim().is_empty()) {
+        if self
+            .kafka
+            .reply_topics
+            .split(',')
+            .all(|p| p.trim().is_empty())
+        {
             return bad(
                 "kafka.reply_topics",
                 "must name at least one pattern, for example ragstream.replies*",

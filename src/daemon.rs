@@ -11,10 +11,10 @@ use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::engine::Engine;
-use crate::pipeline::ingest_pipeline::IngestPipeline;
-use crate::pipeline::query_handler;
 use crate::health::{Health, Impact};
 use crate::pipeline::actor::{panic_message, ActorError};
+use crate::pipeline::ingest_pipeline::IngestPipeline;
+use crate::pipeline::query_handler;
 use crate::pipeline::supervisor::{supervise, Backoff, RestartReport};
 use crate::transport::broker::{announce, EmbeddedBroker};
 use crate::transport::dead_letters::DeadLetters;
@@ -304,13 +304,17 @@ async fn monitor(
         let storage = match tokio::time::timeout(PROBE_LIMIT, probe).await {
             Ok(Ok(result)) => result,
             Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err(format!("a small write did not finish within {PROBE_LIMIT:?}")),
+            Err(_) => Err(format!(
+                "a small write did not finish within {PROBE_LIMIT:?}"
+            )),
         };
         dead_letters.expire(crate::transport::dead_letters::FAILING_EXPIRES);
         health.set(
             "storage",
             Impact::Unready,
-            storage.err().map(|e| format!("the data directory cannot be written: {e}")),
+            storage
+                .err()
+                .map(|e| format!("the data directory cannot be written: {e}")),
         );
         let stalled = crate::pipeline::actor::longest_busy()
             .filter(|(_, held)| *held >= stall_after)

@@ -93,7 +93,9 @@ impl Health {
     }
 
     pub fn is_healthy(&self) -> bool {
-        self.problems().iter().all(|p| p.impact != Impact::Unhealthy)
+        self.problems()
+            .iter()
+            .all(|p| p.impact != Impact::Unhealthy)
     }
 
     pub fn is_ready(&self) -> bool {

@@ -161,7 +161,8 @@ pub async fn run(cases: u64, seed: u64) -> FuzzReport {
             ))
             .catch_unwind()
             .await;
-            let example = || -> String { String::from_utf8_lossy(&body).chars().take(300).collect() };
+            let example =
+                || -> String { String::from_utf8_lossy(&body).chars().take(300).collect() };
             match answered {
                 Err(_) => {
                     report.panics += 1;

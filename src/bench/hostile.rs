@@ -98,7 +98,9 @@ impl Hostile {
     /// sometimes raw bytes or pathological nesting.
     pub fn body(&mut self, valid: &Value) -> Vec<u8> {
         match self.rng.u8(0..20) {
-            0 => (0..self.rng.usize(0..64)).map(|_| self.rng.u8(..)).collect(),
+            0 => (0..self.rng.usize(0..64))
+                .map(|_| self.rng.u8(..))
+                .collect(),
             1 => {
                 let depth = self.rng.usize(100..3000);
                 let mut s = "[".repeat(depth);
@@ -152,7 +154,11 @@ impl Hostile {
             2 => self.number(),
             3 | 4 => json!(self.string()),
             5 => json!(self.rng.i64(..)),
-            6 => Value::Array((0..self.rng.usize(0..4)).map(|_| self.value(depth - 1)).collect()),
+            6 => Value::Array(
+                (0..self.rng.usize(0..4))
+                    .map(|_| self.value(depth - 1))
+                    .collect(),
+            ),
             _ => {
                 let mut m = Map::new();
                 for _ in 0..self.rng.usize(0..5) {

@@ -102,7 +102,11 @@ fn spawn(
                     break rest.to_string();
                 }
             }
-            _ => return Err(BenchError::Stalled(format!("{args:?} exited before announcing {wait_for:?}"))),
+            _ => {
+                return Err(BenchError::Stalled(format!(
+                    "{args:?} exited before announcing {wait_for:?}"
+                )))
+            }
         }
     };
     std::thread::spawn(move || for _ in lines {});
@@ -157,7 +161,10 @@ async fn soak(exe: &Path, options: &SoakOptions, scratch: &Path) -> Result<SoakR
     let mut broker = spawn(
         exe,
         &["broker"],
-        &[("RAGSTREAM_STORAGE_DATA_DIR", broker_dir.display().to_string())],
+        &[(
+            "RAGSTREAM_STORAGE_DATA_DIR",
+            broker_dir.display().to_string(),
+        )],
         "kafka bootstrap: ",
     )?;
     let bootstrap = broker.announced.clone();
@@ -183,7 +190,12 @@ async fn soak(exe: &Path, options: &SoakOptions, scratch: &Path) -> Result<SoakR
                 .timeout(Duration::from_secs(30))
                 .build()
                 .expect("client");
-            let topics = ["moon tides", "document about restarts", "soak number 7", "ocean"];
+            let topics = [
+                "moon tides",
+                "document about restarts",
+                "soak number 7",
+                "ocean",
+            ];
             let mut i = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 let url = format!("{}/v1/retrieve", http.lock().expect("http").clone());
@@ -223,11 +235,17 @@ async fn soak(exe: &Path, options: &SoakOptions, scratch: &Path) -> Result<SoakR
         let (id, text) = if produced > 10 && (produced + updates) % 5 == 4 {
             updates += 1;
             let id = (updates * 7919) % produced;
-            (id, format!("Soak document {id}, revision {updates}: the moon and the tides."))
+            (
+                id,
+                format!("Soak document {id}, revision {updates}: the moon and the tides."),
+            )
         } else {
             produced += 1;
             let id = produced - 1;
-            (id, format!("Soak document {id} about restarts and the ocean."))
+            (
+                id,
+                format!("Soak document {id} about restarts and the ocean."),
+            )
         };
         let id = format!("soak-{id:07}");
         let event = json!({"schema_version": 1, "op": "upsert", "index": "soak",
@@ -236,7 +254,9 @@ async fn soak(exe: &Path, options: &SoakOptions, scratch: &Path) -> Result<SoakR
         let key = format!("soak/{id}");
         producer
             .send(
-                FutureRecord::to("ragstream.documents").key(&key).payload(&event),
+                FutureRecord::to("ragstream.documents")
+                    .key(&key)
+                    .payload(&event),
                 Duration::from_secs(30),
             )
             .await
@@ -303,9 +323,7 @@ async fn soak(exe: &Path, options: &SoakOptions, scratch: &Path) -> Result<SoakR
     let keyword_chunks = stats["keyword_chunks"].as_u64().unwrap_or(0);
     let samples = samples.lock().expect("samples").clone();
     let minutes = (started.elapsed().as_secs_f64() / 60.0).ceil() as usize;
-    let per_minute = (0..minutes)
-        .map(|m| minute(m, &samples, &rss))
-        .collect();
+    let per_minute = (0..minutes).map(|m| minute(m, &samples, &rss)).collect();
     Ok(SoakReport {
         minutes: options.minutes,
         embedder: options.embedder.clone(),
@@ -377,7 +395,9 @@ mod tests {
 
     #[test]
     fn the_slope_is_in_mib_per_minute() {
-        let samples: Vec<(f64, f64)> = (0..10).map(|i| (i as f64 * 6.0, 100.0 + i as f64)).collect();
+        let samples: Vec<(f64, f64)> = (0..10)
+            .map(|i| (i as f64 * 6.0, 100.0 + i as f64))
+            .collect();
         assert!((slope_per_minute(&samples) - 10.0).abs() < 1e-9);
         assert_eq!(slope_per_minute(&[(0.0, 5.0)]), 0.0);
     }

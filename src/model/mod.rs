@@ -6,11 +6,11 @@ mod index_name;
 pub mod metadata;
 
 pub use chunk::{Chunk, ChunkId, Offsets};
+pub use document::validate_document_id;
 pub use document::{
     canonical_timestamp, now_timestamp, timestamp_before, Document, DocumentLimits, EntityAliases,
     Page, Triple, MAX_GRAPH_TERM_BYTES,
 };
-pub use document::validate_document_id;
 pub use index_name::IndexName;
 
 /// A rule an input broke, naming the field (a dotted path) and the rule.

@@ -117,7 +117,10 @@ impl Checkpoints {
             Some(Err(why)) => {
                 // Expected after every restart of the in-process broker (its log is new);
                 // anything else (another cluster, a topic made again) deserves attention.
-                let expected = stored.log.as_deref().is_some_and(|l| l.starts_with("embedded-"))
+                let expected = stored
+                    .log
+                    .as_deref()
+                    .is_some_and(|l| l.starts_with("embedded-"))
                     && self.log_id().is_some_and(|l| l.starts_with("embedded-"));
                 if expected {
                     tracing::warn!(index = %index, reason = %why,
@@ -210,7 +213,10 @@ mod tests {
             offsets: offsets.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             log: log.map(str::to_string),
         };
-        assert_eq!(log.check(&stored(Some("embedded-b"), &[("t:0", 7)])), Ok(()));
+        assert_eq!(
+            log.check(&stored(Some("embedded-b"), &[("t:0", 7)])),
+            Ok(())
+        );
         // The same log's name, but past a partition's end: the topic was made again.
         assert!(log
             .check(&stored(Some("embedded-b"), &[("t:0", 99)]))
@@ -218,7 +224,10 @@ mod tests {
         let why = log
             .check(&stored(Some("embedded-a"), &[("t:0", 5)]))
             .unwrap_err();
-        assert!(why.contains("embedded-a") && why.contains("embedded-b"), "{why}");
+        assert!(
+            why.contains("embedded-a") && why.contains("embedded-b"),
+            "{why}"
+        );
         // Unnamed (older) checkpoints: within the log's ends they apply...
         assert_eq!(log.check(&stored(None, &[("t:0", 7), ("t:9", 3)])), Ok(()));
         // ...past a partition's end they cannot come from this log.

@@ -242,8 +242,10 @@ mod tests {
     #[test]
     fn an_event_is_admitted_with_its_own_key_and_a_token_allowed_to_write_its_index() {
         use crate::auth::{AuthConfig, Authenticator, Scope, TokenConfig};
-        let event = parse(&json!({"schema_version": 1, "op": "delete", "index": "a_kb",
-            "document_id": "d1"}))
+        let event = parse(
+            &json!({"schema_version": 1, "op": "delete", "index": "a_kb",
+            "document_id": "d1"}),
+        )
         .unwrap();
         let open = Authenticator::new(&AuthConfig::default());
         assert_eq!(admit(&event, None, None, &open), Ok(()));

@@ -50,10 +50,7 @@ pub async fn resume_positions(
     engine: &Engine,
     checkpoints: &Checkpoints,
 ) -> Result<HashMap<String, i64>, EngineError> {
-    let mut out: HashMap<String, i64> = checkpoints
-        .log()
-        .map(KafkaLog::floors)
-        .unwrap_or_default();
+    let mut out: HashMap<String, i64> = checkpoints.log().map(KafkaLog::floors).unwrap_or_default();
     for name in crate::index::list_indexes(&engine.config().storage.data_dir) {
         let checkpoint = checkpoints.get(engine, &name).await?;
         for (partition, offset) in checkpoint {

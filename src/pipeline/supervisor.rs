@@ -191,7 +191,9 @@ mod tests {
             report.last_failure().as_deref(),
             Some("stage failed: attempt 4")
         );
-        let looping = report.restart_loop(&quick()).expect("four failures in a row");
+        let looping = report
+            .restart_loop(&quick())
+            .expect("four failures in a row");
         assert!(looping.contains("4 failures in a row"), "{looping}");
         assert!(looping.contains("attempt 4"), "{looping}");
         // Quiet for longer than healthy_after plus the longest backoff: no longer a loop.

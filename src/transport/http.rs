@@ -130,8 +130,7 @@ fn json_body(req: &HttpRequest) -> Result<(), HttpResponse> {
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase();
-    if mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
-    {
+    if mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json")) {
         return Ok(());
     }
     Err(error(
@@ -326,14 +325,12 @@ async fn contract_route(
             Ok(caller) => match json_body(&req) {
                 Err(response) => Err(response),
                 Ok(()) => match read_body(payload, state.max_body_bytes).await {
-                    Ok(body) => Ok(contracts::answer(
-                        &state.engine,
-                        &caller,
-                        contract,
-                        target,
-                        &body,
-                    )
-                    .await),
+                    Ok(body) => {
+                        Ok(
+                            contracts::answer(&state.engine, &caller, contract, target, &body)
+                                .await,
+                        )
+                    }
                     Err(response) => Err(response),
                 },
             },
@@ -487,7 +484,12 @@ async fn delete_document(
     if let Err(e) =
         crate::model::validate_document_id(&id, &state.engine.config().limits.document())
     {
-        return error(StatusCode::BAD_REQUEST, "invalid_request", &e.rule, Some("id"));
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            &e.rule,
+            Some("id"),
+        );
     }
     let event = DocumentEvent {
         index,

@@ -42,10 +42,10 @@ pub fn reply_topic_allowed(kafka: &KafkaConfig, topic: &str) -> bool {
         && (topic == kafka.replies_topic
             || kafka
                 .reply_topics
-            .split(',')
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .any(|p| glob_matches(p, topic)))
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .any(|p| glob_matches(p, topic)))
 }
 
 /// `*` in `pattern` matches any run of characters (none included); everything else is literal.

@@ -2649,7 +2649,10 @@ fn operations_schemas() -> Vec<(&'static str, Value)> {
             object(
                 &["status", "problems", "pipeline", "embedding"],
                 vec![
-                    ("status", json!({"type": "string", "enum": ["ok", "unhealthy"]})),
+                    (
+                        "status",
+                        json!({"type": "string", "enum": ["ok", "unhealthy"]}),
+                    ),
                     ("problems", problems.clone()),
                     ("pipeline", pipeline),
                     (
