@@ -11,7 +11,34 @@ pub struct Daemon {
     child: Child,
     pub bootstrap: String,
     pub http: String,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Daemon {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGTERM, then waits (up to 60 s) for the exit.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "no exit 60 s after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }
 
 impl Drop for Daemon {
@@ -27,15 +54,29 @@ fn start_daemon() -> Daemon {
 
 pub fn start_daemon_with(env: &[(&str, &str)]) -> Daemon {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ragstream"))
+    let mut d = start_daemon_at(dir.path(), env);
+    d._dir = Some(dir);
+    d
+}
+
+/// The `serve` command the tests run, on `data_dir`, before its announcement is read.
+pub fn serve_command(data_dir: &std::path::Path, env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ragstream"));
+    command
         .arg("serve")
-        .env("RAGSTREAM_STORAGE_DATA_DIR", dir.path())
+        .env("RAGSTREAM_STORAGE_DATA_DIR", data_dir)
         .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
         .env("RAGSTREAM_HTTP_BIND", "127.0.0.1:0")
         .env("RAGSTREAM_KAFKA_MAX_MESSAGE_BYTES", "4096")
         .env("RAGSTREAM_KAFKA_PARTITIONS", "2")
         .env_remove("RAGSTREAM_FAILPOINT")
-        .envs(env.iter().copied())
+        .envs(env.iter().copied());
+    command
+}
+
+/// A daemon on a data directory the caller keeps (to start another on it later).
+pub fn start_daemon_at(data_dir: &std::path::Path, env: &[(&str, &str)]) -> Daemon {
+    let mut child = serve_command(data_dir, env)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -60,7 +101,7 @@ pub fn start_daemon_with(env: &[(&str, &str)]) -> Daemon {
         child,
         bootstrap: bootstrap.unwrap(),
         http: http.unwrap(),
-        _dir: dir,
+        _dir: None,
     }
 }
 
@@ -124,9 +165,19 @@ pub fn kcat_count(bootstrap: &str, topic: &str) -> usize {
     String::from_utf8_lossy(&out.stdout).lines().count()
 }
 
+/// curl with `args`; a body (`-d`) is sent as JSON unless the args name a content type.
 pub fn curl(args: &[&str]) -> (u16, Value) {
+    let json = args.contains(&"-d")
+        && !args
+            .iter()
+            .any(|a| a.to_ascii_lowercase().starts_with("content-type:"));
     let out = Command::new("curl")
         .args(["-s", "-w", "\n%{http_code}"])
+        .args(if json {
+            &["-H", "content-type: application/json"][..]
+        } else {
+            &[]
+        })
         .args(args)
         .output()
         .unwrap();

@@ -240,6 +240,7 @@ async fn extracted_triples_reach_the_graph_and_malformed_output_loses_nothing() 
         checkpoints: Arc::new(Checkpoints::default()),
         assignment,
         monitor: None,
+        health: None,
     };
     writer.handle(out).await.unwrap();
     let (found, _) = engine

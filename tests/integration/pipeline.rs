@@ -37,7 +37,8 @@ fn no_dead_letters() -> DeadLetters {
         .set("bootstrap.servers", "127.0.0.1:9")
         .create()
         .unwrap();
-    DeadLetters::new(producer, "dlq".into())
+    let parked = std::env::temp_dir().join(format!("ragstream-test-{}", std::process::id()));
+    DeadLetters::new(producer, "dlq".into(), &parked)
 }
 
 #[tokio::test]
@@ -124,6 +125,7 @@ async fn the_writer_commits_the_checkpoint_and_fences_revoked_partitions() {
         checkpoints: Arc::new(Checkpoints::default()),
         assignment: assignment.clone(),
         monitor: None,
+        health: None,
     };
     let batch = PlannedBatch {
         work: vec![IndexWork {

@@ -1,0 +1,231 @@
+//! Faults from outside the process: the disk fills up under a live daemon. Writes fail
+//! clearly (readiness says why), nothing acknowledged is lost, and ingestion resumes by
+//! itself when space returns.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::daemon::{curl, start_daemon_at};
+
+/// A tmpfs of a given size, unmounted when dropped. Mounting needs root (the test machines
+/// and CI run as root); anything else is a failure that says so, not a silent skip.
+struct Tmpfs {
+    path: PathBuf,
+}
+
+impl Tmpfs {
+    fn mount(path: &Path, megabytes: u32) -> Tmpfs {
+        std::fs::create_dir_all(path).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m"), "tmpfs"])
+            .arg(path)
+            .status()
+            .expect("mount runs");
+        assert!(
+            status.success(),
+            "mounting a tmpfs needs root: this test simulates a full disk with one"
+        );
+        Tmpfs {
+            path: path.to_path_buf(),
+        }
+    }
+
+    fn resize(&self, megabytes: u32) {
+        let status = Command::new("mount")
+            .args(["-o", &format!("remount,size={megabytes}m")])
+            .arg(&self.path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.path).status();
+    }
+}
+
+fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+#[test]
+fn a_full_disk_fails_readiness_loses_nothing_acknowledged_and_ingestion_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let disk = Tmpfs::mount(&data, 8);
+    let d = start_daemon_at(&data, &[]);
+    let stats = || curl(&[&format!("{}/v1/indexes/kb/stats", d.http)]).1;
+    let readyz = || curl(&[&format!("{}/readyz", d.http)]);
+
+    // Write until the disk is full and readiness says so.
+    let mut acknowledged: Vec<String> = Vec::new();
+    let started = Instant::now();
+    let refusal: Value = loop {
+        let batch: Vec<Value> = (0..20)
+            .map(|i| {
+                let id = format!("doc-{:05}", acknowledged.len() + i);
+                json!({"id": id, "text": format!("{id} {}", "filler text for a full disk ".repeat(100))})
+            })
+            .collect();
+        let ids: Vec<String> = batch
+            .iter()
+            .map(|d| d["id"].as_str().unwrap().to_string())
+            .collect();
+        let body = json!({"documents": batch}).to_string();
+        let (status, v) = curl(&[
+            "-X",
+            "POST",
+            "-d",
+            &body,
+            &format!("{}/v1/indexes/kb/documents", d.http),
+        ]);
+        assert_eq!(status, 202, "{v}");
+        acknowledged.extend(ids);
+        let (status, v) = readyz();
+        if status == 503 {
+            break v;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "the disk never filled: {} documents, {}",
+            acknowledged.len(),
+            stats()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let message = refusal["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("cannot be written") || message.contains("commits to index kb fail"),
+        "{refusal}"
+    );
+    assert!(
+        stats()["documents"].as_u64().unwrap_or(0) < acknowledged.len() as u64,
+        "some acknowledged documents wait for space"
+    );
+
+    // Space returns: readiness recovers, and every acknowledged document arrives once.
+    disk.resize(256);
+    let want = acknowledged.len() as u64;
+    wait_until("ready again", Duration::from_secs(120), || {
+        readyz().0 == 200
+    });
+    wait_until(
+        "every acknowledged document",
+        Duration::from_secs(180),
+        || stats()["documents"].as_u64() == Some(want),
+    );
+    let s = stats();
+    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+    assert_eq!(s["deleted_documents"], 0, "{s}");
+    drop(d);
+}
+
+/// Commands for the broker thread (librdkafka's mock cluster is not `Send`).
+enum BrokerCommand {
+    Down,
+    Up,
+}
+
+/// A one-broker mock cluster on its own thread, with the daemon's topics; the returned
+/// sender takes the broker down and up. The cluster ends when the sender is dropped.
+fn mock_cluster() -> (String, std::sync::mpsc::Sender<BrokerCommand>) {
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let (tx, rx) = std::sync::mpsc::channel::<BrokerCommand>();
+    std::thread::spawn(move || {
+        let cluster = rdkafka::mocking::MockCluster::new(1).unwrap();
+        for (topic, partitions) in [
+            ("ragstream.documents", 2),
+            ("ragstream.queries", 2),
+            ("ragstream.dlq", 1),
+            ("ragstream.replies", 1),
+        ] {
+            cluster.create_topic(topic, partitions, 1).unwrap();
+        }
+        ready_tx.send(cluster.bootstrap_servers()).unwrap();
+        for command in rx {
+            match command {
+                BrokerCommand::Down => cluster.broker_down(1).unwrap(),
+                BrokerCommand::Up => cluster.broker_up(1).unwrap(),
+            }
+        }
+    });
+    (ready_rx.recv().unwrap(), tx)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_broker_going_down_and_coming_back_loses_and_duplicates_nothing() {
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let dir = tempfile::tempdir().unwrap();
+    let (bootstrap, broker) = mock_cluster();
+    let mut config = crate::common::config(dir.path());
+    config.kafka.brokers = bootstrap.clone();
+    config.kafka.partitions = 2;
+    config.http.bind = "127.0.0.1:0".into();
+    let engine = std::sync::Arc::new(crate::common::engine_with(config.clone()));
+    let daemon = ragstream::daemon::Daemon::start(config, engine.clone())
+        .await
+        .unwrap();
+    let producer: FutureProducer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("message.timeout.ms", "120000")
+        .create()
+        .unwrap();
+    let produce = |range: std::ops::Range<usize>| {
+        let producer = producer.clone();
+        async move {
+            for i in range {
+                let id = format!("doc-{i:03}");
+                let event = json!({"schema_version": 1, "op": "upsert", "index": "kb",
+                    "document": {"id": id, "text": format!("Document {i} survives an outage.")}})
+                .to_string();
+                let key = format!("kb/{id}");
+                producer
+                    .send(
+                        FutureRecord::to("ragstream.documents")
+                            .key(&key)
+                            .payload(&event),
+                        Duration::from_secs(120),
+                    )
+                    .await
+                    .map_err(|(e, _)| e)
+                    .unwrap();
+            }
+        }
+    };
+    let kb = crate::common::name("kb");
+    let documents = || async { engine.stats(&kb).await.map(|s| s.documents).unwrap_or(0) };
+    let wait_documents = |want: usize, limit: Duration| async move {
+        let start = Instant::now();
+        while documents().await != want {
+            assert!(
+                start.elapsed() < limit,
+                "timed out waiting for {want} documents"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    produce(0..50).await;
+    wait_documents(50, Duration::from_secs(60)).await;
+
+    // The outage: events produced meanwhile wait in the producer, then arrive.
+    broker.send(BrokerCommand::Down).unwrap();
+    let during = tokio::spawn(produce(50..100));
+    tokio::time::sleep(Duration::from_secs(3)).await; // the outage's length, not a wait
+    broker.send(BrokerCommand::Up).unwrap();
+    during.await.unwrap();
+    wait_documents(100, Duration::from_secs(120)).await;
+    let stats = engine.stats(&kb).await.unwrap();
+    assert_eq!(stats.documents, 100);
+    assert_eq!(stats.chunks, 100, "each document once");
+    assert_eq!(stats.keyword_chunks as usize, stats.chunks);
+    daemon.shutdown().await;
+}
