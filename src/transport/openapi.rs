@@ -1417,7 +1417,7 @@ fn query_filters_schema() -> Value {
                     "type": "string",
                     "minLength": 1,
                     "description": "The document's source_path or uri starts with this; at \
-                        most 1024 bytes.",
+                        most 512 bytes.",
                 }),
             ),
             (

@@ -518,3 +518,41 @@ async fn a_query_over_its_deadline_gets_a_timeout_error() {
 fn ids(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
+
+/// Found by `bench fuzz`: a `path_prefix` near the old 1,024-byte limit compiled to a
+/// keyword-store automaton over tantivy's size limit and answered 500. The longest prefix
+/// accepted now is searched; a longer one is a 400 naming the field.
+#[tokio::test]
+async fn the_longest_path_prefix_accepted_is_searched_and_a_longer_one_refused() {
+    use ragstream::contracts::Contract;
+    let dir = tempfile::tempdir().unwrap();
+    let e = crate::common::hashing_engine(dir.path());
+    e.write(
+        &crate::common::name("kb"),
+        crate::common::upserts(crate::common::corpus()),
+    )
+    .await
+    .unwrap();
+    let ask = |prefix: String| {
+        let body =
+            json!({"query": "moon", "semantic_weight": 0.0, "filters": {"path_prefix": prefix}})
+                .to_string();
+        let e = &e;
+        async move {
+            crate::common::answer(
+                e,
+                Contract::C002,
+                Some(crate::common::name("kb")),
+                body.as_bytes(),
+            )
+            .await
+        }
+    };
+    for prefix in ["x".repeat(512), "é".repeat(256)] {
+        let reply = ask(prefix).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+    }
+    let reply = ask("x".repeat(513)).await;
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    assert_eq!(reply.body["error"]["field"], "filters.path_prefix");
+}
