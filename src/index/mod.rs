@@ -237,6 +237,9 @@ pub struct Index {
     pins: Arc<VersionPins>,
     retain_versions: u64,
     write_lock: tokio::sync::Mutex<()>,
+    /// A keyword commit failed after its Lance commit (a full disk): the keyword store is
+    /// behind Lance until [`Index::repair`] brings it up, which the next commit does first.
+    keyword_behind: std::sync::atomic::AtomicBool,
     /// Which documents recent commits gave rows to (see [`commit_log`]).
     commits: commit_log::CommitLog,
     /// The document ids the index may hold rows of (see [`known_documents`]).
@@ -428,6 +431,7 @@ impl Index {
             pins: Arc::default(),
             retain_versions,
             write_lock: tokio::sync::Mutex::new(()),
+            keyword_behind: std::sync::atomic::AtomicBool::new(false),
             commits: commit_log::CommitLog::default(),
             known: known_documents::KnownDocuments::default(),
             dir,

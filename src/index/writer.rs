@@ -283,6 +283,14 @@ impl Index {
             lock_wait: started.elapsed(),
             ..Default::default()
         };
+        // A keyword commit failed after its Lance commit: the rows Lance has and the keyword
+        // store lacks are replayed first. Without this, the retried batch plans as unchanged
+        // (Lance has it) and its chunks stay out of keyword search until the next open.
+        if self.keyword_behind.load(std::sync::atomic::Ordering::SeqCst) {
+            self.repair().await?;
+            self.keyword_behind
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+        }
         let mut outcome = WriteOutcome {
             index_version: None,
             upserted: plan.upserted,
@@ -343,7 +351,12 @@ impl Index {
         self.prepare_resident().await;
         timing.resident = step.elapsed();
         let step = std::time::Instant::now();
-        tracing::info_span!("keyword.commit", version).in_scope(|| staged.commit(version))?;
+        tracing::info_span!("keyword.commit", version)
+            .in_scope(|| staged.commit(version))
+            .inspect_err(|_| {
+                self.keyword_behind
+                    .store(true, std::sync::atomic::Ordering::SeqCst)
+            })?;
         timing.keyword += step.elapsed();
         let step = std::time::Instant::now();
         self.apply_retention(self.commit_retention_slack()).await?;
