@@ -198,8 +198,19 @@ impl Engine {
         if let Some(index) = open.get(name) {
             return Ok(index.clone());
         }
-        let index =
-            Arc::new(Index::open(&self.config.storage.data_dir, name, &self.store_options).await?);
+        let index = Index::open(&self.config.storage.data_dir, name, &self.store_options)
+            .await
+            .map_err(|e| match e {
+                // Lance is the source of truth: if it cannot be read there is nothing to
+                // rebuild from, so the error names the index and what to do.
+                StoreError::Lance(e) => StoreError::Corrupt(format!(
+                    "index {name}: its Lance dataset cannot be read ({e}); the data directory \
+                     is damaged: restore it from a backup, or delete the index's directory and \
+                     ingest its documents again"
+                )),
+                other => other,
+            })?;
+        let index = Arc::new(index);
         let v = self.config.index.vector();
         index
             .lance()

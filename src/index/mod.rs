@@ -247,6 +247,36 @@ pub struct Index {
     dir: PathBuf,
 }
 
+/// Opens the keyword store and reads its newest snapshot. A store tantivy cannot read (a
+/// truncated or damaged segment) is set aside as `keyword.damaged-<unix seconds>` and an
+/// empty one takes its place: the keyword store is a projection of Lance, so
+/// [`Index::repair`] rebuilds its newest version from Lance when the index opens. Older
+/// versions then have no keyword snapshot (they answer `version_unavailable`).
+fn open_keyword_store(
+    name: &IndexName,
+    dir: &Path,
+    settings: &KeywordSettings,
+) -> Result<KeywordStore, StoreError> {
+    let path = dir.join("keyword");
+    let damage = match KeywordStore::open(&path, settings) {
+        Ok(store) => match store.latest_version()?.map(|v| store.searcher(v)) {
+            Some(Err(e @ StoreError::Tantivy(_))) => e,
+            Some(Err(e)) => return Err(e),
+            Some(Ok(_)) | None => return Ok(store),
+        },
+        Err(e @ StoreError::Tantivy(_)) => e,
+        Err(e) => return Err(e),
+    };
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let aside = dir.join(format!("keyword.damaged-{seconds}"));
+    tracing::error!(index = %name, error = %damage, moved_to = %aside.display(),
+        "the keyword store cannot be read; it is set aside and rebuilt from Lance");
+    std::fs::rename(&path, &aside)?;
+    KeywordStore::open(&path, settings)
+}
+
 /// Writes `index.json` atomically (temporary file, then rename).
 fn write_info(dir: &Path, info: &IndexInfo) -> Result<(), StoreError> {
     let tmp = dir.join("index.json.tmp");
@@ -415,7 +445,7 @@ impl Index {
                 lance.set_dimensions(dimensions);
             }
         }
-        let keyword = KeywordStore::open(&dir.join("keyword"), &options.keyword)?;
+        let keyword = open_keyword_store(&name, &dir, &options.keyword)?;
         let graph = GraphStore::open(&dir).await?;
         let index = Index {
             name,

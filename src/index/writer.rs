@@ -286,7 +286,10 @@ impl Index {
         // A keyword commit failed after its Lance commit: the rows Lance has and the keyword
         // store lacks are replayed first. Without this, the retried batch plans as unchanged
         // (Lance has it) and its chunks stay out of keyword search until the next open.
-        if self.keyword_behind.load(std::sync::atomic::Ordering::SeqCst) {
+        if self
+            .keyword_behind
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
             self.repair().await?;
             self.keyword_behind
                 .store(false, std::sync::atomic::Ordering::SeqCst);

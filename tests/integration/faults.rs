@@ -1,6 +1,6 @@
-//! Faults from outside the process: the disk fills up under a live daemon. Writes fail
-//! clearly (readiness says why), nothing acknowledged is lost, and ingestion resumes by
-//! itself when space returns.
+//! Faults from outside the process: the disk fills up under a live daemon (writes fail
+//! clearly, readiness says why, nothing acknowledged is lost, ingestion resumes when space
+//! returns); the broker goes down and comes back; files of an index are cut short on disk.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -228,4 +228,73 @@ async fn the_broker_going_down_and_coming_back_loses_and_duplicates_nothing() {
     assert_eq!(stats.chunks, 100, "each document once");
     assert_eq!(stats.keyword_chunks as usize, stats.chunks);
     daemon.shutdown().await;
+}
+
+/// A keyword segment cut short on disk (a torn copy, a bad sector): the index still opens,
+/// the damaged store is set aside, and keyword search answers again from a store rebuilt
+/// from Lance, the source of truth.
+#[test]
+fn a_truncated_keyword_segment_is_set_aside_and_rebuilt_from_lance() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let docs = dir.path().join("docs.jsonl");
+    let lines: Vec<String> = crate::common::corpus()
+        .iter()
+        .map(|d| serde_json::to_string(d).unwrap())
+        .collect();
+    std::fs::write(&docs, lines.join("\n")).unwrap();
+    let ragstream = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragstream"));
+        cmd.env("RAGSTREAM_STORAGE_DATA_DIR", &data)
+            .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
+            .env_remove("RAGSTREAM_FAILPOINT");
+        cmd
+    };
+    let out = ragstream()
+        .args(["ingest", "--index", "kb"])
+        .arg(&docs)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let keyword = data.join("indexes/kb/keyword");
+    let mut cut = 0;
+    for entry in std::fs::read_dir(&keyword).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "term" || e == "idx") {
+            let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            f.set_len(f.metadata().unwrap().len() / 2).unwrap();
+            cut += 1;
+        }
+    }
+    assert!(cut > 0, "no segment files to damage");
+
+    let out = ragstream()
+        .args([
+            "query",
+            "--index",
+            "kb",
+            "yeast ferments sugar",
+            "--method",
+            "keyword",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &answer["retrieval_calls"][0]["results"][0];
+    assert_eq!(first["metadata"]["document_id"], "bread", "{answer}");
+    let aside: Vec<String> = std::fs::read_dir(data.join("indexes/kb"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("keyword.damaged-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "the damaged store is kept for inspection");
+    let out = ragstream().args(["index", "stats", "kb"]).output().unwrap();
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stats["keyword_chunks"], stats["chunks"], "{stats}");
 }
