@@ -702,8 +702,15 @@ impl Index {
                 self.graph.prune_before(graph).await?;
             }
         }
-        let keep: BTreeSet<u64> = versions.into_iter().collect();
-        if self.keyword.versions()?.iter().any(|v| !keep.contains(v)) {
+        // A keyword snapshot goes only once it is older than the policy keeps and Lance has
+        // pruned its version: a Lance listing that misses a version for a moment (seen under
+        // load, while a build commits) must not cost the keyword store a version it needs.
+        let keyword_versions = self.keyword.versions()?;
+        let keep: BTreeSet<u64> = versions
+            .into_iter()
+            .chain(keyword_versions.iter().copied().filter(|v| *v >= oldest_kept))
+            .collect();
+        if keyword_versions.iter().any(|v| !keep.contains(v)) {
             self.keyword.retain(&keep)?;
         }
         Ok(())
