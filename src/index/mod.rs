@@ -708,7 +708,12 @@ impl Index {
         let keyword_versions = self.keyword.versions()?;
         let keep: BTreeSet<u64> = versions
             .into_iter()
-            .chain(keyword_versions.iter().copied().filter(|v| *v >= oldest_kept))
+            .chain(
+                keyword_versions
+                    .iter()
+                    .copied()
+                    .filter(|v| *v >= oldest_kept),
+            )
             .collect();
         if keyword_versions.iter().any(|v| !keep.contains(v)) {
             self.keyword.retain(&keep)?;
