@@ -473,7 +473,7 @@ impl CommitTiming {
 
 /// Simulated crashes for tests: with `RAGSTREAM_FAILPOINT=<name>` set, the process exits
 /// abruptly (no destructors, no flushing) when it reaches that point.
-fn fail_point(name: &str) {
+pub(crate) fn fail_point(name: &str) {
     if std::env::var("RAGSTREAM_FAILPOINT").is_ok_and(|v| v == name) {
         eprintln!("failpoint {name}: exiting");
         std::process::abort();

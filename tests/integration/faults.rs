@@ -298,3 +298,89 @@ fn a_truncated_keyword_segment_is_set_aside_and_rebuilt_from_lance() {
     let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(stats["keyword_chunks"], stats["chunks"], "{stats}");
 }
+
+/// Killed between compaction's Lance commit and its keyword commit: the next process opens
+/// the index whole (every document, the keyword store equal to Lance, keyword search
+/// answering), and a second pass compacts what is left.
+#[test]
+fn a_crash_inside_compaction_loses_and_duplicates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let ragstream = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragstream"));
+        cmd.env("RAGSTREAM_STORAGE_DATA_DIR", &data)
+            .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
+            .env("RAGSTREAM_INDEX_COMPACTION_MIN_FRAGMENTS", "2")
+            .env_remove("RAGSTREAM_FAILPOINT");
+        cmd
+    };
+    // Three ingests: three small fragments for compaction to merge.
+    let corpus = crate::common::corpus();
+    for (i, part) in corpus.chunks(2).enumerate() {
+        let file = dir.path().join(format!("docs-{i}.jsonl"));
+        let lines: Vec<String> = part
+            .iter()
+            .map(|d| serde_json::to_string(d).unwrap())
+            .collect();
+        std::fs::write(&file, lines.join("\n")).unwrap();
+        let out = ragstream()
+            .args(["ingest", "--index", "kb"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let crashed = ragstream()
+        .args(["index", "maintain", "kb"])
+        .env("RAGSTREAM_FAILPOINT", "after-compaction-commit")
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success(), "the failpoint must fire");
+    assert!(String::from_utf8_lossy(&crashed.stderr).contains("after-compaction-commit"));
+
+    let stats = || {
+        let out = ragstream().args(["index", "stats", "kb"]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let s = stats();
+    assert_eq!(s["documents"], corpus.len(), "{s}");
+    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+    let out = ragstream()
+        .args([
+            "query",
+            "--index",
+            "kb",
+            "yeast ferments sugar",
+            "--method",
+            "keyword",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        answer["retrieval_calls"][0]["results"][0]["metadata"]["document_id"], "bread",
+        "{answer}"
+    );
+    let out = ragstream()
+        .args(["index", "maintain", "kb"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = stats();
+    assert_eq!(s["documents"], corpus.len(), "{s}");
+    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+}
