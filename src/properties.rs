@@ -6,43 +6,13 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
+use crate::bench::hostile::FIELDS;
 use crate::contracts::{c000_retrieval_calls, c001_rag_searcher, c002_retrieval_api};
 use crate::contracts::{c003_ai_core, c004_retriever};
 use crate::model::DocumentLimits;
 use crate::pipeline::events::{parse_event, DocumentEvent};
 
 const CASES: u32 = 1000;
-
-/// Field names the wire formats use: generated objects reach past "unknown field" into
-/// each field's own rules.
-const FIELDS: &[&str] = &[
-    "retrieval",
-    "index",
-    "query",
-    "search_method",
-    "top_k",
-    "filters",
-    "index_version",
-    "semantic_weight",
-    "retrieval_profile",
-    "hybrid",
-    "alpha",
-    "visibility",
-    "messages",
-    "document",
-    "document_id",
-    "id",
-    "text",
-    "title",
-    "pages",
-    "metadata",
-    "tags",
-    "project_id",
-    "path_prefix",
-    "updated_after",
-    "schema_version",
-    "op",
-];
 
 fn key() -> impl Strategy<Value = String> {
     prop_oneof![

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 /// Field names of the five contracts, document events and ingestion bodies: a generated
 /// object uses them, so it reaches past "unknown field" into each field's own rules.
-const FIELDS: &[&str] = &[
+pub const FIELDS: &[&str] = &[
     "retrieval",
     "index",
     "query",

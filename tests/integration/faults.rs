@@ -230,6 +230,54 @@ async fn the_broker_going_down_and_coming_back_loses_and_duplicates_nothing() {
     daemon.shutdown().await;
 }
 
+/// `ragstream` on `data` with the model-free embedder, as a user runs it.
+fn cli(data: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragstream"));
+    cmd.env("RAGSTREAM_STORAGE_DATA_DIR", data)
+        .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
+        .env_remove("RAGSTREAM_FAILPOINT");
+    cmd
+}
+
+/// The JSON a command prints; the command must succeed.
+fn json_of(cmd: &mut Command) -> Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Ingests `docs` into index `kb` with one `ragstream ingest` (one commit).
+fn ingest(data: &Path, docs: &[ragstream::model::Document], file: &Path) {
+    let lines: Vec<String> = docs
+        .iter()
+        .map(|d| serde_json::to_string(d).unwrap())
+        .collect();
+    std::fs::write(file, lines.join("\n")).unwrap();
+    json_of(cli(data).args(["ingest", "--index", "kb"]).arg(file));
+}
+
+/// The document of keyword search's best hit in `kb` for the corpus's bread text.
+fn keyword_top(data: &Path) -> Value {
+    let answer = json_of(cli(data).args([
+        "query",
+        "--index",
+        "kb",
+        "yeast ferments sugar",
+        "--method",
+        "keyword",
+        "--json",
+    ]));
+    answer["retrieval_calls"][0]["results"][0]["metadata"]["document_id"].clone()
+}
+
+fn stats(data: &Path) -> Value {
+    json_of(cli(data).args(["index", "stats", "kb"]))
+}
+
 /// A keyword segment cut short on disk (a torn copy, a bad sector): the index still opens,
 /// the damaged store is set aside, and keyword search answers again from a store rebuilt
 /// from Lance, the source of truth.
@@ -237,25 +285,11 @@ async fn the_broker_going_down_and_coming_back_loses_and_duplicates_nothing() {
 fn a_truncated_keyword_segment_is_set_aside_and_rebuilt_from_lance() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let docs = dir.path().join("docs.jsonl");
-    let lines: Vec<String> = crate::common::corpus()
-        .iter()
-        .map(|d| serde_json::to_string(d).unwrap())
-        .collect();
-    std::fs::write(&docs, lines.join("\n")).unwrap();
-    let ragstream = || {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragstream"));
-        cmd.env("RAGSTREAM_STORAGE_DATA_DIR", &data)
-            .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
-            .env_remove("RAGSTREAM_FAILPOINT");
-        cmd
-    };
-    let out = ragstream()
-        .args(["ingest", "--index", "kb"])
-        .arg(&docs)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    ingest(
+        &data,
+        &crate::common::corpus(),
+        &dir.path().join("docs.jsonl"),
+    );
     let keyword = data.join("indexes/kb/keyword");
     let mut cut = 0;
     for entry in std::fs::read_dir(&keyword).unwrap() {
@@ -268,35 +302,15 @@ fn a_truncated_keyword_segment_is_set_aside_and_rebuilt_from_lance() {
     }
     assert!(cut > 0, "no segment files to damage");
 
-    let out = ragstream()
-        .args([
-            "query",
-            "--index",
-            "kb",
-            "yeast ferments sugar",
-            "--method",
-            "keyword",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let first = &answer["retrieval_calls"][0]["results"][0];
-    assert_eq!(first["metadata"]["document_id"], "bread", "{answer}");
+    assert_eq!(keyword_top(&data), "bread");
     let aside: Vec<String> = std::fs::read_dir(data.join("indexes/kb"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("keyword.damaged-"))
         .collect();
     assert_eq!(aside.len(), 1, "the damaged store is kept for inspection");
-    let out = ragstream().args(["index", "stats", "kb"]).output().unwrap();
-    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(stats["keyword_chunks"], stats["chunks"], "{stats}");
+    let s = stats(&data);
+    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
 }
 
 /// Killed between compaction's Lance commit and its keyword commit: the next process opens
@@ -306,81 +320,30 @@ fn a_truncated_keyword_segment_is_set_aside_and_rebuilt_from_lance() {
 fn a_crash_inside_compaction_loses_and_duplicates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let ragstream = || {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragstream"));
-        cmd.env("RAGSTREAM_STORAGE_DATA_DIR", &data)
-            .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
-            .env("RAGSTREAM_INDEX_COMPACTION_MIN_FRAGMENTS", "2")
-            .env_remove("RAGSTREAM_FAILPOINT");
-        cmd
-    };
     // Three ingests: three small fragments for compaction to merge.
     let corpus = crate::common::corpus();
     for (i, part) in corpus.chunks(2).enumerate() {
-        let file = dir.path().join(format!("docs-{i}.jsonl"));
-        let lines: Vec<String> = part
-            .iter()
-            .map(|d| serde_json::to_string(d).unwrap())
-            .collect();
-        std::fs::write(&file, lines.join("\n")).unwrap();
-        let out = ragstream()
-            .args(["ingest", "--index", "kb"])
-            .arg(&file)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        ingest(&data, part, &dir.path().join(format!("docs-{i}.jsonl")));
     }
-    let crashed = ragstream()
-        .args(["index", "maintain", "kb"])
+    let maintain = || {
+        let mut cmd = cli(&data);
+        cmd.args(["index", "maintain", "kb"])
+            .env("RAGSTREAM_INDEX_COMPACTION_MIN_FRAGMENTS", "2");
+        cmd
+    };
+    let crashed = maintain()
         .env("RAGSTREAM_FAILPOINT", "after-compaction-commit")
         .output()
         .unwrap();
     assert!(!crashed.status.success(), "the failpoint must fire");
     assert!(String::from_utf8_lossy(&crashed.stderr).contains("after-compaction-commit"));
 
-    let stats = || {
-        let out = ragstream().args(["index", "stats", "kb"]).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<Value>(&out.stdout).unwrap()
-    };
-    let s = stats();
+    let s = stats(&data);
     assert_eq!(s["documents"], corpus.len(), "{s}");
     assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
-    let out = ragstream()
-        .args([
-            "query",
-            "--index",
-            "kb",
-            "yeast ferments sugar",
-            "--method",
-            "keyword",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        answer["retrieval_calls"][0]["results"][0]["metadata"]["document_id"], "bread",
-        "{answer}"
-    );
-    let out = ragstream()
-        .args(["index", "maintain", "kb"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let s = stats();
+    assert_eq!(keyword_top(&data), "bread");
+    json_of(&mut maintain());
+    let s = stats(&data);
     assert_eq!(s["documents"], corpus.len(), "{s}");
     assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
 }
