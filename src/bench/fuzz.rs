@@ -110,16 +110,7 @@ pub async fn run(cases: u64, seed: u64) -> FuzzReport {
     config.contracts.default_index = "kb".into();
     config.retrievers.insert(
         "kb_leaf".into(),
-        crate::retrieval::retrievers::RetrieverConfig {
-            index: Some("kb".into()),
-            method: None,
-            alpha: None,
-            top_k: 3,
-            filters: Default::default(),
-            composite: vec![],
-            fusion: Default::default(),
-            weights: vec![],
-        },
+        crate::retrieval::retrievers::RetrieverConfig::leaf("kb", 3),
     );
     let engine = crate::Engine::new(
         config,

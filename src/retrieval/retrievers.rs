@@ -44,6 +44,23 @@ fn default_top_k() -> usize {
     10
 }
 
+impl RetrieverConfig {
+    /// A leaf retriever over `index` with every other setting at its default, as
+    /// `[retrievers.<name>] index = "..."` alone configures it.
+    pub fn leaf(index: &str, top_k: usize) -> RetrieverConfig {
+        RetrieverConfig {
+            index: Some(index.to_string()),
+            method: None,
+            alpha: None,
+            top_k,
+            filters: Map::new(),
+            composite: Vec::new(),
+            fusion: Fusion::default(),
+            weights: Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Fusion {

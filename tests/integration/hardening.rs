@@ -399,19 +399,8 @@ async fn every_contract_refuses_a_query_over_the_byte_limit() {
     let mut c = crate::common::config(dir.path());
     c.limits.max_query_bytes = 100;
     c.contracts.default_index = "kb".into();
-    c.retrievers.insert(
-        "kb_leaf".into(),
-        RetrieverConfig {
-            index: Some("kb".into()),
-            method: None,
-            alpha: None,
-            top_k: 3,
-            filters: Default::default(),
-            composite: vec![],
-            fusion: Default::default(),
-            weights: vec![],
-        },
-    );
+    c.retrievers
+        .insert("kb_leaf".into(), RetrieverConfig::leaf("kb", 3));
     let e = crate::common::engine_with(c);
     e.write(
         &crate::common::name("kb"),
