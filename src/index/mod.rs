@@ -611,7 +611,22 @@ impl Index {
             self.lance.set_resident_center(None);
             return Ok(());
         }
-        let center = self.lance.center_of(&ds, RESIDENT_CENTER_ROWS).await?;
+        self.record_resident_center(&ds).await
+    }
+
+    /// Records the centre of `ds`'s first rows (once: an index keeps the centre it has).
+    /// A vector-index build calls it before it commits, so that the first version with a
+    /// vector index already has its centre and a query pinned to it takes the resident
+    /// path every time, not only once a later step has recorded the centre.
+    pub(crate) async fn record_resident_center(
+        &self,
+        ds: &lance::Dataset,
+    ) -> Result<(), StoreError> {
+        if let Some(center) = self.info().resident_center {
+            self.lance.set_resident_center(Some(center));
+            return Ok(());
+        }
+        let center = self.lance.center_of(ds, RESIDENT_CENTER_ROWS).await?;
         let info = self.update_info(|info| info.resident_center = Some(center))?;
         self.lance.set_resident_center(info.resident_center);
         Ok(())

@@ -454,6 +454,7 @@ impl Index {
         let dimensions = self.info().dimensions;
         let params = settings.params(total, dimensions);
         let id_indices = id_index_segments(&snapshot).await?;
+        self.record_resident_center(&snapshot).await?;
         let mut training = snapshot;
         let metadata = lance::index::CreateIndexBuilder::new(
             &mut training,

@@ -343,6 +343,9 @@ async fn resident_vectors_find_the_neighbours_and_reproduce_a_pinned_version() {
         let exact_version = index.latest_version();
         wait_for_vector_index(&e, &index).await;
         let pinned = index.latest_version();
+        // The version that first carries the vector index carries its centre too, so a
+        // query pinned to it takes the resident path from the first query on.
+        assert!(index.info().resident_center.is_some());
 
         // Recall@10 against the exact search of the version before the index.
         let (mut found, mut wanted) = (0, 0);
