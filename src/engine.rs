@@ -10,6 +10,7 @@ use crate::embedding::{CachedEmbedder, EmbedError, Embedder, EmbeddingCache};
 use crate::index::{DocumentOp, Index, IndexStats, StoreError, WriteOutcome};
 use crate::model::{IndexName, ValidationError};
 use crate::retrieval::{SearchRequest, SearchResult};
+use futures::FutureExt;
 use tracing::Instrument;
 
 /// Everything that can go wrong in the engine; each edge maps it to its wire form once.
@@ -198,18 +199,21 @@ impl Engine {
         if let Some(index) = open.get(name) {
             return Ok(index.clone());
         }
-        let index = Index::open(&self.config.storage.data_dir, name, &self.store_options)
-            .await
-            .map_err(|e| match e {
-                // Lance is the source of truth: if it cannot be read there is nothing to
-                // rebuild from, so the error names the index and what to do.
-                StoreError::Lance(e) => StoreError::Corrupt(format!(
-                    "index {name}: its Lance dataset cannot be read ({e}); the data directory \
-                     is damaged: restore it from a backup, or delete the index's directory and \
-                     ingest its documents again"
-                )),
-                other => other,
-            })?;
+        // Lance panics on some damaged manifests; that is an index that cannot be opened,
+        // not a reason to take the caller's thread down.
+        let opened = std::panic::AssertUnwindSafe(Index::open(
+            &self.config.storage.data_dir,
+            name,
+            &self.store_options,
+        ))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| Err(StoreError::Corrupt(crate::panic_message(&panic))));
+        let index = opened.map_err(|e| match e {
+            StoreError::Lance(e) => damaged(name, &e),
+            StoreError::Corrupt(e) => damaged(name, &e),
+            other => other,
+        })?;
         let index = Arc::new(index);
         let v = self.config.index.vector();
         index
@@ -397,6 +401,14 @@ impl Engine {
         if let Ok(r) = &result {
             span.record("index_version", r.index_version);
         }
+        let result = result.map_err(|e| match e {
+            EngineError::Store(StoreError::Lance(
+                e @ (lance::Error::IO { .. }
+                | lance::Error::NotFound { .. }
+                | lance::Error::CorruptFile { .. }),
+            )) => damaged(name, &e).into(),
+            other => other,
+        });
         if let Some(m) = crate::telemetry::metrics() {
             m.search_duration_seconds
                 .with_label_values(&[request.method.name()])
@@ -521,6 +533,15 @@ impl Engine {
     pub async fn stats(&self, name: &IndexName) -> Result<IndexStats, EngineError> {
         Ok(self.index(name).await?.stats().await?)
     }
+}
+
+/// Lance is the source of truth: when its files cannot be read there is nothing to rebuild
+/// from, so the error names the index and what to do.
+fn damaged(name: &IndexName, e: &dyn std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!(
+        "index {name}: its Lance dataset cannot be read ({e}); the data directory is damaged: \
+         restore the index's directory from a backup, or delete it and ingest its documents again"
+    ))
 }
 
 /// Loads the search indexes of `index` into Lance's cache without holding anyone up; a

@@ -14,6 +14,7 @@ pub mod data_dir;
 pub mod embedding;
 pub mod engine;
 pub mod eval;
+mod failpoint;
 pub mod graph;
 pub mod health;
 pub mod index;
@@ -27,3 +28,12 @@ pub mod telemetry;
 pub mod transport;
 
 pub use engine::{Engine, EngineError};
+
+/// What a caught panic said (its `&str` or `String` payload).
+pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}

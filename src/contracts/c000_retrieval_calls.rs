@@ -260,6 +260,7 @@ pub fn error_code(e: &EngineError) -> (&'static str, Option<String>) {
         EngineError::Store(crate::index::StoreError::EmbedderMismatch { .. }) => {
             ("embedder_mismatch", None)
         }
+        EngineError::Store(crate::index::StoreError::Corrupt(_)) => ("index_damaged", None),
         EngineError::Store(_) | EngineError::Internal(_) => ("internal", None),
         EngineError::Timeout { .. } => ("query_timeout", None),
     }

@@ -241,7 +241,7 @@ impl Index {
                 // Same rows, new version: the keyword store records the version unchanged.
                 let version = ds.version_id();
                 self.lance.replace_latest(ds);
-                super::writer::fail_point("after-compaction-commit");
+                crate::failpoint::abort_at("after-compaction-commit");
                 self.commits.record(version, Change::NoRowsAdded);
                 self.prepare_resident().await;
                 self.keyword.apply(version, &[], &[])?;

@@ -931,6 +931,7 @@ impl Index {
             );
         }
         let version = self.lance.overwrite(&rows, dimensions, properties).await?;
+        crate::failpoint::abort_at("after-reembed-commit");
         self.keyword.apply(version, &[], &[])?;
         {
             let mut info = self.info.write().expect("index info lock");

@@ -474,6 +474,7 @@ impl Index {
                 [VECTOR_INDEX, ID_INDEX, DOCUMENT_INDEX].contains(&i.name.as_str())
             })
             .await?;
+        crate::failpoint::abort_at("after-vector-index-commit");
         self.update_info(|info| info.vector_index_trained_rows = Some(total))?;
         tracing::info!(index = %self.name, version, rows = total, "vector index built");
         Ok((version, total))

@@ -349,7 +349,7 @@ impl Index {
             Change::Documents(plan.documents.iter().cloned().collect()),
         );
         timing.lance = step.elapsed();
-        fail_point("after-lance-commit");
+        crate::failpoint::abort_at("after-lance-commit");
         let step = std::time::Instant::now();
         self.prepare_resident().await;
         timing.resident = step.elapsed();
@@ -468,15 +468,6 @@ impl CommitTiming {
             retention_ms = ms(self.retention),
             "slow commit"
         );
-    }
-}
-
-/// Simulated crashes for tests: with `RAGSTREAM_FAILPOINT=<name>` set, the process exits
-/// abruptly (no destructors, no flushing) when it reaches that point.
-pub(crate) fn fail_point(name: &str) {
-    if std::env::var("RAGSTREAM_FAILPOINT").is_ok_and(|v| v == name) {
-        eprintln!("failpoint {name}: exiting");
-        std::process::abort();
     }
 }
 

@@ -155,7 +155,7 @@ pub async fn run<A: Actor>(mut actor: A, mut inbox: Inbox<A::Message>) -> Result
             Err(panic) => {
                 return Err(ActorError::Panicked {
                     actor: A::NAME,
-                    reason: panic_message(&panic),
+                    reason: crate::panic_message(&panic),
                 })
             }
         }
@@ -193,14 +193,6 @@ pub fn longest_busy() -> Option<(&'static str, std::time::Duration)> {
         .values()
         .map(|(stage, since)| (*stage, since.elapsed()))
         .max_by_key(|(_, held)| *held)
-}
-
-pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string())
 }
 
 #[cfg(test)]

@@ -159,6 +159,7 @@ impl DeadLetters {
                 Ok(()) => {
                     tracing::warn!(code, %message, topic = %origin.topic, partition = origin.partition,
                         offset = origin.offset, ?shrunk, "message sent to the dead-letter topic");
+                    crate::failpoint::abort_at("after-dead-letter");
                     self.delivering();
                     return;
                 }

@@ -565,7 +565,10 @@ fn error_description(route: &Route, status: u16) -> &'static str {
             "unsupported_media_type: the `Content-Type` is not JSON (`application/json` or \
              `application/*+json`; no `Content-Type` is read as JSON)."
         }
-        500 => "internal: an unexpected failure.",
+        500 => {
+            "internal: an unexpected failure; index_damaged: a file of the index cannot be \
+             read (the message says what to do)."
+        }
         503 if route.response == "IngestAccepted" => {
             "bus_unavailable: Kafka did not take every event; the message says how many were \
              accepted."
@@ -753,8 +756,8 @@ fn error_schema() -> Value {
                 string(
                     "A stable code: invalid_request, unauthenticated, forbidden, index_not_found, \
                      retriever_not_found, version_unavailable, embedder_mismatch, \
-                     embedder_unavailable, body_too_large, bus_unavailable, not_ready, not_found, \
-                     internal; contract 003 answers InputError and NotFoundError.",
+                     embedder_unavailable, query_timeout, body_too_large, bus_unavailable, \
+                     not_ready, not_found, index_damaged, internal; contract 003 answers InputError and NotFoundError.",
                 ),
             ),
             ("message", string("What went wrong, for people.")),

@@ -1,6 +1,7 @@
 //! Exactly once under SIGKILL: a daemon ingesting 5,000 documents from a separate
 //! `ragstream broker` process is killed at 20 varied moments and restarted; at the end every
-//! document is indexed exactly once and Lance and tantivy agree.
+//! document is indexed exactly once and Lance and tantivy agree. And a daemon killed right
+//! after it dead-lettered a message loses and duplicates nothing either.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
@@ -16,6 +17,16 @@ fn spawn(
     data: &std::path::Path,
     bootstrap: Option<&str>,
 ) -> (Child, std::io::Lines<BufReader<std::process::ChildStdout>>) {
+    spawn_at(args, data, bootstrap, None)
+}
+
+/// As [`spawn`], aborting at `failpoint` when one is given.
+fn spawn_at(
+    args: &[&str],
+    data: &std::path::Path,
+    bootstrap: Option<&str>,
+    failpoint: Option<&str>,
+) -> (Child, std::io::Lines<BufReader<std::process::ChildStdout>>) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragstream"));
     cmd.args(args)
         .env("RAGSTREAM_STORAGE_DATA_DIR", data)
@@ -27,6 +38,9 @@ fn spawn(
         .stdout(Stdio::piped());
     if let Some(b) = bootstrap {
         cmd.env("RAGSTREAM_KAFKA_BROKERS", b);
+    }
+    if let Some(f) = failpoint {
+        cmd.env("RAGSTREAM_FAILPOINT", f);
     }
     let mut child = cmd.spawn().unwrap();
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -159,4 +173,87 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
         lance_ids,
         "tantivy agrees with Lance"
     );
+}
+
+/// Killed right after a poison message reached the dead-letter topic, before anything after
+/// it was committed: the restarted daemon dead-letters it again (a repeat, never a loss) and
+/// indexes every good document exactly once.
+#[tokio::test]
+async fn sigkill_after_dead_lettering_loses_and_duplicates_nothing() {
+    const GOOD: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let (broker_data, data) = (dir.path().join("broker"), dir.path().join("data"));
+    let (mut broker, mut broker_out) = spawn(&["broker"], &broker_data, None);
+    let bootstrap = wait_line(&mut broker_out, "kafka bootstrap: ");
+    std::thread::spawn(move || for _ in broker_out {});
+
+    // One partition, so the poison sits between good documents in one ordered log.
+    let mut lines: Vec<String> = (0..GOOD)
+        .map(|i| {
+            let event = serde_json::json!({"schema_version": 1, "op": "upsert", "index": "kb",
+                "document": {"id": format!("d{i}"), "text": format!("Good document {i}.")}});
+            format!("kb/d{i}\t{event}")
+        })
+        .collect();
+    lines.insert(GOOD / 2, "kb/poison\t{not json".to_string());
+    crate::daemon::kcat_produce(
+        &bootstrap,
+        "ragstream.documents",
+        &["-K", "\t", "-p", "0"],
+        &lines,
+    );
+
+    let (mut crashed, out) = spawn_at(
+        &["serve"],
+        &data,
+        Some(&bootstrap),
+        Some("after-dead-letter"),
+    );
+    std::thread::spawn(move || for _ in out {});
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = crashed.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the failpoint never fired"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(!status.success(), "the failpoint aborts the daemon");
+
+    let (mut daemon, mut out) = spawn(&["serve"], &data, Some(&bootstrap));
+    let http = wait_line(&mut out, "http: ");
+    std::thread::spawn(move || for _ in out {});
+    let start = Instant::now();
+    while stats(&http)["documents"] != GOOD {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "not all good documents arrived: {}",
+            stats(&http)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+    let letters = crate::daemon::kcat_count(&bootstrap, "ragstream.dlq");
+    broker.kill().unwrap();
+    broker.wait().unwrap();
+    assert!(
+        (1..=2).contains(&letters),
+        "the poison is dead-lettered, at most once more after the crash: {letters}"
+    );
+
+    let engine = hashing_engine(&data);
+    let index = engine.index(&name("kb")).await.unwrap();
+    let s = index.stats().await.unwrap();
+    assert_eq!(s.documents, GOOD);
+    let ids = index
+        .lance()
+        .all_chunk_ids(&index.lance().latest())
+        .await
+        .unwrap();
+    assert_eq!(ids.len(), GOOD, "every good document exactly once");
+    assert_eq!(index.keyword().chunk_ids(s.index_version).unwrap(), ids);
 }

@@ -1,6 +1,7 @@
 //! Faults from outside the process: the disk fills up under a live daemon (writes fail
 //! clearly, readiness says why, nothing acknowledged is lost, ingestion resumes when space
-//! returns); the broker goes down and comes back; files of an index are cut short on disk.
+//! returns); the broker goes down and comes back; files of an index are cut short on disk;
+//! a process is killed inside compaction, a vector-index build or a reembed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -346,4 +347,141 @@ fn a_crash_inside_compaction_loses_and_duplicates_nothing() {
     let s = stats(&data);
     assert_eq!(s["documents"], corpus.len(), "{s}");
     assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+}
+
+/// The best hit's document for `text` by `method`, asked with `embedder`.
+fn top(data: &Path, embedder: &str, method: &str, text: &str) -> Value {
+    let answer = json_of(
+        cli(data)
+            .env("RAGSTREAM_MODEL_EMBEDDER", embedder)
+            .args(["query", "--index", "kb", text, "--method", method, "--json"]),
+    );
+    answer["retrieval_calls"][0]["results"][0]["metadata"]["document_id"].clone()
+}
+
+/// Killed between a vector-index build's commit and its bookkeeping: the next process opens
+/// the index whole (every document, the keyword store equal to Lance), semantic search
+/// answers through the committed index, and a second build succeeds.
+#[test]
+fn a_crash_inside_a_vector_index_build_loses_and_duplicates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let docs: Vec<_> = (0..300)
+        .map(|i| {
+            crate::common::doc(
+                &format!("d{i}"),
+                "",
+                &format!("Passage {i} on subject {} with item {}.", i % 17, i * 13),
+            )
+        })
+        .collect();
+    ingest(&data, &docs, &dir.path().join("docs.jsonl"));
+    let rebuild = || {
+        let mut cmd = cli(&data);
+        cmd.args(["index", "rebuild-vectors", "kb"])
+            .env("RAGSTREAM_INDEX_VECTOR_INDEX_PARTITIONS", "2");
+        cmd
+    };
+    let crashed = rebuild()
+        .env("RAGSTREAM_FAILPOINT", "after-vector-index-commit")
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success(), "the failpoint must fire");
+    assert!(String::from_utf8_lossy(&crashed.stderr).contains("after-vector-index-commit"));
+
+    let s = stats(&data);
+    assert_eq!(s["documents"], docs.len(), "{s}");
+    assert_eq!(s["chunks"], docs.len(), "{s}");
+    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+    let wanted = "Passage 42 on subject 8 with item 546.";
+    assert_eq!(top(&data, "hashing", "semantic", wanted), "d42");
+    json_of(&mut rebuild());
+    let s = stats(&data);
+    assert_eq!(s["documents"], docs.len(), "{s}");
+    assert_eq!(s["chunks"], docs.len(), "{s}");
+    assert_eq!(top(&data, "hashing", "semantic", wanted), "d42");
+}
+
+/// Killed between a reembed's Lance commit and its bookkeeping: the next process finishes
+/// the switch (the index belongs to the new model), every document is there once, and both
+/// searches answer.
+#[test]
+fn a_crash_inside_a_reembed_loses_and_duplicates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let corpus = crate::common::corpus();
+    ingest(&data, &corpus, &dir.path().join("docs.jsonl"));
+    let crashed = cli(&data)
+        .args(["index", "reembed", "kb", "--embedder", "static"])
+        .env("RAGSTREAM_FAILPOINT", "after-reembed-commit")
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success(), "the failpoint must fire");
+    assert!(String::from_utf8_lossy(&crashed.stderr).contains("after-reembed-commit"));
+
+    let s = json_of(
+        cli(&data)
+            .env("RAGSTREAM_MODEL_EMBEDDER", "static")
+            .args(["index", "stats", "kb"]),
+    );
+    assert_eq!(s["documents"], corpus.len(), "{s}");
+    assert_eq!(s["chunks"], corpus.len(), "{s}");
+    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+    assert_eq!(s["embedder"], "all-minilm-l6-v2-static", "{s}");
+    assert_eq!(
+        top(&data, "static", "semantic", "yeast ferments sugar in dough"),
+        "bread"
+    );
+    assert_eq!(
+        top(&data, "static", "keyword", "yeast ferments sugar"),
+        "bread"
+    );
+}
+
+/// The files of `dir` (one level) whose name ends with `ext`.
+fn files_in(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(ext))
+        .collect()
+}
+
+/// A Lance file cut short: Lance is the source of truth, so nothing is rebuilt, but every
+/// read of the index answers `index_damaged` with what to do. (A manifest cut short makes
+/// Lance panic while opening; the panic is caught, so the exit is the error's 1, not 101.)
+#[test]
+fn a_truncated_lance_file_is_a_clear_error() {
+    for damaged in ["data", "manifest"] {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        ingest(
+            &data,
+            &crate::common::corpus(),
+            &dir.path().join("docs.jsonl"),
+        );
+        let lance = data.join("indexes/kb/chunks.lance");
+        let files = match damaged {
+            "data" => files_in(&lance.join("data"), ".lance"),
+            _ => files_in(&lance.join("_versions"), ".manifest"),
+        };
+        assert!(!files.is_empty(), "no {damaged} files");
+        for path in files {
+            let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            f.set_len(f.metadata().unwrap().len() / 2).unwrap();
+        }
+        let out = cli(&data)
+            .args(["query", "--index", "kb", "yeast", "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{damaged}: {out:?}");
+        let body: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{damaged}: {e}: {out:?}"));
+        assert_eq!(body["error"]["code"], "index_damaged", "{damaged}: {body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("index kb") && message.contains("restore"),
+            "{damaged}: {message}"
+        );
+    }
 }
