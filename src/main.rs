@@ -346,12 +346,18 @@ enum IndexCommand {
 
 #[derive(Subcommand)]
 enum EvalCommand {
-    /// Index a BEIR dataset and report nDCG@10 and Recall@100 per method.
+    /// Index BEIR datasets and report nDCG@10, Recall@100 and latency per method, in one
+    /// table.
     Beir {
-        #[arg(long)]
-        data: PathBuf,
+        /// A BEIR directory (corpus.jsonl, queries.jsonl, qrels/test.tsv); repeat for more.
+        #[arg(long, required = true)]
+        data: Vec<PathBuf>,
+        /// Index name (with several datasets, `<index>-1`, `<index>-2`, …).
         #[arg(long, default_value = "beir-eval")]
         index: String,
+        /// Also score each dataset's long-query variant: its cited documents as queries.
+        #[arg(long)]
+        long_queries: bool,
         /// Also write the report as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -1316,54 +1322,114 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 EvalCommand::Beir {
                     data,
                     index,
+                    long_queries,
                     json: out,
                     calibrate,
                 },
         } => {
-            let name = index_name(&index)?;
             let engine = Engine::new(config.clone(), load_embedder(&config)?);
-            use ragstream::eval::beir::EvalMethod;
-            use ragstream::retrieval::profiles::Profile;
-            let methods = [
-                EvalMethod::Method(SearchMethod::Semantic),
-                EvalMethod::Method(SearchMethod::Keyword),
-                EvalMethod::Method(SearchMethod::Hybrid),
-                EvalMethod::Profile(Profile::Exact),
-                EvalMethod::Profile(Profile::Balanced),
-                EvalMethod::Profile(Profile::Semantic),
-                EvalMethod::Profile(Profile::Auto),
-            ];
-            let report =
-                ragstream::eval::beir::evaluate(&engine, &data, &name, &methods, calibrate, true)
-                    .await
-                    .map_err(failure)?;
-            if let Some(c) = &report.calibration {
-                print_calibration(c);
+            let methods = eval_methods();
+            let mut reports = Vec::new();
+            for (n, dir) in data.iter().enumerate() {
+                let name = if data.len() == 1 {
+                    index_name(&index)?
+                } else {
+                    index_name(&format!("{index}-{}", n + 1))?
+                };
+                let scored = ragstream::eval::beir::evaluate(
+                    &engine,
+                    dir,
+                    &name,
+                    &methods,
+                    calibrate,
+                    long_queries,
+                    true,
+                )
+                .await
+                .map_err(failure)?;
+                if let Some(c) = scored.first().and_then(|r| r.calibration.as_ref()) {
+                    print_calibration(c);
+                }
+                reports.extend(scored);
             }
-            println!(
-                "{} · {} documents · {} chunks · index_version {}",
-                report.dataset, report.documents, report.chunks, report.index_version
-            );
-            if let Some(rate) = report.ingest_chunks_per_second {
-                println!(
-                    "ingest: {} chunks in {:.1} s ({:.1} chunks/s)",
-                    report.chunks_written, report.ingest_seconds, rate
-                );
-            }
-            println!(
-                "{:<10} {:>8} {:>11} {:>9} {:>9}",
-                "method", "nDCG@10", "Recall@100", "p50 ms", "p99 ms"
-            );
-            for m in &report.methods {
-                println!(
-                    "{:<10} {:>8.4} {:>11.4} {:>9.1} {:>9.1}",
-                    m.method, m.ndcg_at_10, m.recall_at_100, m.latency_p50_ms, m.latency_p99_ms
-                );
-            }
-            write_report(out.as_deref(), &report)?;
+            print_eval(&reports);
+            write_report(out.as_deref(), &reports)?;
         }
     }
     Ok(())
+}
+
+/// What `eval beir` scores: each method as contract 000 runs it, each contract 002 profile,
+/// and the hybrid profiles with each other way of fusing the branches.
+fn eval_methods() -> Vec<ragstream::eval::beir::EvalMethod> {
+    use ragstream::eval::beir::EvalMethod;
+    use ragstream::retrieval::fusion::BranchFusion;
+    use ragstream::retrieval::profiles::Profile;
+    let mut methods = vec![
+        EvalMethod::Method(SearchMethod::Semantic),
+        EvalMethod::Method(SearchMethod::Keyword),
+        EvalMethod::Method(SearchMethod::Hybrid),
+        EvalMethod::Profile(Profile::Exact),
+        EvalMethod::Profile(Profile::Balanced),
+        EvalMethod::Profile(Profile::Semantic),
+        EvalMethod::Profile(Profile::Auto),
+    ];
+    for profile in [Profile::Balanced, Profile::Auto] {
+        for fusion in &BranchFusion::ALL[1..] {
+            methods.push(EvalMethod::Fused(profile, *fusion));
+        }
+    }
+    methods
+}
+
+/// One table for every dataset and query set, then nDCG@10 by query length.
+fn print_eval(reports: &[ragstream::eval::beir::EvalReport]) {
+    for r in reports.iter().filter(|r| r.queries == "test") {
+        println!(
+            "{} · {} documents · {} chunks · index_version {}",
+            r.dataset, r.documents, r.chunks, r.index_version
+        );
+        if let Some(rate) = r.ingest_chunks_per_second {
+            println!(
+                "ingest: {} chunks in {:.1} s ({:.1} chunks/s)",
+                r.chunks_written, r.ingest_seconds, rate
+            );
+        }
+    }
+    let dataset = |r: &ragstream::eval::beir::EvalReport| {
+        let name = std::path::Path::new(&r.dataset)
+            .file_name()
+            .map_or(r.dataset.clone(), |n| n.to_string_lossy().into_owned());
+        format!("{name} ({}, {} q)", r.queries, r.methods[0].queries)
+    };
+    println!(
+        "{:<28} {:<26} {:>8} {:>11} {:>9} {:>9}",
+        "dataset", "method", "nDCG@10", "Recall@100", "p50 ms", "p99 ms"
+    );
+    for r in reports {
+        for m in &r.methods {
+            println!(
+                "{:<28} {:<26} {:>8.4} {:>11.4} {:>9.1} {:>9.1}",
+                dataset(r),
+                m.method,
+                m.ndcg_at_10,
+                m.recall_at_100,
+                m.latency_p50_ms,
+                m.latency_p99_ms
+            );
+        }
+    }
+    println!("nDCG@10 by query length (words):");
+    for r in reports {
+        for m in &r.methods {
+            let buckets: Vec<String> = m
+                .by_query_length
+                .iter()
+                .map(|b| format!("{} {:.4} ({} q)", b.words, b.ndcg_at_10, b.queries))
+                .collect();
+            println!("{:<28} {:<26} {}", dataset(r), m.method, buckets.join("  "));
+        }
+    }
 }
 
 fn print_calibration(c: &ragstream::eval::calibrate::Calibration) {

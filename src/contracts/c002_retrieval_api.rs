@@ -355,6 +355,10 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         );
         d.insert("reranker_applied".into(), json!(result.reranker_applied));
         d.insert(
+            "keyword_terms_dropped".into(),
+            json!(result.keyword_terms_dropped),
+        );
+        d.insert(
             "filters_applied".into(),
             Value::Object(req.filters_given.clone()),
         );

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::metrics::{mean, ndcg_at, recall_at, Qrels, Run};
 use crate::engine::{Engine, EngineError};
 use crate::model::{Document, IndexName};
+use crate::retrieval::fusion::BranchFusion;
 use crate::retrieval::{SearchMethod, SearchRequest};
 
 #[derive(Debug, thiserror::Error)]
@@ -49,7 +50,7 @@ impl BeirDoc {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct BeirQuery {
     #[serde(rename = "_id")]
     pub id: String,
@@ -118,11 +119,32 @@ pub struct MethodReport {
     pub queries: usize,
     pub latency_p50_ms: f64,
     pub latency_p99_ms: f64,
+    /// nDCG@10 of the queries of each length (words), where any fall.
+    pub by_query_length: Vec<LengthBucket>,
+}
+
+/// nDCG@10 over the queries of one length range.
+#[derive(Debug, Clone, Serialize)]
+pub struct LengthBucket {
+    pub words: &'static str,
+    pub queries: usize,
+    pub ndcg_at_10: f64,
+}
+
+/// The query-length ranges reported apart: keyword-like, question-like, passage-like.
+pub const LENGTH_BUCKETS: [(&str, usize, usize); 3] =
+    [("1-10", 1, 10), ("11-50", 11, 50), ("51+", 51, usize::MAX)];
+
+fn words(text: &str) -> usize {
+    text.split_whitespace().count()
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
     pub dataset: String,
+    /// Which queries were scored: the dataset's `test` split, or `long` (its cited documents
+    /// as queries; see `eval::long_queries`).
+    pub queries: String,
     pub index: String,
     pub index_version: u64,
     pub documents: usize,
@@ -153,6 +175,8 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 pub enum EvalMethod {
     Method(SearchMethod),
     Profile(crate::retrieval::profiles::Profile),
+    /// A profile whose hybrid scales its branches another way than contract 000.
+    Fused(crate::retrieval::profiles::Profile, BranchFusion),
 }
 
 impl EvalMethod {
@@ -160,6 +184,7 @@ impl EvalMethod {
         match self {
             EvalMethod::Method(m) => format!("{m:?}").to_lowercase(),
             EvalMethod::Profile(p) => format!("profile {}", p.name()),
+            EvalMethod::Fused(p, f) => format!("profile {} {}", p.name(), f.name()),
         }
     }
 
@@ -174,9 +199,13 @@ impl EvalMethod {
         match self {
             EvalMethod::Method(m) => SearchRequest::new(query, *m, top_k),
             EvalMethod::Profile(p) => {
+                EvalMethod::Fused(*p, BranchFusion::Contract).request(query, top_k, defaults)
+            }
+            EvalMethod::Fused(p, fusion) => {
                 let resolved = crate::retrieval::profiles::resolve(query, Some(*p), None, defaults);
                 let mut r = SearchRequest::new(query, SearchMethod::Hybrid, top_k);
                 r.hybrid_alpha = resolved.semantic_weight;
+                r.fusion = *fusion;
                 r
             }
         }
@@ -184,7 +213,10 @@ impl EvalMethod {
 }
 
 /// Runs `queries` (those `qrels` judges) with the request `request` makes of each, and scores
-/// them: nDCG@10, Recall@100 and latency. A document scores as its best chunk.
+/// them: nDCG@10, Recall@100 and latency. A document scores as its best chunk; with
+/// `ignore_identical_ids` a query's own id is left out of its results (BEIR's convention for
+/// datasets whose queries are documents).
+#[allow(clippy::too_many_arguments)]
 pub async fn score(
     engine: &Engine,
     index: &IndexName,
@@ -192,6 +224,7 @@ pub async fn score(
     qrels: &Qrels,
     name: String,
     progress: bool,
+    ignore_identical_ids: bool,
     request: impl Fn(&str) -> SearchRequest,
 ) -> Result<MethodReport, BeirError> {
     let bar =
@@ -206,12 +239,33 @@ pub async fn score(
         // Hits arrive best first.
         let docs = run.entry(q.id.clone()).or_default();
         for hit in result.hits {
-            docs.entry(hit.row.document_id).or_insert(hit.score);
+            if !(ignore_identical_ids && hit.row.document_id == q.id) {
+                docs.entry(hit.row.document_id).or_insert(hit.score);
+            }
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
     latencies.sort_by(f64::total_cmp);
+    let empty = HashMap::new();
+    let by_query_length = LENGTH_BUCKETS
+        .iter()
+        .filter_map(|&(label, min, max)| {
+            let within: Vec<f64> = queries
+                .iter()
+                .filter(|q| (min..=max).contains(&words(&q.text)))
+                .filter_map(|q| {
+                    let judged = qrels.get(&q.id)?;
+                    Some(ndcg_at(run.get(&q.id).unwrap_or(&empty), judged, 10))
+                })
+                .collect();
+            (!within.is_empty()).then(|| LengthBucket {
+                words: label,
+                queries: within.len(),
+                ndcg_at_10: within.iter().sum::<f64>() / within.len() as f64,
+            })
+        })
+        .collect();
     Ok(MethodReport {
         method: name,
         ndcg_at_10: mean(qrels, &run, |r, j| ndcg_at(r, j, 10)),
@@ -219,6 +273,7 @@ pub async fn score(
         queries: queries.len(),
         latency_p50_ms: percentile(&latencies, 50.0),
         latency_p99_ms: percentile(&latencies, 99.0),
+        by_query_length,
     })
 }
 
@@ -233,19 +288,22 @@ pub fn judged<'a>(queries: &'a [BeirQuery], qrels: &Qrels) -> Vec<&'a BeirQuery>
 /// Indexes the corpus (unchanged documents are skipped, so a re-run only queries), with
 /// `calibrate` measures `auto`'s centre on the training queries (`qrels/train.tsv`, disjoint
 /// from the test queries) and stores it in the index, then runs the test queries with every
-/// method and scores them.
+/// method and scores them. With `long`, the dataset's long-query variant
+/// ([`super::long_queries`]) is scored too, on the same index: one report per query set.
 pub async fn evaluate(
     engine: &Engine,
     data: &Path,
     index: &IndexName,
     methods: &[EvalMethod],
     calibrate: bool,
+    long: bool,
     progress: bool,
-) -> Result<EvalReport, BeirError> {
+) -> Result<Vec<EvalReport>, BeirError> {
     let corpus = read_corpus(&data.join("corpus.jsonl"))?;
     let queries = read_queries(&data.join("queries.jsonl"))?;
     let qrels = read_qrels(&data.join("qrels").join("test.tsv"))?;
     let documents = corpus.len();
+    let long_set = long.then(|| super::long_queries::long_queries(&corpus, &qrels));
 
     let started = Instant::now();
     let outcome = crate::ingest::ingest_documents(engine, index, corpus, progress).await?;
@@ -268,31 +326,48 @@ pub async fn evaluate(
         None
     };
     let defaults = engine.index(index).await?.info().defaults;
-    let test = judged(&queries, &qrels);
-    let mut reports = Vec::new();
-    for &method in methods {
-        reports.push(
-            score(engine, index, &test, &qrels, method.name(), progress, |q| {
-                method.request(q, top_k, &defaults)
-            })
-            .await?,
-        );
-    }
     let stats = engine.stats(index).await?;
-    Ok(EvalReport {
-        dataset: data.display().to_string(),
-        index: index.to_string(),
-        index_version: stats.index_version,
-        documents,
-        chunks: stats.chunks,
-        ingest_seconds,
-        chunks_written: outcome.chunks_written,
-        ingest_chunks_per_second: (outcome.chunks_written > 0)
-            .then(|| outcome.chunks_written as f64 / ingest_seconds),
-        top_k,
-        calibration,
-        methods: reports,
-    })
+    let mut sets = vec![("test", queries, qrels, false)];
+    if let Some((long_queries, long_qrels)) = long_set {
+        sets.push(("long", long_queries, long_qrels, true));
+    }
+    let mut out = Vec::new();
+    for (set, queries, qrels, ignore_identical_ids) in &sets {
+        let scored = judged(queries, qrels);
+        let mut reports = Vec::new();
+        for &method in methods {
+            let name = method.name();
+            reports.push(
+                score(
+                    engine,
+                    index,
+                    &scored,
+                    qrels,
+                    name,
+                    progress,
+                    *ignore_identical_ids,
+                    |q| method.request(q, top_k, &defaults),
+                )
+                .await?,
+            );
+        }
+        out.push(EvalReport {
+            dataset: data.display().to_string(),
+            queries: set.to_string(),
+            index: index.to_string(),
+            index_version: stats.index_version,
+            documents,
+            chunks: stats.chunks,
+            ingest_seconds,
+            chunks_written: outcome.chunks_written,
+            ingest_chunks_per_second: (outcome.chunks_written > 0)
+                .then(|| outcome.chunks_written as f64 / ingest_seconds),
+            top_k,
+            calibration: calibration.clone(),
+            methods: reports,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -47,6 +47,7 @@ pub async fn auto_center(
             qrels,
             format!("auto at {center}"),
             progress,
+            false,
             |q| auto.request(q, top_k, &defaults),
         )
         .await?;

@@ -2,4 +2,5 @@
 
 pub mod beir;
 pub mod calibrate;
+pub mod long_queries;
 pub mod metrics;

@@ -49,7 +49,8 @@ pub struct KeywordSettings {
     pub merge_max_docs: usize,
     /// A query with more distinct terms than this searches only this many, the rarest in the
     /// snapshot (the highest IDF, which carry most of BM25's weight): a long query's cost
-    /// grows with its terms, the common ones most; 0: every term.
+    /// grows with its terms, the common ones most; 0 (the default): every term. An
+    /// approximation, opt-in: the terms it left out are in the answer's debug output.
     pub max_query_terms: usize,
     /// How the top chunks of a bare disjunction of terms (a query without filters) are
     /// found; both give the same ranking.
@@ -75,11 +76,12 @@ impl Default for KeywordSettings {
         KeywordSettings {
             writer_memory_bytes: 64 << 20,
             merge_min_segments: 8,
-            // Measured at a million chunks (BENCHMARKS.md, "The keyword tail at a million
-            // chunks"): segments of about 100,000 and the 12 rarest terms cut tantivy's p99
-            // from 36 to 17 ms, for keyword nDCG@10 0.6847 against 0.6873 on SciFact.
+            // Segments of about 100,000 live chunks keep a large index searchable on every
+            // core (BENCHMARKS.md, "The keyword tail at a million chunks").
             merge_max_docs: 100_000,
-            max_query_terms: 12,
+            // Every term: dropping common terms changes answers, and on long queries by far
+            // more than on short ones (BENCHMARKS.md, "Exact by default").
+            max_query_terms: 0,
             disjunction_search: DisjunctionSearch::default(),
         }
     }

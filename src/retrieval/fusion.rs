@@ -12,6 +12,8 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
+
 /// Candidates fetched per branch for a hybrid query of `top_k` results.
 pub fn overfetch(top_k: usize) -> usize {
     (top_k * 3).clamp(10, 50)
@@ -48,15 +50,96 @@ pub struct Fused<K> {
     pub keyword: f64,
 }
 
+/// How a hybrid search puts its two branches on one scale before the weighted sum. Contract
+/// 000 states [`BranchFusion::Contract`]; the others are measured alternatives (BENCHMARKS.md,
+/// "Fusion") that a caller picks per request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BranchFusion {
+    /// Similarity as is (already in [0, 1]); keyword scores min-max scaled per result set.
+    #[default]
+    Contract,
+    /// Both branches min-max scaled per result set.
+    MinMax,
+    /// Distribution-based (DBSF): each branch scaled from its mean − 3σ (0) to mean + 3σ (1),
+    /// clipped to [0, 1].
+    ZScore,
+    /// Reciprocal rank, 1 / (60 + rank), each branch by its own order: every candidate by
+    /// similarity (all have one), the keyword branch's results by their scores.
+    Rrf,
+}
+
+impl BranchFusion {
+    pub const ALL: [BranchFusion; 4] = [
+        BranchFusion::Contract,
+        BranchFusion::MinMax,
+        BranchFusion::ZScore,
+        BranchFusion::Rrf,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BranchFusion::Contract => "contract",
+            BranchFusion::MinMax => "min_max",
+            BranchFusion::ZScore => "z_score",
+            BranchFusion::Rrf => "rrf",
+        }
+    }
+
+    /// One branch's scores on the fusion scale; `scores` in any order.
+    fn scale(self, scores: &[f64], is_similarity: bool) -> Vec<f64> {
+        match self {
+            BranchFusion::Contract if is_similarity => scores.to_vec(),
+            BranchFusion::Contract | BranchFusion::MinMax => min_max(scores),
+            BranchFusion::ZScore => z_score(scores),
+            BranchFusion::Rrf => reciprocal_ranks(scores),
+        }
+    }
+}
+
+/// Scores scaled from mean − 3σ to mean + 3σ and clipped to [0, 1]; all equal → 1.0.
+pub fn z_score(scores: &[f64]) -> Vec<f64> {
+    let n = scores.len() as f64;
+    let mean = scores.iter().sum::<f64>() / n;
+    let sd = (scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / n).sqrt();
+    scores
+        .iter()
+        .map(|s| {
+            if sd > 0.0 {
+                ((s - (mean - 3.0 * sd)) / (6.0 * sd)).clamp(0.0, 1.0)
+            } else {
+                1.0
+            }
+        })
+        .collect()
+}
+
+/// 1 / (60 + rank) by descending score (rank 1 is the best; ties share the better rank).
+pub fn reciprocal_ranks(scores: &[f64]) -> Vec<f64> {
+    scores
+        .iter()
+        .map(|s| {
+            let better = scores.iter().filter(|o| *o > s).count();
+            1.0 / (60.0 + better as f64 + 1.0)
+        })
+        .collect()
+}
+
 /// Fuses branch results. `semantic` holds the similarity of every candidate (both branches);
-/// `keyword` holds raw keyword scores of the keyword branch. The output is unordered.
+/// `keyword` holds raw keyword scores of the keyword branch. The output is unordered. A
+/// candidate the keyword branch did not return takes keyword 0.0.
 pub fn fuse<K: Clone + Eq + std::hash::Hash>(
     semantic: &HashMap<K, f64>,
     keyword: &[(K, f64)],
     alpha: f64,
+    how: BranchFusion,
 ) -> Vec<Fused<K>> {
     let raw: Vec<f64> = keyword.iter().map(|(_, s)| *s).collect();
-    let scaled: HashMap<&K, f64> = keyword.iter().map(|(k, _)| k).zip(min_max(&raw)).collect();
+    let scaled: HashMap<&K, f64> = keyword
+        .iter()
+        .map(|(k, _)| k)
+        .zip(how.scale(&raw, false))
+        .collect();
     let mut keys: Vec<&K> = semantic.keys().collect();
     keys.extend(
         keyword
@@ -64,9 +147,13 @@ pub fn fuse<K: Clone + Eq + std::hash::Hash>(
             .map(|(k, _)| k)
             .filter(|k| !semantic.contains_key(*k)),
     );
+    let similarities: Vec<f64> = keys
+        .iter()
+        .map(|k| semantic.get(*k).copied().unwrap_or(0.0))
+        .collect();
     keys.into_iter()
-        .map(|k| {
-            let sem = semantic.get(k).copied().unwrap_or(0.0);
+        .zip(how.scale(&similarities, true))
+        .map(|(k, sem)| {
             let kw = scaled.get(k).copied().unwrap_or(0.0);
             Fused {
                 key: k.clone(),
@@ -117,7 +204,7 @@ mod tests {
     fn fusion_is_alpha_weighted_sum_of_normalised_scores() {
         let semantic: HashMap<&str, f64> = [("a", 0.9), ("b", 0.5), ("c", 0.2)].into();
         let keyword = vec![("b", 12.0), ("c", 4.0), ("a", 8.0)];
-        let mut fused = fuse(&semantic, &keyword, 0.25);
+        let mut fused = fuse(&semantic, &keyword, 0.25, BranchFusion::Contract);
         fused.sort_by(|x, y| x.key.cmp(y.key));
         // keyword min-max: b = 1.0, a = 0.5, c = 0.0
         assert_eq!(fused[0].keyword, 0.5);
@@ -132,7 +219,7 @@ mod tests {
     fn semantic_only_candidates_get_keyword_zero_and_all_equal_keyword_gets_one() {
         let semantic: HashMap<&str, f64> = [("a", 0.8), ("b", 0.6)].into();
         let keyword = vec![("b", 2.5)];
-        let mut fused = fuse(&semantic, &keyword, 0.5);
+        let mut fused = fuse(&semantic, &keyword, 0.5, BranchFusion::Contract);
         fused.sort_by(|x, y| x.key.cmp(y.key));
         assert_eq!((fused[0].semantic, fused[0].keyword), (0.8, 0.0));
         assert_eq!((fused[1].semantic, fused[1].keyword), (0.6, 1.0));
@@ -144,7 +231,7 @@ mod tests {
         let semantic: HashMap<&str, f64> = [("a", 0.3), ("b", 0.7)].into();
         let keyword = vec![("a", 9.0), ("b", 1.0)];
         let best = |alpha| {
-            fuse(&semantic, &keyword, alpha)
+            fuse(&semantic, &keyword, alpha, BranchFusion::Contract)
                 .into_iter()
                 .max_by(|x, y| x.score.total_cmp(&y.score))
                 .unwrap()
@@ -152,5 +239,34 @@ mod tests {
         };
         assert_eq!(best(1.0), "b");
         assert_eq!(best(0.0), "a");
+    }
+
+    #[test]
+    fn the_alternatives_scale_each_branch_their_own_way() {
+        let semantic: HashMap<&str, f64> = [("a", 0.9), ("b", 0.5), ("c", 0.1)].into();
+        let keyword = vec![("b", 12.0), ("c", 4.0)];
+        let by_key = |how| {
+            let mut f = fuse(&semantic, &keyword, 0.5, how);
+            f.sort_by(|x, y| x.key.cmp(y.key));
+            f
+        };
+        let min_max = by_key(BranchFusion::MinMax);
+        assert_eq!(
+            [
+                min_max[0].semantic,
+                min_max[1].semantic,
+                min_max[2].semantic
+            ],
+            [1.0, 0.5, 0.0]
+        );
+        assert_eq!([min_max[1].keyword, min_max[2].keyword], [1.0, 0.0]);
+        let rrf = by_key(BranchFusion::Rrf);
+        assert_eq!(rrf[0].semantic, 1.0 / 61.0);
+        assert_eq!(rrf[2].semantic, 1.0 / 63.0);
+        assert_eq!((rrf[0].keyword, rrf[1].keyword), (0.0, 1.0 / 61.0));
+        let z = by_key(BranchFusion::ZScore);
+        assert_eq!(z[1].semantic, 0.5, "the mean sits in the middle");
+        assert!(z[0].semantic > 0.5 && z[2].semantic < 0.5);
+        assert_eq!(z_score(&[2.0, 2.0]), vec![1.0, 1.0]);
     }
 }

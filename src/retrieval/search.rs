@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use tracing::Instrument;
 
 use super::filters::{Filters, Visibility};
-use super::fusion::{fuse, overfetch, semantic_similarity};
+use super::fusion::{fuse, overfetch, semantic_similarity, BranchFusion};
 use super::hydration::{hydrate, sort_ranked, Ranked};
 use super::preprocessing::QueryPreprocessing;
 use super::rerank::Reranker;
@@ -58,6 +58,9 @@ pub struct SearchRequest {
     pub preprocessing: QueryPreprocessing,
     /// Weight of the semantic branch; used only by hybrid search.
     pub hybrid_alpha: f64,
+    /// How hybrid search scales its branches before the weighted sum (contract 000's way
+    /// unless a caller picks another).
+    pub fusion: BranchFusion,
     /// Answer from this version instead of the latest.
     pub index_version: Option<u64>,
     /// Candidate pools, for the contracts that set them (003's `vec_limit`, `lex_limit` and
@@ -101,6 +104,7 @@ impl SearchRequest {
             method,
             preprocessing: QueryPreprocessing::None,
             hybrid_alpha: 0.5,
+            fusion: BranchFusion::default(),
             index_version: None,
             candidates: Candidates::default(),
             min_score: None,
@@ -145,6 +149,10 @@ pub struct SearchResult {
     pub keyword_candidates: usize,
     /// True only when the reranker ran and its scores ordered the hits.
     pub reranker_applied: bool,
+    /// Query terms the keyword branch left out as too common: only when
+    /// `index.keyword_max_query_terms` is set (an approximation; by default every term is
+    /// searched).
+    pub keyword_terms_dropped: Vec<String>,
 }
 
 /// Searches `index` at the requested version. Ordering is deterministic: score descending,
@@ -201,6 +209,7 @@ pub async fn search(
             .min(MAX_POOL)
     };
     let mut counts = (0, 0);
+    let mut keyword_terms_dropped = Vec::new();
     let (mut hits, vectors) = match request.method {
         SearchMethod::Semantic => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
@@ -228,7 +237,7 @@ pub async fn search(
             hydrate_kept(index, &snapshot, ranked, request, reranker).await?
         }
         SearchMethod::Keyword => {
-            let ranked = keyword_top(
+            let (ranked, dropped) = keyword_top(
                 index,
                 &snapshot,
                 &keyword_query,
@@ -237,6 +246,7 @@ pub async fn search(
             )
             .await?;
             counts.1 = ranked.len();
+            keyword_terms_dropped = dropped;
             let ids: Vec<String> = ranked.iter().map(|(id, _)| id.clone()).collect();
             let mut rows = rows_by_id(index, &snapshot, &ids, false).await?;
             let hits = ranked
@@ -258,9 +268,10 @@ pub async fn search(
         SearchMethod::Hybrid => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
             let q = embed(&query).await?;
-            let (ranked, semantic, keyword) =
+            let (ranked, semantic, keyword, dropped) =
                 hybrid(index, &q, &snapshot, &keyword_query, request, &filters).await?;
             counts = (semantic, keyword);
+            keyword_terms_dropped = dropped;
             hydrate_kept(index, &snapshot, ranked, request, reranker).await?
         }
     };
@@ -297,6 +308,7 @@ pub async fn search(
         semantic_candidates: counts.0,
         keyword_candidates: counts.1,
         reranker_applied,
+        keyword_terms_dropped,
     })
 }
 
@@ -461,13 +473,13 @@ async fn hybrid(
     query: &str,
     request: &SearchRequest,
     filters: &Filters,
-) -> Result<(Vec<Ranked>, usize, usize), EngineError> {
+) -> Result<(Vec<Ranked>, usize, usize, Vec<String>), EngineError> {
     let fetch = overfetch(request.top_k);
     // The two branches run side by side: tantivy on the blocking pool, then its candidates'
     // rows found (by the resident vectors' ids where they hold the version) and their
     // vectors read from Lance, while the vector search runs.
     let keyword_branch = async {
-        let keyword = keyword_top(
+        let (keyword, dropped) = keyword_top(
             index,
             snapshot,
             query,
@@ -481,9 +493,9 @@ async fn hybrid(
             .candidates(&snapshot.dataset, &ids)
             .instrument(tracing::info_span!("keyword_candidates", rows = ids.len()))
             .await?;
-        Ok::<_, EngineError>((keyword, candidates))
+        Ok::<_, EngineError>((keyword, candidates, dropped))
     };
-    let (semantic, (keyword, keyword_candidates)) = futures::try_join!(
+    let (semantic, (keyword, keyword_candidates, dropped)) = futures::try_join!(
         semantic_branch(
             index,
             snapshot,
@@ -517,7 +529,7 @@ async fn hybrid(
         .map(|(id, s)| (id, f64::from(s)))
         .collect();
     let fused = tracing::info_span!("fusion")
-        .in_scope(|| fuse(&similarity, &keyword, request.hybrid_alpha));
+        .in_scope(|| fuse(&similarity, &keyword, request.hybrid_alpha, request.fusion));
     let ranked = fused
         .into_iter()
         .filter_map(|f| {
@@ -538,7 +550,7 @@ async fn hybrid(
             })
         })
         .collect();
-    Ok((ranked, counts.0, counts.1))
+    Ok((ranked, counts.0, counts.1, dropped))
 }
 
 /// Embeds the query on the blocking pool: a model pass or a provider round trip must not
@@ -588,13 +600,14 @@ async fn keyword_top(
     query: &str,
     filters: &Filters,
     limit: usize,
-) -> Result<Vec<(String, f32)>, EngineError> {
+) -> Result<(Vec<(String, f32)>, Vec<String>), EngineError> {
     let Some(prepared) = index
         .keyword()
         .prepare(&snapshot.searcher, query, filters)?
     else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
+    let dropped = prepared.dropped_terms().to_vec();
     // Terms left out as too common (`index.keyword_max_query_terms`) are on the trace, for
     // whoever asks why a passage that holds only those terms was not found.
     let span = tracing::info_span!("keyword", limit, terms_dropped = tracing::field::Empty);
@@ -604,7 +617,7 @@ async fn keyword_top(
     let ranked = tokio::task::spawn_blocking(move || span.in_scope(|| prepared.top(limit)))
         .await
         .map_err(|e| EngineError::Internal(format!("keyword search task failed: {e}")))??;
-    Ok(ranked)
+    Ok((ranked, dropped))
 }
 
 async fn rows_by_id(

@@ -1528,6 +1528,14 @@ fn query_response_schema() -> Value {
                 boolean("debug only: whether a reranker reordered the passages."),
             ),
             (
+                "keyword_terms_dropped",
+                array(
+                    string("A query term."),
+                    "debug only: query terms the keyword branch left out as too common \
+                     (only with `index.keyword_max_query_terms` set; empty by default).",
+                ),
+            ),
+            (
                 "filters_applied",
                 json!({"type": "object", "description": "debug only: the filters as given."}),
             ),

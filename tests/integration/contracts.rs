@@ -415,6 +415,9 @@ async fn c002_profiles_resolve_by_precedence_and_debug_says_how() {
     assert!((fused - d["final"].as_f64().unwrap()).abs() < 1e-9, "{d}");
     assert_eq!(body["documents"][0]["document_id"], "writer");
 
+    // Every query term is searched by default: nothing dropped.
+    assert_eq!(body["keyword_terms_dropped"], json!([]));
+
     // Without debug, no debug keys.
     let (_, plain) = query_002(&e, json!({"query": "how do I run the daemon"})).await;
     assert!(plain.get("retrieval_profile_effective").is_none());
@@ -690,4 +693,35 @@ async fn c002_auto_starts_from_the_index_calibrated_centre() {
             "{bad}"
         );
     }
+}
+
+/// `index.keyword_max_query_terms` is an opt-in approximation: when it leaves terms out, the
+/// debug output names them.
+#[tokio::test]
+async fn c002_debug_names_the_keyword_terms_an_opt_in_limit_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.keyword_max_query_terms = 2;
+    let e = engine_with(c);
+    e.write(
+        &name("repo"),
+        upserts(vec![
+            crate::common::doc("a", "", "ocean waves ocean tides"),
+            crate::common::doc("b", "", "ocean currents and a lighthouse"),
+            crate::common::doc("c", "", "ocean storms near the harbour"),
+        ]),
+    )
+    .await
+    .unwrap();
+    let (status, body) = query_002(
+        &e,
+        json!({"query": "ocean lighthouse harbour", "debug": true, "retrieval_profile": "exact"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["keyword_terms_dropped"],
+        json!(["ocean"]),
+        "the most common term goes"
+    );
 }

@@ -1,0 +1,107 @@
+//! A long-query variant of a BEIR dataset, built from the dataset itself: each document a
+//! judged query cites becomes a query (its title and text, typically 100–300 words), relevant
+//! to the other documents the same queries cite. The corpus is unchanged, so the variant is
+//! scored on the index of its source. A query's own document is left out of its results
+//! (BEIR's `ignore_identical_ids`): the query id is that document's id.
+//!
+//! Passages as queries are what agents send when they ask for "more like this" context;
+//! they stress what short claims do not (every keyword term, long-text embeddings).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::beir::BeirQuery;
+use super::metrics::Qrels;
+use crate::model::Document;
+
+/// The long queries and their judgments for `corpus` from the judged `qrels`: documents cited
+/// by a query that cites at least two (else nothing is left to find), in document-id order.
+pub fn long_queries(corpus: &[Document], qrels: &Qrels) -> (Vec<BeirQuery>, Qrels) {
+    let by_id: HashMap<&str, &Document> = corpus.iter().map(|d| (d.id.as_str(), d)).collect();
+    let mut judged: BTreeMap<String, HashMap<String, i64>> = BTreeMap::new();
+    for relevant in qrels.values() {
+        let cited: Vec<&String> = relevant
+            .iter()
+            .filter(|(_, r)| **r > 0)
+            .map(|(d, _)| d)
+            .collect();
+        for query in &cited {
+            for other in cited.iter().filter(|o| *o != query) {
+                let gain = relevant[*other];
+                let entry = judged
+                    .entry(query.to_string())
+                    .or_default()
+                    .entry(other.to_string())
+                    .or_insert(0);
+                *entry = (*entry).max(gain);
+            }
+        }
+    }
+    let mut queries = Vec::new();
+    let mut long_qrels = Qrels::new();
+    for (id, relevant) in judged {
+        let Some(doc) = by_id.get(id.as_str()) else {
+            continue;
+        };
+        let text = [doc.title.as_deref(), doc.text.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if text.trim().is_empty() {
+            continue;
+        }
+        queries.push(BeirQuery {
+            id: id.clone(),
+            text,
+        });
+        long_qrels.insert(id, relevant);
+    }
+    (queries, long_qrels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(id: &str, text: &str) -> Document {
+        Document {
+            id: id.into(),
+            title: Some(format!("Title {id}")),
+            text: Some(text.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn each_cited_document_asks_for_the_others_its_queries_cite() {
+        let corpus = vec![doc("a", "alpha"), doc("b", "beta"), doc("c", "gamma")];
+        let qrels: Qrels = [
+            (
+                "q1".to_string(),
+                [("a".to_string(), 1), ("b".to_string(), 2)].into(),
+            ),
+            (
+                "q2".to_string(),
+                [("b".to_string(), 1), ("c".to_string(), 1)].into(),
+            ),
+            // One citation: nothing left to find, no query.
+            ("q3".to_string(), [("c".to_string(), 1)].into()),
+            // Judged not relevant: not a citation.
+            (
+                "q4".to_string(),
+                [("a".to_string(), 0), ("c".to_string(), 1)].into(),
+            ),
+        ]
+        .into();
+        let (queries, judged) = long_queries(&corpus, &qrels);
+        let ids: Vec<&str> = queries.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        assert_eq!(queries[0].text, "Title a alpha");
+        assert_eq!(judged["a"], [("b".to_string(), 2)].into());
+        assert_eq!(
+            judged["b"],
+            [("a".to_string(), 1), ("c".to_string(), 1)].into()
+        );
+        assert_eq!(judged["c"], [("b".to_string(), 1)].into());
+    }
+}
