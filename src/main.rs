@@ -337,10 +337,13 @@ enum IndexCommand {
     /// domain (BEIR queries.jsonl and a qrels TSV), and store the best one.
     Calibrate {
         name: String,
-        #[arg(long)]
-        queries: PathBuf,
-        #[arg(long)]
-        qrels: PathBuf,
+        /// Judged queries of the index's domain (BEIR queries.jsonl); without them, the
+        /// index calibrates on queries it cuts from its own chunks.
+        #[arg(long, requires = "qrels")]
+        queries: Option<PathBuf>,
+        /// Their judgments (BEIR qrels TSV).
+        #[arg(long, requires = "queries")]
+        qrels: Option<PathBuf>,
     },
 }
 
@@ -358,6 +361,10 @@ enum EvalCommand {
         /// Also score each dataset's long-query variant: its cited documents as queries.
         #[arg(long)]
         long_queries: bool,
+        /// First calibrate `auto` on queries the index cuts from its own chunks (no
+        /// judgments seen) and store the centre; the test queries are then scored with it.
+        #[arg(long, conflicts_with = "calibrate")]
+        self_calibrate: bool,
         /// Also write the report as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -549,6 +556,11 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     .await
                     .map_err(ragstream::engine::EngineError::from)?;
             let secs = started.elapsed().as_secs_f64();
+            // Once the index is large enough, and each time it doubles, `auto` calibrates
+            // itself on queries cut from the index's own chunks (docs/evaluation.md).
+            let calibration = ragstream::eval::calibrate::self_calibrate_if_due(&engine, &name)
+                .await
+                .map_err(failure)?;
             println!(
                 "{}",
                 json!({
@@ -559,6 +571,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     "chunks_written": outcome.chunks_written,
                     "index_version": index.latest_version(),
                     "vector_index_rows": vector_index_rows,
+                    "auto_calibrated_center": calibration.map(|c| c.center),
                     "embedding": engine.embedding_report(),
                     "seconds": (secs * 1000.0).round() / 1000.0,
                 })
@@ -1300,22 +1313,59 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 },
         } => {
             use ragstream::eval::{beir, calibrate};
+            use ragstream::index::CalibrationSource;
             let name = index_name(&name)?;
             let engine = Engine::new(config.clone(), load_embedder(&config)?);
             engine.index(&name).await?;
-            let queries = beir::read_queries(&queries).map_err(failure)?;
-            let qrels = beir::read_qrels(&qrels).map_err(failure)?;
-            let judged = beir::judged(&queries, &qrels);
-            if judged.is_empty() {
-                return Err(usage("no query in --queries is judged in --qrels"));
+            // Always measured, so that a judged calibration is seen next to what the index
+            // finds on its own.
+            let synthetic = calibrate::synthetic_center(&engine, &name, true)
+                .await
+                .map_err(failure)?;
+            match (queries, qrels) {
+                (Some(queries), Some(qrels)) => {
+                    let queries = beir::read_queries(&queries).map_err(failure)?;
+                    let qrels = beir::read_qrels(&qrels).map_err(failure)?;
+                    let judged = beir::judged(&queries, &qrels);
+                    if judged.is_empty() {
+                        return Err(usage("no query in --queries is judged in --qrels"));
+                    }
+                    let c = calibrate::auto_center(
+                        &engine,
+                        &name,
+                        &judged,
+                        &qrels,
+                        beir::LeftOut::Nothing,
+                        true,
+                    )
+                    .await
+                    .map_err(failure)?;
+                    calibrate::store(&engine, &name, c.center, CalibrationSource::Judged)
+                        .await
+                        .map_err(failure)?;
+                    if let Some(s) = &synthetic {
+                        println!("on the index's own queries (not stored):");
+                        print_calibration(s);
+                    }
+                    println!("on the judged queries (stored):");
+                    print_calibration(&c);
+                }
+                _ => match &synthetic {
+                    Some(c) => {
+                        calibrate::store(&engine, &name, c.center, CalibrationSource::Synthetic)
+                            .await
+                            .map_err(failure)?;
+                        println!("on the index's own queries (stored):");
+                        print_calibration(c);
+                    }
+                    None => {
+                        return Err(usage(
+                            "the index has too few documents of two or more chunks to cut \
+                             calibration queries from; give --queries and --qrels",
+                        ))
+                    }
+                },
             }
-            let c = calibrate::auto_center(&engine, &name, &judged, &qrels, true)
-                .await
-                .map_err(failure)?;
-            calibrate::store(&engine, &name, c.center)
-                .await
-                .map_err(failure)?;
-            print_calibration(&c);
         }
         Command::Eval {
             command:
@@ -1323,10 +1373,17 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     data,
                     index,
                     long_queries,
+                    self_calibrate,
                     json: out,
                     calibrate,
                 },
         } => {
+            use ragstream::eval::beir::Calibrate;
+            let calibrate = match (calibrate, self_calibrate) {
+                (true, _) => Calibrate::Judged,
+                (_, true) => Calibrate::Synthetic,
+                _ => Calibrate::No,
+            };
             let engine = Engine::new(config.clone(), load_embedder(&config)?);
             let methods = eval_methods();
             let mut reports = Vec::new();

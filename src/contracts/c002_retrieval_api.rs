@@ -378,6 +378,8 @@ pub async fn settings(engine: &Engine, index: &IndexName, body: &Value) -> Reply
                 "default_retrieval_profile",
                 "default_semantic_weight",
                 "auto_semantic_center",
+                // Read-only, so that what a GET returns can be PUT back.
+                "auto_calibration",
             ]
             .contains(&k.as_str())
         }) {
@@ -421,6 +423,8 @@ pub async fn settings(engine: &Engine, index: &IndexName, body: &Value) -> Reply
             default_retrieval_profile: profile,
             default_semantic_weight: weight,
             auto_semantic_center: center,
+            // Set by hand: automatic calibration leaves it alone.
+            auto_calibration: None,
         })
     })();
     let defaults = match parsed {

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::metrics::{mean, ndcg_at, recall_at, Qrels, Run};
 use crate::engine::{Engine, EngineError};
+use crate::index::CalibrationSource;
 use crate::model::{Document, IndexName};
 use crate::retrieval::fusion::BranchFusion;
 use crate::retrieval::{SearchMethod, SearchRequest};
@@ -212,10 +213,30 @@ impl EvalMethod {
     }
 }
 
+/// Results a query does not count: what it was made from.
+#[derive(Debug, Clone, Copy)]
+pub enum LeftOut<'a> {
+    Nothing,
+    /// The document whose id is the query's (BEIR's `ignore_identical_ids`, for datasets
+    /// whose queries are documents).
+    QueryDocument,
+    /// Per query id, the chunk it was cut from (synthetic queries).
+    Chunks(&'a HashMap<String, String>),
+}
+
+impl LeftOut<'_> {
+    fn excludes(&self, query: &str, hit: &crate::retrieval::SearchHit) -> bool {
+        match self {
+            LeftOut::Nothing => false,
+            LeftOut::QueryDocument => hit.row.document_id == query,
+            LeftOut::Chunks(chunks) => chunks.get(query) == Some(&hit.row.chunk_id),
+        }
+    }
+}
+
 /// Runs `queries` (those `qrels` judges) with the request `request` makes of each, and scores
-/// them: nDCG@10, Recall@100 and latency. A document scores as its best chunk; with
-/// `ignore_identical_ids` a query's own id is left out of its results (BEIR's convention for
-/// datasets whose queries are documents).
+/// them: nDCG@10, Recall@100 and latency. A document scores as its best chunk not
+/// `left_out`.
 #[allow(clippy::too_many_arguments)]
 pub async fn score(
     engine: &Engine,
@@ -224,7 +245,7 @@ pub async fn score(
     qrels: &Qrels,
     name: String,
     progress: bool,
-    ignore_identical_ids: bool,
+    left_out: LeftOut<'_>,
     request: impl Fn(&str) -> SearchRequest,
 ) -> Result<MethodReport, BeirError> {
     let bar =
@@ -239,7 +260,7 @@ pub async fn score(
         // Hits arrive best first.
         let docs = run.entry(q.id.clone()).or_default();
         for hit in result.hits {
-            if !(ignore_identical_ids && hit.row.document_id == q.id) {
+            if !left_out.excludes(&q.id, &hit) {
                 docs.entry(hit.row.document_id).or_insert(hit.score);
             }
         }
@@ -285,17 +306,27 @@ pub fn judged<'a>(queries: &'a [BeirQuery], qrels: &Qrels) -> Vec<&'a BeirQuery>
         .collect()
 }
 
-/// Indexes the corpus (unchanged documents are skipped, so a re-run only queries), with
-/// `calibrate` measures `auto`'s centre on the training queries (`qrels/train.tsv`, disjoint
-/// from the test queries) and stores it in the index, then runs the test queries with every
-/// method and scores them. With `long`, the dataset's long-query variant
+/// How `evaluate` calibrates `auto` before scoring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Calibrate {
+    /// Not at all: the index keeps the centre it has.
+    No,
+    /// On the training queries (`qrels/train.tsv`, disjoint from the test queries).
+    Judged,
+    /// On queries the index cuts from its own chunks: no judgments seen.
+    Synthetic,
+}
+
+/// Indexes the corpus (unchanged documents are skipped, so a re-run only queries),
+/// calibrates `auto` as `calibrate` says and stores the centre in the index, then runs the
+/// test queries with every method and scores them. With `long`, the dataset's long-query variant
 /// ([`super::long_queries`]) is scored too, on the same index: one report per query set.
 pub async fn evaluate(
     engine: &Engine,
     data: &Path,
     index: &IndexName,
     methods: &[EvalMethod],
-    calibrate: bool,
+    calibrate: Calibrate,
     long: bool,
     progress: bool,
 ) -> Result<Vec<EvalReport>, BeirError> {
@@ -310,29 +341,39 @@ pub async fn evaluate(
     let ingest_seconds = started.elapsed().as_secs_f64();
 
     let top_k = engine.config().limits.max_top_k.min(100);
-    let calibration = if calibrate {
-        let train = read_qrels(&data.join("qrels").join("train.tsv"))?;
-        let c = super::calibrate::auto_center(
-            engine,
-            index,
-            &judged(&queries, &train),
-            &train,
-            progress,
-        )
-        .await?;
-        super::calibrate::store(engine, index, c.center).await?;
-        Some(c)
-    } else {
-        None
+    let calibration = match calibrate {
+        Calibrate::No => None,
+        Calibrate::Judged => {
+            let train = read_qrels(&data.join("qrels").join("train.tsv"))?;
+            let c = super::calibrate::auto_center(
+                engine,
+                index,
+                &judged(&queries, &train),
+                &train,
+                LeftOut::Nothing,
+                progress,
+            )
+            .await?;
+            super::calibrate::store(engine, index, c.center, CalibrationSource::Judged).await?;
+            Some(c)
+        }
+        Calibrate::Synthetic => {
+            let c = super::calibrate::synthetic_center(engine, index, progress).await?;
+            if let Some(c) = &c {
+                super::calibrate::store(engine, index, c.center, CalibrationSource::Synthetic)
+                    .await?;
+            }
+            c
+        }
     };
     let defaults = engine.index(index).await?.info().defaults;
     let stats = engine.stats(index).await?;
-    let mut sets = vec![("test", queries, qrels, false)];
+    let mut sets = vec![("test", queries, qrels, LeftOut::Nothing)];
     if let Some((long_queries, long_qrels)) = long_set {
-        sets.push(("long", long_queries, long_qrels, true));
+        sets.push(("long", long_queries, long_qrels, LeftOut::QueryDocument));
     }
     let mut out = Vec::new();
-    for (set, queries, qrels, ignore_identical_ids) in &sets {
+    for (set, queries, qrels, left_out) in &sets {
         let scored = judged(queries, qrels);
         let mut reports = Vec::new();
         for &method in methods {
@@ -345,7 +386,7 @@ pub async fn evaluate(
                     qrels,
                     name,
                     progress,
-                    *ignore_identical_ids,
+                    *left_out,
                     |q| method.request(q, top_k, &defaults),
                 )
                 .await?,

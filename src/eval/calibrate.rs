@@ -8,9 +8,10 @@
 
 use serde::Serialize;
 
-use super::beir::{score, BeirError, BeirQuery, EvalMethod};
+use super::beir::{score, BeirError, BeirQuery, EvalMethod, LeftOut};
 use super::metrics::Qrels;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineError};
+use crate::index::{AutoCalibration, CalibrationSource, IndexDefaults};
 use crate::model::IndexName;
 use crate::retrieval::profiles::{Profile, DEFAULT_AUTO_CENTER};
 
@@ -32,6 +33,7 @@ pub async fn auto_center(
     index: &IndexName,
     queries: &[&BeirQuery],
     qrels: &Qrels,
+    left_out: LeftOut<'_>,
     progress: bool,
 ) -> Result<Calibration, BeirError> {
     let top_k = engine.config().limits.max_top_k.min(100);
@@ -47,7 +49,7 @@ pub async fn auto_center(
             qrels,
             format!("auto at {center}"),
             progress,
-            false,
+            left_out,
             |q| auto.request(q, top_k, &defaults),
         )
         .await?;
@@ -78,11 +80,87 @@ pub fn best(by_center: &[(f64, f64)]) -> f64 {
         .map_or(DEFAULT_AUTO_CENTER, |(c, _)| c)
 }
 
-/// Records `center` as the index's `auto_semantic_center`, keeping its other defaults.
-pub async fn store(engine: &Engine, index: &IndexName, center: f64) -> Result<(), BeirError> {
+/// Fewer synthetic queries than this calibrate nothing: too few documents with two chunks.
+pub const MIN_SYNTHETIC_QUERIES: usize = 60;
+
+/// Calibrates `auto` on queries cut from the index's own chunks ([`super::synthetic`]): no
+/// judgments needed. `None` when the index has too few documents to cut them from.
+pub async fn synthetic_center(
+    engine: &Engine,
+    index: &IndexName,
+    progress: bool,
+) -> Result<Option<Calibration>, BeirError> {
+    let set = super::synthetic::from_index(engine, index).await?;
+    if set.queries.len() < MIN_SYNTHETIC_QUERIES {
+        return Ok(None);
+    }
+    let queries: Vec<&BeirQuery> = set.queries.iter().collect();
+    let c = auto_center(
+        engine,
+        index,
+        &queries,
+        &set.qrels,
+        LeftOut::Chunks(&set.left_out),
+        progress,
+    )
+    .await?;
+    Ok(Some(c))
+}
+
+/// An index calibrates itself once it holds this many chunks: fewer rarely give enough
+/// documents of two chunks to cut queries from.
+pub const SELF_CALIBRATE_MIN_ROWS: u64 = 1_000;
+
+/// Calibrates `auto` on the index's own queries when it is due, and stores the centre: when
+/// it has never been calibrated (and no centre was set by hand) once it holds
+/// [`SELF_CALIBRATE_MIN_ROWS`] chunks, and again whenever its chunks have doubled since its
+/// last synthetic calibration. A judged or hand-set centre is never replaced. Returns the
+/// calibration when one ran.
+pub async fn self_calibrate_if_due(
+    engine: &Engine,
+    index: &IndexName,
+) -> Result<Option<Calibration>, BeirError> {
     let handle = engine.index(index).await?;
+    let defaults = handle.info().defaults;
+    let rows = handle.stats().await.map_err(EngineError::from)?.chunks as u64;
+    if !calibration_due(&defaults, rows) {
+        return Ok(None);
+    }
+    let Some(c) = synthetic_center(engine, index, false).await? else {
+        return Ok(None);
+    };
+    store(engine, index, c.center, CalibrationSource::Synthetic).await?;
+    tracing::info!(index = %index, center = c.center, queries = c.queries, rows,
+        "auto calibrated on the index's own queries");
+    Ok(Some(c))
+}
+
+/// Whether an index with `defaults` and `rows` chunks calibrates itself now (see
+/// [`self_calibrate_if_due`]).
+pub fn calibration_due(defaults: &IndexDefaults, rows: u64) -> bool {
+    match defaults.auto_calibration {
+        None => defaults.auto_semantic_center.is_none() && rows >= SELF_CALIBRATE_MIN_ROWS,
+        Some(AutoCalibration {
+            source: CalibrationSource::Synthetic,
+            rows: then,
+        }) => rows >= then.saturating_mul(2).max(SELF_CALIBRATE_MIN_ROWS),
+        Some(_) => false,
+    }
+}
+
+/// Records `center` as the index's `auto_semantic_center`, keeping its other defaults, with
+/// where it came from and the rows the index had.
+pub async fn store(
+    engine: &Engine,
+    index: &IndexName,
+    center: f64,
+    source: CalibrationSource,
+) -> Result<(), BeirError> {
+    let handle = engine.index(index).await?;
+    let rows = handle.stats().await.map_err(EngineError::from)?.chunks as u64;
     let mut defaults = handle.info().defaults;
     defaults.auto_semantic_center = Some(center);
+    defaults.auto_calibration = Some(AutoCalibration { source, rows });
     handle
         .set_defaults(defaults)
         .map_err(crate::engine::EngineError::from)?;
@@ -91,7 +169,35 @@ pub async fn store(engine: &Engine, index: &IndexName, center: f64) -> Result<()
 
 #[cfg(test)]
 mod tests {
-    use super::best;
+    use super::*;
+
+    #[test]
+    fn an_index_calibrates_itself_first_at_a_thousand_chunks_then_each_time_it_doubles() {
+        let fresh = IndexDefaults::default();
+        assert!(!calibration_due(&fresh, 999));
+        assert!(calibration_due(&fresh, 1_000));
+        let by_hand = IndexDefaults {
+            auto_semantic_center: Some(0.3),
+            ..Default::default()
+        };
+        assert!(
+            !calibration_due(&by_hand, 1_000_000),
+            "a hand-set centre stays"
+        );
+        let calibrated = |source, rows| IndexDefaults {
+            auto_semantic_center: Some(0.4),
+            auto_calibration: Some(AutoCalibration { source, rows }),
+            ..Default::default()
+        };
+        let synthetic = calibrated(CalibrationSource::Synthetic, 5_000);
+        assert!(!calibration_due(&synthetic, 9_999));
+        assert!(calibration_due(&synthetic, 10_000));
+        let judged = calibrated(CalibrationSource::Judged, 5_000);
+        assert!(
+            !calibration_due(&judged, 1_000_000),
+            "judgments beat synthetic queries"
+        );
+    }
 
     #[test]
     fn the_best_centre_wins_and_ties_go_nearest_balanced() {

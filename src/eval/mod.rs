@@ -4,3 +4,4 @@ pub mod beir;
 pub mod calibrate;
 pub mod long_queries;
 pub mod metrics;
+pub mod synthetic;

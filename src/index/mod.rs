@@ -111,6 +111,25 @@ pub struct IndexDefaults {
     /// is balanced.
     #[serde(default)]
     pub auto_semantic_center: Option<f64>,
+    /// How `auto_semantic_center` was measured; `None` when it was set by hand (or never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_calibration: Option<AutoCalibration>,
+}
+
+/// Where an index's `auto` centre came from, and the rows the index had then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AutoCalibration {
+    pub source: CalibrationSource,
+    pub rows: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CalibrationSource {
+    /// Judged queries of the index's domain (`ragstream index calibrate --queries --qrels`).
+    Judged,
+    /// Queries the index cut from its own chunks (`eval::synthetic`).
+    Synthetic,
 }
 
 /// Versions below `until_version` were embedded with `embedder`.

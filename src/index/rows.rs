@@ -20,7 +20,7 @@ pub const VECTOR_COLUMN: &str = "vector";
 
 /// One chunk as stored: the chunk, the built-in metadata copied from its document, and (when
 /// read with it) its vector.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChunkRow {
     pub chunk_id: String,
     pub document_id: String,

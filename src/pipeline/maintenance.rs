@@ -1,5 +1,6 @@
 //! The maintenance actor: every `index.maintenance_interval_ms` it runs one maintenance pass
-//! ([`crate::index::maintenance`]) over each index under the data directory. The pass takes
+//! ([`crate::index::maintenance`]) over each index under the data directory, then lets the
+//! index calibrate `auto` on its own queries when it has grown enough to be due. The pass takes
 //! the index's write lock for each commit it makes, so it interleaves with the index writer
 //! between batches rather than racing it. Passes run at `index.background_priority` (idle
 //! time by default), so that they take the cores queries and the writer leave free.
@@ -43,6 +44,21 @@ pub async fn run(engine: Arc<Engine>, mut stopped: watch::Receiver<bool>) {
                 }
                 Ok(_) => {}
                 Err(e) => tracing::warn!(index = %name, error = %e, "maintenance pass failed"),
+            }
+            // `auto` calibrates itself as the index grows (eval/calibrate.rs), also at the
+            // background priority.
+            let calibration = {
+                let (engine, name) = (engine.clone(), name.clone());
+                crate::index::background_work::run(async move {
+                    crate::eval::calibrate::self_calibrate_if_due(&engine, &name).await
+                })
+            };
+            let calibrated = tokio::select! {
+                r = calibration => r,
+                _ = stopped.changed() => return,
+            };
+            if let Err(e) = calibrated {
+                tracing::warn!(index = %name, error = %e, "calibrating auto failed");
             }
         }
     }

@@ -287,6 +287,7 @@ mod tests {
             default_retrieval_profile: profile,
             default_semantic_weight: weight,
             auto_semantic_center: None,
+            auto_calibration: None,
         }
     }
 

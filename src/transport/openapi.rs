@@ -1834,6 +1834,23 @@ fn index_settings_schema() -> Value {
                         `ragstream index calibrate` measures it.",
                 }),
             ),
+            (
+                "auto_calibration",
+                json!({
+                    "type": "object",
+                    "readOnly": true,
+                    "required": ["source", "rows"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "source": {"type": "string", "enum": ["judged", "synthetic"]},
+                        "rows": {"type": "integer", "minimum": 0},
+                    },
+                    "description": "Read-only: how auto_semantic_center was measured (judged \
+                        queries, or queries the index cut from its own chunks) and the chunks \
+                        the index had then; absent when the centre was set by hand. A PUT \
+                        ignores it.",
+                }),
+            ),
         ],
     );
     described(

@@ -85,6 +85,78 @@ fn ingest_then_query_json_is_the_contract_000_response() {
     assert_eq!(stats["documents"], 2);
 }
 
+/// Once an index holds enough chunks, `ingest` calibrates `auto` on queries cut from the
+/// index's own chunks and stores the centre; an ingest that does not double the index leaves
+/// it; `index calibrate` without judged queries calibrates the same way on demand.
+#[test]
+fn ingest_calibrates_auto_on_the_index_own_queries_as_it_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("docs.jsonl");
+    let topics = ["glacier", "volcano", "reef", "desert", "tundra", "delta"];
+    let document = |i: usize| {
+        // About 350 words: two chunks at the default 200 tokens.
+        let sentences: Vec<String> = (0..25)
+            .map(|s| {
+                format!(
+                    "The {} survey {i} recorded sample {s} with readings near station {} and notes on weather.",
+                    topics[(i + s) % topics.len()],
+                    (i * 7 + s) % 50
+                )
+            })
+            .collect();
+        serde_json::json!({"id": format!("d{i}"), "title": format!("Field report {i}"), "text": sentences.join(" ")})
+            .to_string()
+    };
+    let ingest = |range: std::ops::Range<usize>| {
+        let lines: Vec<String> = range.map(document).collect();
+        std::fs::write(&file, lines.join("\n")).unwrap();
+        let out = succeeded(
+            ragstream(&data)
+                .args(["ingest", "--index", "kb"])
+                .arg(&file),
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let info = || -> Value {
+        serde_json::from_slice(&std::fs::read(data.join("indexes/kb/index.json")).unwrap()).unwrap()
+    };
+    let small = ingest(0..100);
+    assert!(small["auto_calibrated_center"].is_null(), "{small}");
+    assert!(info()["defaults"]["auto_semantic_center"].is_null());
+
+    let grown = ingest(100..600);
+    let center = grown["auto_calibrated_center"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{grown}"));
+    assert!(
+        ragstream::eval::calibrate::CENTERS.contains(&center),
+        "{grown}"
+    );
+    let defaults = &info()["defaults"];
+    assert_eq!(defaults["auto_semantic_center"], center);
+    assert_eq!(defaults["auto_calibration"]["source"], "synthetic");
+    let rows = defaults["auto_calibration"]["rows"].as_u64().unwrap();
+    assert!(rows >= 1_000, "{defaults}");
+
+    // Not doubled: no new calibration.
+    let more = ingest(600..700);
+    assert!(more["auto_calibrated_center"].is_null(), "{more}");
+
+    // On demand, without judged queries: the index's own queries, stored.
+    let out = succeeded(ragstream(&data).args(["index", "calibrate", "kb"]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("on the index's own queries (stored)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("<- stored"), "{stdout}");
+    assert_eq!(
+        info()["defaults"]["auto_calibration"]["source"],
+        "synthetic"
+    );
+}
+
 #[test]
 fn ingest_waits_for_the_vector_index_build_its_commit_started() {
     let dir = tempfile::tempdir().unwrap();
@@ -376,6 +448,7 @@ fn index_calibrate_stores_the_best_auto_centre_it_measured() {
         serde_json::from_slice(&std::fs::read(data.join("indexes/kb/index.json")).unwrap())
             .unwrap();
     assert_eq!(info["defaults"]["auto_semantic_center"], stored);
+    assert_eq!(info["defaults"]["auto_calibration"]["source"], "judged");
 
     // Judged queries that do not exist: a usage error, nothing stored.
     std::fs::write(&qrels, "qX\tapollo\t1\n").unwrap();

@@ -132,4 +132,13 @@ pub async fn wait_for_vector_index(engine: &Engine, index: &Arc<ragstream::index
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         engine.maintain_vector_index(index);
     }
+    // The build commits to Lance, then tags the same version in the keyword store: until
+    // then a query pinned to the new version answers `version_unavailable`.
+    while index.keyword().latest_version().unwrap() != Some(index.latest_version()) {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the keyword store did not reach the vector index's version"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
