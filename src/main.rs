@@ -868,6 +868,31 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 report.documents_per_second,
                 report.chunks_per_second
             );
+            println!(
+                "direct ingest of the same documents: {:.1} s, {:.2} chunks/s; Kafka path / direct = {:.2}",
+                report.direct_ingest_seconds,
+                report.direct_chunks_per_second,
+                report.kafka_to_direct_ratio
+            );
+            let b = &report.breakdown;
+            println!(
+                "  produced (acknowledged) after {:.1} s; {} commits: Lance {:.1} s, keyword {:.1} s; {} embedding calls: {:.1} s",
+                b.produce_seconds,
+                b.commits,
+                b.lance_commit_seconds,
+                b.keyword_commit_seconds,
+                b.embed_calls,
+                b.embed_seconds
+            );
+            for s in &b.stages {
+                println!(
+                    "  {:<17} busy {:>7.2} s ({:>5.1} % of the phase), senders waited {:>7.2} s for room",
+                    s.stage,
+                    s.busy_seconds,
+                    s.busy_share * 100.0,
+                    s.backpressure_seconds
+                );
+            }
             let line = |what: &str, l: &ragstream::bench::pipeline::Latency| {
                 println!(
                     "{what:<34} n={:<4} p50 {:>8.1} ms  p99 {:>8.1} ms  max {:>8.1} ms",

@@ -7,6 +7,11 @@
 //!    holds k documents" means "the first k are searchable");
 //! 3. query latency over HTTP (`POST /v1/retrieve`) and over the bus (request on the queries
 //!    topic, reply on the reply topic), sequential hybrid queries.
+//!
+//! Before the daemon starts, the same N documents are ingested directly (`ragstream ingest`'s
+//! path, another scratch directory, a cold embedding cache), so that the report holds the
+//! ratio of the two rates from one run; and the throughput phase's time is broken down by
+//! stage from the actors' busy and backpressure counters.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -68,10 +73,119 @@ pub struct PipelineBenchReport {
     pub ingest_seconds: f64,
     pub documents_per_second: f64,
     pub chunks_per_second: f64,
+    /// The same documents ingested directly, in the same run.
+    pub direct_ingest_seconds: f64,
+    pub direct_chunks_per_second: f64,
+    /// Kafka → searchable chunks/s over direct chunks/s.
+    pub kafka_to_direct_ratio: f64,
+    /// Where the throughput phase's time went.
+    pub breakdown: Breakdown,
     pub freshness_rate_per_second: f64,
     pub freshness: Latency,
     pub http_query: Latency,
     pub bus_query: Latency,
+}
+
+/// The throughput phase's time by stage. A stage's busy time includes its waits to send to
+/// the next stage (that stage's backpressure), so own work is busy minus the next stage's
+/// backpressure.
+#[derive(Debug, Serialize)]
+pub struct Breakdown {
+    /// Until the producer had every document acknowledged.
+    pub produce_seconds: f64,
+    pub stages: Vec<StageTime>,
+    pub commits: u64,
+    pub lance_commit_seconds: f64,
+    pub keyword_commit_seconds: f64,
+    pub embed_calls: u64,
+    pub embed_seconds: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StageTime {
+    pub stage: &'static str,
+    pub busy_seconds: f64,
+    /// Busy seconds over the phase's wall-clock seconds.
+    pub busy_share: f64,
+    /// Time senders waited for room in this stage's mailbox.
+    pub backpressure_seconds: f64,
+}
+
+/// The pipeline's stages, in order.
+const STAGES: [&str; 5] = [
+    "ingest-source",
+    "chunker",
+    "embedder-client",
+    "triple-extractor",
+    "index-writer",
+];
+
+/// The counters a breakdown is the difference of.
+#[derive(Debug, Default, Clone)]
+struct Counters {
+    busy: Vec<f64>,
+    backpressure: Vec<f64>,
+    commits: u64,
+    lance: f64,
+    keyword: f64,
+    embed_calls: u64,
+    embed: f64,
+}
+
+impl Counters {
+    fn read(index: &str, embedder: &str) -> Counters {
+        let Some(m) = crate::telemetry::metrics() else {
+            return Counters::default();
+        };
+        let commit = |store| m.commit_duration_seconds.with_label_values(&[index, store]);
+        let embed = m.embed_duration_seconds.with_label_values(&[embedder]);
+        Counters {
+            busy: STAGES
+                .iter()
+                .map(|s| m.actor_busy_seconds_total.with_label_values(&[s]).get())
+                .collect(),
+            backpressure: STAGES
+                .iter()
+                .map(|s| {
+                    m.actor_backpressure_seconds_total
+                        .with_label_values(&[s])
+                        .get()
+                })
+                .collect(),
+            commits: commit("lance").get_sample_count(),
+            lance: commit("lance").get_sample_sum(),
+            keyword: commit("keyword").get_sample_sum(),
+            embed_calls: embed.get_sample_count(),
+            embed: embed.get_sample_sum(),
+        }
+    }
+
+    fn since(&self, before: &Counters, seconds: f64, produce_seconds: f64) -> Breakdown {
+        let stages = STAGES
+            .iter()
+            .enumerate()
+            .map(|(i, stage)| {
+                let busy = self.busy.get(i).copied().unwrap_or(0.0)
+                    - before.busy.get(i).copied().unwrap_or(0.0);
+                StageTime {
+                    stage,
+                    busy_seconds: busy,
+                    busy_share: busy / seconds,
+                    backpressure_seconds: self.backpressure.get(i).copied().unwrap_or(0.0)
+                        - before.backpressure.get(i).copied().unwrap_or(0.0),
+                }
+            })
+            .collect();
+        Breakdown {
+            produce_seconds,
+            stages,
+            commits: self.commits - before.commits,
+            lance_commit_seconds: self.lance - before.lance,
+            keyword_commit_seconds: self.keyword - before.keyword,
+            embed_calls: self.embed_calls - before.embed_calls,
+            embed_seconds: self.embed - before.embed,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -163,12 +277,32 @@ pub async fn run(
             need,
         });
     }
+    // The direct path first, on its own scratch directory (a cold embedding cache).
+    let direct_dir = super::scratch_dir();
+    let direct = {
+        let mut direct_config = config.clone();
+        direct_config.storage.data_dir = direct_dir.clone();
+        let engine = Engine::new(direct_config, embedder.clone());
+        let name = IndexName::parse("bench_direct").expect("valid name");
+        let started = Instant::now();
+        let outcome = crate::ingest::ingest_documents(
+            &engine,
+            &name,
+            corpus[..options.documents].to_vec(),
+            false,
+        )
+        .await
+        .map_err(|e| failed("direct ingest", &e));
+        outcome.map(|o| (started.elapsed().as_secs_f64(), o.chunks_written))
+    };
+    let _ = std::fs::remove_dir_all(&direct_dir);
+    let direct = direct?;
     // A scratch daemon: embedded broker, free port, its own data directory.
     config.kafka.brokers = String::new();
     config.http.bind = "127.0.0.1:0".into();
     let scratch = super::scratch_dir();
     config.storage.data_dir = scratch.clone();
-    let report = measure(config, embedder, options, corpus).await;
+    let report = measure(config, embedder, options, corpus, direct).await;
     let _ = std::fs::remove_dir_all(&scratch);
     report
 }
@@ -178,6 +312,7 @@ async fn measure(
     embedder: Arc<dyn Embedder>,
     options: &PipelineBenchOptions,
     corpus: Vec<Document>,
+    (direct_ingest_seconds, direct_chunks): (f64, usize),
 ) -> Result<PipelineBenchReport, BenchError> {
     let need = options.documents + options.freshness_documents;
     let embedder_id = embedder.id().to_string();
@@ -190,6 +325,7 @@ async fn measure(
 
     // 1. Throughput: a backlog of N documents, until all are searchable.
     let bulk = IndexName::parse("bench_throughput").expect("valid name");
+    let before = Counters::read(bulk.as_str(), &embedder_id);
     let started = Instant::now();
     let sends = corpus[..options.documents]
         .iter()
@@ -197,8 +333,11 @@ async fn measure(
     for r in futures::future::join_all(sends).await {
         r?;
     }
+    let produce_seconds = started.elapsed().as_secs_f64();
     let chunks = wait_for_documents(&engine, &bulk, options.documents, |_, _| {}).await?;
     let ingest_seconds = started.elapsed().as_secs_f64();
+    let breakdown =
+        Counters::read(bulk.as_str(), &embedder_id).since(&before, ingest_seconds, produce_seconds);
 
     // 2. Freshness at a steady rate, one partition.
     let fresh = IndexName::parse("bench_freshness").expect("valid name");
@@ -323,6 +462,11 @@ async fn measure(
         ingest_seconds,
         documents_per_second: options.documents as f64 / ingest_seconds,
         chunks_per_second: chunks as f64 / ingest_seconds,
+        direct_ingest_seconds,
+        direct_chunks_per_second: direct_chunks as f64 / direct_ingest_seconds,
+        kafka_to_direct_ratio: (chunks as f64 / ingest_seconds)
+            / (direct_chunks as f64 / direct_ingest_seconds),
+        breakdown,
         freshness_rate_per_second: options.rate_per_second,
         freshness,
         http_query: Latency::of(http_ms),

@@ -169,20 +169,30 @@ static BUSY: std::sync::Mutex<std::collections::BTreeMap<u64, (&'static str, std
     std::sync::Mutex::new(std::collections::BTreeMap::new());
 static NEXT_BUSY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Marks `stage` busy until the guard is dropped.
-pub struct Busy(u64);
+/// Marks `stage` busy until the guard is dropped, and adds the time to the stage's
+/// `ragstream_actor_busy_seconds_total` (what a stage's share of the pipeline's time is
+/// read from: `bench pipeline` reports it).
+pub struct Busy {
+    id: u64,
+    stage: &'static str,
+    since: std::time::Instant,
+}
 
 pub fn busy(stage: &'static str) -> Busy {
     let id = NEXT_BUSY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    BUSY.lock()
-        .expect("busy lock")
-        .insert(id, (stage, std::time::Instant::now()));
-    Busy(id)
+    let since = std::time::Instant::now();
+    BUSY.lock().expect("busy lock").insert(id, (stage, since));
+    Busy { id, stage, since }
 }
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        BUSY.lock().expect("busy lock").remove(&self.0);
+        BUSY.lock().expect("busy lock").remove(&self.id);
+        if let Some(m) = crate::telemetry::metrics() {
+            m.actor_busy_seconds_total
+                .with_label_values(&[self.stage])
+                .inc_by(self.since.elapsed().as_secs_f64());
+        }
     }
 }
 

@@ -84,6 +84,8 @@ pub struct Metrics {
     pub actor_mailbox_depth: IntGaugeVec,
     /// Time senders spent waiting for room in an actor's mailbox (backpressure).
     pub actor_backpressure_seconds_total: CounterVec,
+    /// Time each actor spent handling messages.
+    pub actor_busy_seconds_total: CounterVec,
     /// Consumer lag of the pipeline group, by topic and partition (read at scrape time).
     pub consumer_lag_messages: IntGaugeVec,
     /// Triple extraction that gave nothing, by reason (`malformed` chunks kept without
@@ -278,6 +280,14 @@ impl Metrics {
                 &["actor"],
             )
             .expect("a valid counter definition"),
+            actor_busy_seconds_total: CounterVec::new(
+                Opts::new(
+                    "ragstream_actor_busy_seconds_total",
+                    "Time an actor spent handling messages (waits to send downstream included).",
+                ),
+                &["actor"],
+            )
+            .expect("a valid counter definition"),
             consumer_lag_messages: gauge(
                 "ragstream_consumer_lag_messages",
                 "Messages on a partition the pipeline group has not committed yet.",
@@ -334,6 +344,8 @@ impl Metrics {
             r.register(Box::new(g)).expect("registered once");
         }
         r.register(Box::new(m.actor_backpressure_seconds_total.clone()))
+            .expect("registered once");
+        r.register(Box::new(m.actor_busy_seconds_total.clone()))
             .expect("registered once");
         m
     }
