@@ -876,8 +876,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             );
             let b = &report.breakdown;
             println!(
-                "  produced (acknowledged) after {:.1} s; {} commits: Lance {:.1} s, keyword {:.1} s; {} embedding calls: {:.1} s",
+                "  produced (acknowledged) after {:.1} s, first searchable after {:.1} s; {} commits: Lance {:.1} s, keyword {:.1} s; {} embedding calls: {:.1} s",
                 b.produce_seconds,
+                b.first_searchable_seconds,
                 b.commits,
                 b.lance_commit_seconds,
                 b.keyword_commit_seconds,

@@ -98,6 +98,9 @@ pub struct IngestSource {
     pub next: Mailbox<Batch>,
 }
 
+/// How long a full batch waits for room downstream before the partitions are paused.
+const PAUSE_AFTER: Duration = Duration::from_secs(2);
+
 impl IngestSource {
     pub const NAME: &'static str = "ingest-source";
 
@@ -113,7 +116,10 @@ impl IngestSource {
                 _ = tokio::time::sleep_until(flush_at), if deadline.is_some() => true,
                 received = self.consumer.recv() => {
                     match received {
-                        Ok(m) => self.accept(&mut batch, &m.detach()).await,
+                        Ok(m) => {
+                            let _busy = super::actor::busy(Self::NAME);
+                            self.accept(&mut batch, &m.detach()).await
+                        }
                         Err(e) => tracing::warn!(error = %e, "kafka receive error"),
                     }
                     if batch.is_empty() {
@@ -246,6 +252,15 @@ impl IngestSource {
         let Some(batch) = self.next.try_send(batch).map_err(|_| gone())? else {
             return Ok(carried);
         };
+        // Most waits last one downstream batch: wait that long with librdkafka's prefetched
+        // messages kept (bounded by `queued.max.messages.kbytes`). Pausing drops them and
+        // costs a fetch round trip on resume, at every batch of a backlog (BENCHMARKS.md,
+        // "Kafka to searchable: where the time goes"). A longer wait pauses, so that the
+        // backlog stays in Kafka and the consumer keeps polling.
+        if let Ok(permit) = tokio::time::timeout(PAUSE_AFTER, self.next.reserve()).await {
+            permit.map_err(|_| gone())?.send(batch);
+            return Ok(carried);
+        }
         let paused = self.consumer.assignment().ok();
         if let Some(tpl) = &paused {
             if let Err(e) = self.consumer.pause(tpl) {
