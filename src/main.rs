@@ -874,6 +874,10 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 report.direct_chunks_per_second,
                 report.kafka_to_direct_ratio
             );
+            println!(
+                "after the first commit: {:.2} chunks/s; Kafka path / direct = {:.2}",
+                report.steady_chunks_per_second, report.steady_kafka_to_direct_ratio
+            );
             let b = &report.breakdown;
             println!(
                 "  produced (acknowledged) after {:.1} s, first searchable after {:.1} s; {} commits: Lance {:.1} s, keyword {:.1} s; {} embedding calls: {:.1} s",

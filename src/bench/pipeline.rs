@@ -78,6 +78,10 @@ pub struct PipelineBenchReport {
     pub direct_chunks_per_second: f64,
     /// Kafka → searchable chunks/s over direct chunks/s.
     pub kafka_to_direct_ratio: f64,
+    /// The Kafka path's rate after its first commit (the consumer group joined, the
+    /// pipeline full), and its ratio to direct ingest.
+    pub steady_chunks_per_second: f64,
+    pub steady_kafka_to_direct_ratio: f64,
     /// Where the throughput phase's time went.
     pub breakdown: Breakdown,
     pub freshness_rate_per_second: f64,
@@ -204,6 +208,8 @@ pub enum BenchError {
     Corpus(#[from] BeirError),
     #[error("the corpus has {have} documents; the bench needs {need}")]
     SmallCorpus { have: usize, need: usize },
+    #[error("the corpus has no documents")]
+    EmptyCorpus,
     #[error(transparent)]
     Daemon(#[from] DaemonError),
     #[error("kafka: {0}")]
@@ -214,6 +220,30 @@ pub enum BenchError {
     Stalled(String),
     #[error(transparent)]
     Store(#[from] crate::index::StoreError),
+}
+
+/// `corpus` repeated until it holds `need` documents: each round after the first gives the
+/// documents new ids and a text that differs by one sentence, so that no chunk is a copy
+/// the embedding cache or the change detection would skip.
+fn cycled(corpus: Vec<Document>, need: usize) -> Result<Vec<Document>, BenchError> {
+    if corpus.is_empty() {
+        return Err(BenchError::EmptyCorpus);
+    }
+    let mut out = Vec::with_capacity(need);
+    for round in 0.. {
+        for d in &corpus {
+            if out.len() == need {
+                return Ok(out);
+            }
+            let mut d = d.clone();
+            if round > 0 {
+                d.id = format!("{}-r{round}", d.id);
+                d.text = d.text.map(|t| format!("{t} Copy {round} of this text."));
+            }
+            out.push(d);
+        }
+    }
+    unreachable!("the loop returns once it has `need` documents")
 }
 
 /// A bench step that failed, as `what: error` (a step's own error type stays in its text).
@@ -294,14 +324,8 @@ pub async fn run(
     embedder: Arc<dyn Embedder>,
     options: &PipelineBenchOptions,
 ) -> Result<PipelineBenchReport, BenchError> {
-    let corpus = read_corpus(&options.corpus)?;
     let need = options.documents + options.freshness_documents;
-    if corpus.len() < need {
-        return Err(BenchError::SmallCorpus {
-            have: corpus.len(),
-            need,
-        });
-    }
+    let corpus = cycled(read_corpus(&options.corpus)?, need)?;
     // The direct path first, on its own scratch directory (a cold embedding cache).
     let direct_dir = super::scratch_dir();
     let direct = {
@@ -359,17 +383,25 @@ async fn measure(
         r?;
     }
     let produce_seconds = started.elapsed().as_secs_f64();
-    let mut first = None;
-    let chunks = wait_for_documents(&engine, &bulk, options.documents, |_, at| {
-        first.get_or_insert(at);
+    let mut first: Option<(usize, Instant)> = None;
+    let chunks = wait_for_documents(&engine, &bulk, options.documents, |count, at| {
+        first.get_or_insert((count, at));
     })
     .await?;
     let ingest_seconds = started.elapsed().as_secs_f64();
+    let chunks_per_document = chunks as f64 / options.documents as f64;
+    let steady_chunks_per_second = match first {
+        Some((count, at)) if count < options.documents => {
+            (options.documents - count) as f64 * chunks_per_document
+                / (ingest_seconds - at.duration_since(started).as_secs_f64())
+        }
+        _ => chunks as f64 / ingest_seconds,
+    };
     let breakdown = Counters::read(bulk.as_str(), &embedder_id).since(
         &before,
         ingest_seconds,
         produce_seconds,
-        first.map_or(ingest_seconds, |at| {
+        first.map_or(ingest_seconds, |(_, at)| {
             at.duration_since(started).as_secs_f64()
         }),
     );
@@ -501,10 +533,42 @@ async fn measure(
         direct_chunks_per_second: direct_chunks as f64 / direct_ingest_seconds,
         kafka_to_direct_ratio: (chunks as f64 / ingest_seconds)
             / (direct_chunks as f64 / direct_ingest_seconds),
+        steady_chunks_per_second,
+        steady_kafka_to_direct_ratio: steady_chunks_per_second
+            / (direct_chunks as f64 / direct_ingest_seconds),
         breakdown,
         freshness_rate_per_second: options.rate_per_second,
         freshness,
         http_query: Latency::of(http_ms),
         bus_query: Latency::of(bus_ms),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_corpus_is_cycled_with_new_ids_and_changed_texts() {
+        let corpus = vec![
+            Document {
+                id: "a".into(),
+                text: Some("Alpha.".into()),
+                ..Default::default()
+            },
+            Document {
+                id: "b".into(),
+                text: Some("Beta.".into()),
+                ..Default::default()
+            },
+        ];
+        let out = cycled(corpus, 5).unwrap();
+        let ids: Vec<&str> = out.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "a-r1", "b-r1", "a-r2"]);
+        assert_eq!(out[2].text.as_deref(), Some("Alpha. Copy 1 of this text."));
+        assert!(matches!(
+            cycled(Vec::new(), 1),
+            Err(BenchError::EmptyCorpus)
+        ));
+    }
 }

@@ -1,4 +1,4 @@
-//! Exactly once under SIGKILL: a daemon ingesting 5,000 documents from a separate
+//! Exactly once under SIGKILL: a daemon ingesting 12,000 documents from a separate
 //! `ragstream broker` process is killed at 20 varied moments and restarted; at the end every
 //! document is indexed exactly once and Lance and tantivy agree. And a daemon killed right
 //! after it dead-lettered a message loses and duplicates nothing either.
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{hashing_engine, name};
 
-const DOCUMENTS: usize = 5_000;
+const DOCUMENTS: usize = 12_000;
 const KILLS: usize = 20;
 
 fn spawn(
@@ -119,7 +119,8 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        let delay = Duration::from_millis(seed % 1_200);
+        // Short enough that twenty rounds land before the backlog is drained.
+        let delay = Duration::from_millis(seed % 300);
         std::thread::sleep(delay);
         let before_kill = stats(&http)["documents"].as_u64().unwrap_or(indexed);
         daemon.kill().unwrap(); // SIGKILL
