@@ -263,16 +263,14 @@ fn ingest(data: &Path, docs: &[ragstream::model::Document], file: &Path) {
 
 /// The document of keyword search's best hit in `kb` for the corpus's bread text.
 fn keyword_top(data: &Path) -> Value {
-    let answer = json_of(cli(data).args([
-        "query",
-        "--index",
-        "kb",
-        "yeast ferments sugar",
-        "--method",
-        "keyword",
-        "--json",
-    ]));
-    answer["retrieval_calls"][0]["results"][0]["metadata"]["document_id"].clone()
+    top(data, "hashing", "keyword", "yeast ferments sugar")
+}
+
+/// Runs `cmd` with the crash point `point` set: it must abort there.
+fn crash_at(cmd: &mut Command, point: &str) {
+    let crashed = cmd.env("RAGSTREAM_FAILPOINT", point).output().unwrap();
+    assert!(!crashed.status.success(), "the failpoint must fire");
+    assert!(String::from_utf8_lossy(&crashed.stderr).contains(point));
 }
 
 fn stats(data: &Path) -> Value {
@@ -332,12 +330,7 @@ fn a_crash_inside_compaction_loses_and_duplicates_nothing() {
             .env("RAGSTREAM_INDEX_COMPACTION_MIN_FRAGMENTS", "2");
         cmd
     };
-    let crashed = maintain()
-        .env("RAGSTREAM_FAILPOINT", "after-compaction-commit")
-        .output()
-        .unwrap();
-    assert!(!crashed.status.success(), "the failpoint must fire");
-    assert!(String::from_utf8_lossy(&crashed.stderr).contains("after-compaction-commit"));
+    crash_at(&mut maintain(), "after-compaction-commit");
 
     let s = stats(&data);
     assert_eq!(s["documents"], corpus.len(), "{s}");
@@ -382,12 +375,7 @@ fn a_crash_inside_a_vector_index_build_loses_and_duplicates_nothing() {
             .env("RAGSTREAM_INDEX_VECTOR_INDEX_PARTITIONS", "2");
         cmd
     };
-    let crashed = rebuild()
-        .env("RAGSTREAM_FAILPOINT", "after-vector-index-commit")
-        .output()
-        .unwrap();
-    assert!(!crashed.status.success(), "the failpoint must fire");
-    assert!(String::from_utf8_lossy(&crashed.stderr).contains("after-vector-index-commit"));
+    crash_at(&mut rebuild(), "after-vector-index-commit");
 
     let s = stats(&data);
     assert_eq!(s["documents"], docs.len(), "{s}");
@@ -411,13 +399,10 @@ fn a_crash_inside_a_reembed_loses_and_duplicates_nothing() {
     let data = dir.path().join("data");
     let corpus = crate::common::corpus();
     ingest(&data, &corpus, &dir.path().join("docs.jsonl"));
-    let crashed = cli(&data)
-        .args(["index", "reembed", "kb", "--embedder", "static"])
-        .env("RAGSTREAM_FAILPOINT", "after-reembed-commit")
-        .output()
-        .unwrap();
-    assert!(!crashed.status.success(), "the failpoint must fire");
-    assert!(String::from_utf8_lossy(&crashed.stderr).contains("after-reembed-commit"));
+    crash_at(
+        cli(&data).args(["index", "reembed", "kb", "--embedder", "static"]),
+        "after-reembed-commit",
+    );
 
     let s = json_of(
         cli(&data)
