@@ -122,7 +122,9 @@ pub async fn self_calibrate_if_due(
 ) -> Result<Option<Calibration>, BeirError> {
     let handle = engine.index(index).await?;
     let defaults = handle.info().defaults;
-    let rows = handle.stats().await.map_err(EngineError::from)?.chunks as u64;
+    // The manifest's row count (deleted rows included): no data is read, and this runs
+    // after every maintenance pass.
+    let rows = handle.lance().shape().await.map_err(EngineError::from)?.1 as u64;
     if !calibration_due(&defaults, rows) {
         return Ok(None);
     }
@@ -157,7 +159,9 @@ pub async fn store(
     source: CalibrationSource,
 ) -> Result<(), BeirError> {
     let handle = engine.index(index).await?;
-    let rows = handle.stats().await.map_err(EngineError::from)?.chunks as u64;
+    // The manifest's row count (deleted rows included): no data is read, and this runs
+    // after every maintenance pass.
+    let rows = handle.lance().shape().await.map_err(EngineError::from)?.1 as u64;
     let mut defaults = handle.info().defaults;
     defaults.auto_semantic_center = Some(center);
     defaults.auto_calibration = Some(AutoCalibration { source, rows });
