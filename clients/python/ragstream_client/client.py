@@ -500,12 +500,15 @@ class RagstreamClient:
         timeout: float = 60.0,
         interval: float = 0.1,
     ) -> IndexStatus:
-        """Polls :meth:`status` until every event of ``accepted`` (an :meth:`ingest` or
-        :meth:`delete_document` answer) is committed to ``index``: its checkpoint on each
-        partition is past the event's offset (the checkpoint is stored in the same commit as
-        the rows, so the events are searchable). Raises
-        :class:`~ragstream_client.errors.WaitTimeout` when ``timeout`` seconds pass first,
-        for instance if an event was dead-lettered."""
+        """Polls :meth:`status` until the pipeline is done with every event of ``accepted``
+        (an :meth:`ingest` or :meth:`delete_document` answer): on each partition, the
+        index's checkpoint or the pipeline group's committed offset is past the event's
+        offset. The checkpoint is stored in the same commit as the rows, and the group
+        offset is committed after it, so the events' changes are searchable then. (An
+        event that changes nothing, such as an unchanged upsert or the delete of an unknown
+        id, creates no version and leaves the index's checkpoint behind; the group offset
+        covers it.) Raises :class:`~ragstream_client.errors.WaitTimeout` when ``timeout``
+        seconds pass first, or when Kafka cannot be asked (``indexing_lag.error``)."""
         needed: Dict[int, int] = {}
         for o in accepted.offsets:
             needed[o.partition] = max(needed.get(o.partition, -1), o.offset)
@@ -519,14 +522,15 @@ class RagstreamClient:
                 return False, e
             if st.indexing_lag.partitions is None:
                 return False, st
-            checkpoints = {
-                p.partition: p.index_checkpoint
-                for p in st.indexing_lag.partitions
-                if p.topic == accepted.topic
-            }
+            done_to: Dict[int, int] = {}
+            for p in st.indexing_lag.partitions:
+                if p.topic != accepted.topic:
+                    continue
+                marks = [m for m in (p.index_checkpoint, p.committed_offset) if m is not None]
+                if marks:
+                    done_to[p.partition] = max(marks)
             for partition, offset in needed.items():
-                cp = checkpoints.get(partition)
-                if cp is None or cp <= offset:
+                if done_to.get(partition, -1) <= offset:
                     return False, st
             return True, st
 
