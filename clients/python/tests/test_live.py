@@ -609,12 +609,14 @@ def schema_properties(schema: Dict[str, Any], schemas: Dict[str, Any]) -> Any:
 def wait_ready(client: RagstreamClient, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     last: Optional[Exception] = None
-    while time.monotonic() < deadline:
+    while True:
         try:
             client.ready()
             return
         except (TransportError, Unavailable) as e:
             last = e
+        if time.monotonic() >= deadline:
+            break
         time.sleep(0.1)
     raise WaitTimeout(f"the daemon at {client.base_url} was not ready within {timeout:g}s: {last}")
 
