@@ -3,11 +3,13 @@
 daemon's own OpenAPI document.
 
     python3 clients/python/tests/test_live.py --url http://127.0.0.1:PORT \\
-        [--token TOKEN] [--index NAME] [--retriever NAME] [--timeout SECONDS] [-v]
+        [--token TOKEN] [--read-token TOKEN] [--index NAME] [--retriever NAME] [--timeout SECONDS] [-v]
 
 - ``--token``: the daemon has ``[[auth.tokens]]``; the token needs read, write and admin on
   the index (and on ``contracts.default_index`` for the default routes). The test then also
   checks that no token and a wrong token are refused (401).
+- ``--read-token``: a token with only the read scope on the index; writes with it are
+  refused (403).
 - ``--index``: the index to write (default: a new ``pyclient_<random>``). Documents get ids
   unique to the run, so an index in use is not disturbed beyond them.
 - ``--retriever``: a contract 004 retriever configured on that index. Without it, contract
@@ -37,6 +39,7 @@ from ragstream_client import (  # noqa: E402
     ApiError,
     Document,
     Entity,
+    Forbidden,
     HybridParameters,
     IndexStats,
     InvalidRequest,
@@ -551,6 +554,15 @@ class LiveTest(unittest.TestCase):
                 self.assert_api_error(ctx, Unauthenticated, 401, "unauthenticated")
         # Routes without a token requirement.
         self.assertEqual(RagstreamClient(ARGS.url).health().status, "ok")
+        if ARGS.read_token:
+            reader = RagstreamClient(ARGS.url, token=ARGS.read_token)
+            self.typed(reader.stats(self.index))
+            with self.assertRaises(Forbidden) as ctx:
+                reader.ingest(self.index, [Document(id=f"forbidden-{self.tag}", text="x")])
+            self.assert_api_error(ctx, Forbidden, 403, "forbidden")
+            with self.assertRaises(Forbidden) as ctx:
+                reader.rebuild(self.index)
+            self.assert_api_error(ctx, Forbidden, 403, "forbidden")
 
     def test_61_transport_error(self) -> None:
         s = socket.socket()
@@ -626,6 +638,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", required=True, help="the daemon, e.g. http://127.0.0.1:8080")
     parser.add_argument("--token", default=None, help="a bearer token (read, write, admin)")
+    parser.add_argument(
+        "--read-token", default=None, help="a token with only the read scope on --index"
+    )
     parser.add_argument("--index", default=None, help="the index to write (default: a new one)")
     parser.add_argument("--retriever", default=None, help="a contract 004 retriever on --index")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per wait")
