@@ -490,7 +490,8 @@ class RagstreamClient:
                 return False, e
             return bool(predicate(s)), s
 
-        return self._poll(probe, timeout, interval, f"stats of index {index!r}")
+        stats: IndexStats = self._poll(probe, timeout, interval, f"stats of index {index!r}")
+        return stats
 
     def wait_until_indexed(
         self,
@@ -534,7 +535,10 @@ class RagstreamClient:
                     return False, st
             return True, st
 
-        return self._poll(probe, timeout, interval, f"events of index {index!r} to commit")
+        status: IndexStatus = self._poll(
+            probe, timeout, interval, f"events of index {index!r} to commit"
+        )
+        return status
 
     @staticmethod
     def _poll(

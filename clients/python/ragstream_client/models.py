@@ -144,7 +144,7 @@ def _parse_model(cls: Type[M], data: Any, path: str) -> M:
             continue
         if name in data:
             kwargs[name] = _parse_value(hints[name], data[name], f"{path}.{name}", unknown)
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             if _is_optional(hints[name]):
                 kwargs[name] = None
             else:
