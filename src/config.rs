@@ -66,6 +66,11 @@ pub struct KafkaConfig {
     pub group_id: String,
     /// Partitions of the topics the embedded broker creates.
     pub partitions: i32,
+    /// The embedded broker's retention: bytes each partition's log keeps in memory. Past
+    /// it the oldest messages are deleted, read or not, as `retention.bytes` does on a real
+    /// broker; a consumer that had not read them reports them in
+    /// `ragstream_kafka_messages_lost_total`.
+    pub embedded_retention_bytes: u64,
     /// A batch commits when it holds this many documents, or this many chunks...
     pub batch_max_documents: usize,
     pub batch_max_chunks: usize,
@@ -122,6 +127,7 @@ impl Default for KafkaConfig {
             reply_topics: "ragstream.replies*".into(),
             group_id: "ragstream".into(),
             partitions: 4,
+            embedded_retention_bytes: 256 << 20,
             batch_max_documents: 256,
             batch_max_chunks: 1024,
             batch_max_ms: 200,
@@ -527,6 +533,12 @@ impl Config {
         }
         if self.kafka.partitions < 1 {
             return bad("kafka.partitions", "must be at least 1");
+        }
+        if self.kafka.embedded_retention_bytes < self.kafka.max_message_bytes as u64 {
+            return bad(
+                "kafka.embedded_retention_bytes",
+                "must be at least kafka.max_message_bytes",
+            );
         }
         if self.kafka.batch_max_documents == 0 {
             return bad("kafka.batch_max_documents", "must be at least 1");

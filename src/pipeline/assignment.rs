@@ -25,6 +25,9 @@ struct State {
     next_epoch: u64,
     /// Revoked since the source last looked: it drops their events from its open batch.
     revoked: BTreeSet<String>,
+    /// Next offset the source reads per assigned partition: where it resumed, then past
+    /// each message it read. Absent: the partition started at the beginning, unread.
+    reading: HashMap<String, i64>,
 }
 
 #[derive(Debug, Default)]
@@ -57,7 +60,22 @@ impl Assignment {
         // A partition revoked and assigned again stays in `revoked`: the source still has to
         // drop what it read under the old epoch.
         s.epochs.insert(key.to_string(), epoch);
-        s.positions.get(key).copied()
+        let resume = s.positions.get(key).copied();
+        match resume {
+            Some(offset) => s.reading.insert(key.to_string(), offset),
+            None => s.reading.remove(key),
+        };
+        resume
+    }
+
+    /// Records that the source read `key`'s message at `offset`.
+    pub fn read(&self, key: &str, offset: i64) {
+        self.state().reading.insert(key.to_string(), offset + 1);
+    }
+
+    /// The next offset the source reads, per partition that has one.
+    pub fn reading(&self) -> HashMap<String, i64> {
+        self.state().reading.clone()
     }
 
     /// Records a revocation, then waits (bounded) for a commit in progress to finish.
@@ -66,6 +84,7 @@ impl Assignment {
             let mut s = self.state();
             for k in keys {
                 s.epochs.remove(k);
+                s.reading.remove(k);
                 s.revoked.insert(k.clone());
             }
         }
@@ -116,6 +135,7 @@ impl Assignment {
         let mut s = self.state();
         s.positions = positions;
         s.epochs.clear();
+        s.reading.clear();
         s.revoked.clear();
     }
 }

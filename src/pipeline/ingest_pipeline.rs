@@ -222,7 +222,10 @@ impl IngestPipeline {
                 .set("enable.auto.offset.store", "false")
                 // Bound librdkafka's prefetch: the backlog belongs in Kafka, not in this process.
                 .set("queued.max.messages.kbytes", "16384")
-                .set("auto.offset.reset", "earliest")
+                // A next offset the broker deleted unread is an error the source reports
+                // (retention_loss.rs), not a silent jump. New partitions start explicitly
+                // at the beginning (CheckpointContext).
+                .set("auto.offset.reset", "error")
                 // See the query consumer in daemon.rs: bounds the embedded broker's fetch wait,
                 // which is part of freshness.
                 .set("fetch.wait.max.ms", "50")

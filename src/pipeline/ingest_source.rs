@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, StreamConsumer};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::OwnedMessage;
 use rdkafka::topic_partition_list::TopicPartitionList;
 use rdkafka::types::RDKafkaRespErr;
@@ -120,7 +121,7 @@ impl IngestSource {
                             let _busy = super::actor::busy(Self::NAME);
                             self.accept(&mut batch, &m.detach()).await
                         }
-                        Err(e) => tracing::warn!(error = %e, "kafka receive error"),
+                        Err(e) => self.on_receive_error(e).await,
                     }
                     if batch.is_empty() {
                         deadline = None;
@@ -132,10 +133,14 @@ impl IngestSource {
                 }
             };
             if full && !batch.is_empty() {
-                let carried = self.hand_over(std::mem::take(&mut batch)).await?;
+                let (carried, error) = self.hand_over(std::mem::take(&mut batch)).await?;
                 deadline = None;
                 for m in &carried {
                     self.accept(&mut batch, m).await;
+                }
+                // After the carried messages are read, so that positions are exact.
+                if let Some(e) = error {
+                    self.on_receive_error(e).await;
                 }
                 if !batch.is_empty() {
                     deadline = Some(tokio::time::Instant::now() + self.settings.batch_max);
@@ -154,6 +159,23 @@ impl IngestSource {
         Ok(())
     }
 
+    /// A receive error: the next offset of a partition deleted by retention is reported and
+    /// skipped (retention_loss.rs); any other error is logged, and librdkafka retries.
+    async fn on_receive_error(&self, e: KafkaError) {
+        if e.rdkafka_error_code() != Some(RDKafkaErrorCode::AutoOffsetReset) {
+            tracing::warn!(error = %e, "kafka receive error");
+            return;
+        }
+        let (consumer, reading) = (self.consumer.clone(), self.assignment.reading());
+        let skipped = tokio::task::spawn_blocking(move || {
+            super::retention_loss::skip_deleted(&consumer, &reading)
+        })
+        .await;
+        if let Err(join) = skipped {
+            tracing::error!(error = %e, %join, "handling an offset out of range failed");
+        }
+    }
+
     /// Adds a valid event to the batch, or sends a poison message to the DLQ; either way the
     /// partition's next offset advances past it. A message of a partition no longer assigned
     /// is left to its new owner.
@@ -168,6 +190,7 @@ impl IngestSource {
         let Some(epoch) = self.assignment.epoch(&key) else {
             return;
         };
+        self.assignment.read(&key, origin.offset);
         if let Some(m) = crate::telemetry::metrics() {
             m.messages_consumed_total
                 .with_label_values(&[origin.topic.as_str(), &origin.partition.to_string()])
@@ -239,10 +262,15 @@ impl IngestSource {
     /// Hands a batch on. While the next mailbox is full, the assigned partitions are paused
     /// (the backlog stays in Kafka, memory stays flat) and the consumer keeps being polled so
     /// that rebalances go on; paused partitions deliver nothing, except messages fetched just
-    /// before the pause, which are returned to start the next batch.
-    async fn hand_over(&self, mut batch: Batch) -> Result<Vec<OwnedMessage>, ActorError> {
+    /// before the pause, which are returned to start the next batch, with the last receive
+    /// error seen meanwhile.
+    async fn hand_over(
+        &self,
+        mut batch: Batch,
+    ) -> Result<(Vec<OwnedMessage>, Option<KafkaError>), ActorError> {
         let gone = || ActorError::Downstream { actor: Self::NAME };
         let mut carried = Vec::new();
+        let mut error = None;
         batch.purge(&self.assignment.take_revoked());
         if let Some(m) = crate::telemetry::metrics() {
             m.batch_events
@@ -250,7 +278,7 @@ impl IngestSource {
                 .observe(batch.events.len() as f64);
         }
         let Some(batch) = self.next.try_send(batch).map_err(|_| gone())? else {
-            return Ok(carried);
+            return Ok((carried, None));
         };
         // Most waits last one downstream batch: wait that long with librdkafka's prefetched
         // messages kept (bounded by `queued.max.messages.kbytes`). Pausing drops them and
@@ -259,7 +287,7 @@ impl IngestSource {
         // backlog stays in Kafka and the consumer keeps polling.
         if let Ok(permit) = tokio::time::timeout(PAUSE_AFTER, self.next.reserve()).await {
             permit.map_err(|_| gone())?.send(batch);
-            return Ok(carried);
+            return Ok((carried, None));
         }
         let paused = self.consumer.assignment().ok();
         if let Some(tpl) = &paused {
@@ -270,10 +298,9 @@ impl IngestSource {
         let permit = loop {
             tokio::select! {
                 permit = self.next.reserve() => break permit.map_err(|_| gone())?,
-                polled = self.consumer.recv() => {
-                    if let Ok(m) = polled {
-                        carried.push(m.detach());
-                    }
+                polled = self.consumer.recv() => match polled {
+                    Ok(m) => carried.push(m.detach()),
+                    Err(e) => error = Some(e),
                 }
             }
         };
@@ -288,6 +315,6 @@ impl IngestSource {
                 tracing::warn!(error = %e, "resuming partitions failed");
             }
         }
-        Ok(carried)
+        Ok((carried, error))
     }
 }

@@ -12,6 +12,19 @@ use crate::config::KafkaConfig;
 #[error("embedded broker: {0}")]
 pub struct BrokerError(String);
 
+// The vendored librdkafka's one addition (vendor/README.md): upstream's mock partitions keep
+// 5 MiB and silently delete older messages, read or not.
+extern "C" {
+    fn rd_kafka_mock_set_partition_log_limits(max_bytes: usize, max_msgsets: usize);
+}
+
+/// Sets how many bytes each partition created from now on keeps (message sets are not
+/// limited). The setting is process-wide: it applies to every mock cluster started after.
+fn set_retention(bytes: usize) {
+    // SAFETY: the function only stores two integers that partition creation reads.
+    unsafe { rd_kafka_mock_set_partition_log_limits(bytes, usize::MAX) }
+}
+
 /// A running embedded broker; dropping it (or `stop`) shuts it down and loses its messages.
 pub struct EmbeddedBroker {
     bootstrap: String,
@@ -28,12 +41,14 @@ impl EmbeddedBroker {
             (kafka.dlq_topic.clone(), 1),
             (kafka.replies_topic.clone(), 1),
         ];
+        let retention = usize::try_from(kafka.embedded_retention_bytes).unwrap_or(usize::MAX);
         let (ready_tx, ready_rx) = mpsc::channel::<Result<String, String>>();
         let (stop_tx, stop_rx) = mpsc::channel::<()>();
         // The mock cluster is not Send: it lives and dies on its own thread.
         let thread = std::thread::Builder::new()
             .name("embedded-broker".into())
             .spawn(move || {
+                set_retention(retention);
                 let cluster = match MockCluster::new(1) {
                     Ok(c) => c,
                     Err(e) => {

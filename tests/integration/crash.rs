@@ -47,10 +47,10 @@ fn spawn_at(
     (child, lines)
 }
 
-fn wait_line(
-    lines: &mut std::io::Lines<BufReader<std::process::ChildStdout>>,
-    prefix: &str,
-) -> String {
+/// A child's stdout, line by line.
+pub type Lines = std::io::Lines<BufReader<std::process::ChildStdout>>;
+
+pub fn wait_line(lines: &mut Lines, prefix: &str) -> String {
     for line in lines.by_ref() {
         let line = line.unwrap();
         if let Some(rest) = line.strip_prefix(prefix) {
@@ -60,7 +60,7 @@ fn wait_line(
     panic!("process exited before printing {prefix}");
 }
 
-fn stats(http: &str) -> serde_json::Value {
+pub fn stats(http: &str) -> serde_json::Value {
     let out = Command::new("curl")
         .args(["-s", &format!("{http}/v1/indexes/kb/stats")])
         .output()
