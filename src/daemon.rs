@@ -99,6 +99,7 @@ impl Daemon {
             (None, kafka.brokers.clone())
         };
         record_bootstrap(&config, &bootstrap);
+        start_metrics_at_zero(&config);
         let mut producer_config = client_config(&kafka, &bootstrap);
         producer_config.set("message.timeout.ms", "30000");
         // The producer takes any message the pipeline accepts (dead letters of the largest
@@ -349,4 +350,29 @@ pub async fn serve(config: Config, engine: Arc<Engine>) -> Result<(), DaemonErro
     println!("shutting down: draining the batches in flight");
     daemon.shutdown().await;
     Ok(())
+}
+
+/// The supervised units, as `ragstream_actor_restarts_total` labels them.
+const SUPERVISED: [&str; 3] = ["ingest", "maintenance", "queries"];
+
+/// Creates the series of every label value known now at zero ([`Metrics::start_at_zero`]).
+///
+/// [`Metrics::start_at_zero`]: crate::telemetry::metrics::Metrics::start_at_zero
+fn start_metrics_at_zero(config: &Config) {
+    let Some(m) = crate::telemetry::metrics() else {
+        return;
+    };
+    let indexes = crate::index::list_indexes(&config.storage.data_dir);
+    let mut index_names: Vec<&str> = indexes.iter().map(|i| i.as_str()).collect();
+    index_names.push(&config.contracts.default_index);
+    let contracts = crate::contracts::Contract::ALL.map(|c| c.label());
+    m.start_at_zero(&crate::telemetry::metrics::KnownLabels {
+        dead_letter_reasons: &crate::pipeline::events::PoisonReason::CODES,
+        contracts: &contracts,
+        transports: &["http", "bus"],
+        actors: &crate::pipeline::STAGES,
+        supervised: &SUPERVISED,
+        indexes: &index_names,
+        topics: &[config.kafka.documents_topic.as_str()],
+    });
 }

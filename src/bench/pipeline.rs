@@ -32,6 +32,7 @@ use crate::engine::Engine;
 use crate::eval::beir::{percentile, read_corpus, BeirError};
 use crate::model::{Document, IndexName};
 use crate::pipeline::events::DocumentEvent;
+use crate::pipeline::STAGES;
 use crate::transport::kafka::client_config;
 
 #[derive(Debug, Clone)]
@@ -117,15 +118,6 @@ pub struct StageTime {
     /// Time senders waited for room in this stage's mailbox.
     pub backpressure_seconds: f64,
 }
-
-/// The pipeline's stages, in order.
-const STAGES: [&str; 5] = [
-    "ingest-source",
-    "chunker",
-    "embedder-client",
-    "triple-extractor",
-    "index-writer",
-];
 
 /// The counters a breakdown is the difference of.
 #[derive(Debug, Default, Clone)]

@@ -32,6 +32,14 @@ pub enum Contract {
 }
 
 impl Contract {
+    pub const ALL: [Contract; 5] = [
+        Contract::C000,
+        Contract::C001,
+        Contract::C002,
+        Contract::C003,
+        Contract::C004,
+    ];
+
     /// The contract's number, as the bus header and metrics name it.
     pub fn label(self) -> &'static str {
         match self {

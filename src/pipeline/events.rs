@@ -69,6 +69,19 @@ pub enum PoisonReason {
 }
 
 impl PoisonReason {
+    /// Every [`PoisonReason::code`].
+    pub const CODES: [&'static str; 9] = [
+        "empty",
+        "oversize",
+        "bad_json",
+        "schema_violation",
+        "unknown_op",
+        "invalid_index",
+        "key_mismatch",
+        "unauthenticated",
+        "forbidden",
+    ];
+
     /// A short stable code for the `error.code` header and metrics.
     pub fn code(&self) -> &'static str {
         match self {
@@ -202,6 +215,30 @@ pub fn admit(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn codes_lists_every_reason_once() {
+        let s = String::new;
+        let all = [
+            PoisonReason::Empty,
+            PoisonReason::Oversize { size: 2, limit: 1 },
+            PoisonReason::BadJson(s()),
+            PoisonReason::Schema {
+                field: s(),
+                rule: s(),
+            },
+            PoisonReason::UnknownOp(s()),
+            PoisonReason::InvalidIndex(s()),
+            PoisonReason::KeyMismatch {
+                key: s(),
+                expected: s(),
+            },
+            PoisonReason::Unauthenticated(s()),
+            PoisonReason::Forbidden(s()),
+        ];
+        let codes: Vec<&str> = all.iter().map(PoisonReason::code).collect();
+        assert_eq!(codes, PoisonReason::CODES);
+    }
 
     fn parse(v: &Value) -> Result<DocumentEvent, PoisonReason> {
         let bytes = serde_json::to_vec(v).unwrap();

@@ -24,8 +24,18 @@ pub mod ingest_pipeline;
 pub mod ingest_source;
 pub mod maintenance;
 pub mod query_handler;
+pub mod retention_loss;
 pub mod supervisor;
 pub mod triple_extractor;
+
+/// The ingest pipeline's stages, in order, as metrics label them.
+pub const STAGES: [&str; 5] = [
+    "ingest-source",
+    "chunker",
+    "embedder-client",
+    "triple-extractor",
+    "index-writer",
+];
 
 use std::collections::{BTreeMap, BTreeSet};
 

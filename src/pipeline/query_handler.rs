@@ -96,6 +96,7 @@ pub async fn run(
             index: header(&msg, "index"),
             retriever: header(&msg, "retriever"),
             authorization: header(&msg, "authorization"),
+            deadline: header(&msg, "deadline"),
         };
         // The request's trace continues here and into the reply.
         let span = tracing::info_span!(
@@ -159,6 +160,21 @@ pub struct RequestHeaders {
     pub index: Option<String>,
     pub retriever: Option<String>,
     pub authorization: Option<String>,
+    /// When the caller stops waiting: Unix time in milliseconds, or an RFC 3339 timestamp.
+    /// A request read after it is answered `deadline_exceeded` (504) without being searched.
+    pub deadline: Option<String>,
+}
+
+/// Milliseconds since the Unix epoch of a `deadline` header; `None` if it is neither an
+/// integer nor an RFC 3339 timestamp.
+fn deadline_ms(raw: &str) -> Option<i128> {
+    let raw = raw.trim();
+    if let Ok(ms) = raw.parse::<i64>() {
+        return Some(ms.into());
+    }
+    let t =
+        time::OffsetDateTime::parse(raw, &time::format_description::well_known::Rfc3339).ok()?;
+    Some(t.unix_timestamp_nanos() / 1_000_000)
 }
 
 /// Answers one bus request: the contract the `contract` header names, on the index the
@@ -175,6 +191,30 @@ pub async fn answer(engine: &Engine, headers: &RequestHeaders, body: Option<&[u8
 }
 
 async fn reply_to(engine: &Engine, headers: &RequestHeaders, body: Option<&[u8]>) -> Reply {
+    if let Some(raw) = headers.deadline.as_deref() {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+        match deadline_ms(raw) {
+            None => {
+                return Reply {
+                    status: 400,
+                    body: json!({"error": {"code": "invalid_request",
+                        "message": "deadline must be Unix time in milliseconds or an RFC 3339 timestamp",
+                        "field": "headers.deadline"}}),
+                    index_version: None,
+                }
+            }
+            Some(deadline) if deadline <= now => {
+                return Reply {
+                    status: 504,
+                    body: json!({"error": {"code": "deadline_exceeded",
+                        "message": format!("the request's deadline passed {} ms before it was read; it was not searched", now - deadline),
+                        "field": "headers.deadline"}}),
+                    index_version: None,
+                }
+            }
+            Some(_) => {}
+        }
+    }
     let caller = match engine.auth().authenticate(headers.authorization.as_deref()) {
         Ok(c) => c,
         Err(e) => return contracts::auth_reply(&e),

@@ -65,6 +65,8 @@ pub struct Metrics {
     pub dead_letters_parked_total: IntCounterVec,
     /// Stored Kafka checkpoints found to belong to another log (and so not applied).
     pub checkpoint_resets_total: IntCounterVec,
+    /// Messages the broker's retention deleted before the pipeline read them, by topic.
+    pub kafka_messages_lost_total: IntCounterVec,
     /// Supervised restarts of a pipeline.
     pub actor_restarts_total: IntCounterVec,
     /// Messages read from Kafka, by topic and partition.
@@ -219,6 +221,11 @@ impl Metrics {
                 "Dead letters the dead-letter topic refused, parked in the data directory, by reason.",
                 &["reason"],
             ),
+            kafka_messages_lost_total: counter(
+                "ragstream_kafka_messages_lost_total",
+                "Messages the broker's retention deleted before the pipeline read them, by topic.",
+                &["topic"],
+            ),
             checkpoint_resets_total: counter(
                 "ragstream_checkpoint_resets_total",
                 "Stored Kafka checkpoints that belong to another log and were not applied, by index.",
@@ -320,6 +327,7 @@ impl Metrics {
             m.dead_letters_total.clone(),
             m.dead_letters_parked_total.clone(),
             m.checkpoint_resets_total.clone(),
+            m.kafka_messages_lost_total.clone(),
             m.actor_restarts_total.clone(),
             m.messages_consumed_total.clone(),
             m.embedding_cache_lookups_total.clone(),
@@ -350,6 +358,36 @@ impl Metrics {
         m
     }
 
+    /// Creates, at zero, the series of every label value known at start-up, so that a rate
+    /// or an alert over a counter sees its first event instead of a series that appears
+    /// with it.
+    pub fn start_at_zero(&self, known: &KnownLabels<'_>) {
+        for reason in known.dead_letter_reasons {
+            self.dead_letters_total.with_label_values(&[reason]);
+        }
+        for contract in known.contracts {
+            for transport in known.transports {
+                self.query_errors_total
+                    .with_label_values(&[contract, transport, "internal"]);
+            }
+        }
+        for actor in known.actors {
+            self.actor_backpressure_seconds_total
+                .with_label_values(&[actor]);
+            self.actor_busy_seconds_total.with_label_values(&[actor]);
+        }
+        for unit in known.supervised {
+            self.actor_restarts_total.with_label_values(&[unit]);
+        }
+        for index in known.indexes {
+            self.visibility_override_denied_total
+                .with_label_values(&[index]);
+        }
+        for topic in known.topics {
+            self.kafka_messages_lost_total.with_label_values(&[topic]);
+        }
+    }
+
     /// Every metric in the Prometheus text exposition format.
     pub fn render(&self) -> String {
         let mut out = Vec::new();
@@ -358,6 +396,17 @@ impl Metrics {
             .expect("text encoding into memory");
         String::from_utf8(out).expect("the text format is UTF-8")
     }
+}
+
+/// The label values a daemon knows at start-up (see [`Metrics::start_at_zero`]).
+pub struct KnownLabels<'a> {
+    pub dead_letter_reasons: &'a [&'a str],
+    pub contracts: &'a [&'a str],
+    pub transports: &'a [&'a str],
+    pub actors: &'a [&'a str],
+    pub supervised: &'a [&'a str],
+    pub indexes: &'a [&'a str],
+    pub topics: &'a [&'a str],
 }
 
 static RECORDING: AtomicBool = AtomicBool::new(true);

@@ -185,6 +185,7 @@ async fn the_bus_needs_a_token_and_hostile_ones_are_refused() {
         index: Some(index.into()),
         retriever: None,
         authorization: auth.map(str::to_string),
+        deadline: None,
     };
     let ok = query_handler::answer(
         &e,

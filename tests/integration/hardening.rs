@@ -545,3 +545,53 @@ async fn the_longest_path_prefix_accepted_is_searched_and_a_longer_one_refused()
     assert_eq!(reply.status, 400, "{}", reply.body);
     assert_eq!(reply.body["error"]["field"], "filters.path_prefix");
 }
+
+/// A bus request read after its `deadline` header is answered `deadline_exceeded` without
+/// being searched; a deadline still ahead changes nothing; a deadline that is not a time is
+/// a structured error naming the header.
+#[tokio::test]
+async fn a_bus_request_past_its_deadline_is_answered_without_a_search() {
+    use ragstream::pipeline::query_handler::answer;
+    let dir = tempfile::tempdir().unwrap();
+    let engine = crate::common::hashing_engine(dir.path());
+    let body = json!({"query": "moon", "top_k": 3}).to_string();
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let with = |deadline: &str| {
+        let mut h = crate::common::bus_headers(Some("002"), Some("nowhere"));
+        h.deadline = Some(deadline.to_string());
+        h
+    };
+    let past = answer(
+        &engine,
+        &with(&(now_ms - 5_000).to_string()),
+        Some(body.as_bytes()),
+    )
+    .await;
+    assert_eq!(past.status, 504, "{}", past.body);
+    assert_eq!(past.body["error"]["code"], "deadline_exceeded");
+    let past_rfc = answer(
+        &engine,
+        &with("2020-01-01T00:00:00Z"),
+        Some(body.as_bytes()),
+    )
+    .await;
+    assert_eq!(past_rfc.body["error"]["code"], "deadline_exceeded");
+    // Ahead: the request is answered as without a deadline (this index does not exist).
+    let ahead = answer(
+        &engine,
+        &with(&(now_ms + 60_000).to_string()),
+        Some(body.as_bytes()),
+    )
+    .await;
+    assert_eq!(
+        ahead.body["error"]["code"], "index_not_found",
+        "{}",
+        ahead.body
+    );
+    let bad = answer(&engine, &with("soon"), Some(body.as_bytes())).await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.body["error"]["field"], "headers.deadline");
+}
