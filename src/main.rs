@@ -303,6 +303,9 @@ enum BenchCommand {
 
 #[derive(Subcommand)]
 enum IndexCommand {
+    /// Every index under the data directory with its figures, as `GET /v1/indexes` lists
+    /// them (JSON).
+    List,
     /// Version, document and chunk counts of an index.
     Stats { name: String },
     /// Rebuild every vector of an index with another embedder, as one new version; the index
@@ -664,6 +667,24 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
             let stats = engine.stats(&name).await?;
             println!("{}", serde_json::to_string_pretty(&stats).expect("json"));
+        }
+        Command::Index {
+            command: IndexCommand::List,
+        } => {
+            // Figures need no model: open the indexes with the model-free embedder.
+            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            let mut indexes = Vec::new();
+            for name in ragstream::index::list_indexes(&config.storage.data_dir) {
+                indexes.push(match engine.stats(&name).await {
+                    Ok(s) => serde_json::to_value(s).expect("json"),
+                    Err(e) => serde_json::json!({
+                        "index": name.as_str(),
+                        "error": ragstream::contracts::error_reply(&e).body["error"],
+                    }),
+                });
+            }
+            let list = serde_json::json!({ "indexes": indexes });
+            println!("{}", serde_json::to_string_pretty(&list).expect("json"));
         }
         Command::Index {
             command: IndexCommand::Maintain { name },

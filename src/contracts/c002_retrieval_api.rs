@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use super::Reply;
 use crate::engine::Engine;
 use crate::index::ChunkRow;
-use crate::model::{canonical_timestamp, IndexName, ValidationError};
+use crate::model::{canonical_iso8601, IndexName, ValidationError};
 use crate::retrieval::profiles::{resolve, Profile, AUTO_MIN_WEIGHT};
 use crate::retrieval::{Filters, SearchMethod, SearchRequest};
 
@@ -158,11 +158,12 @@ pub fn parse_request(
                 filters.path_prefix = Some(p.ok_or_else(|| bad(&field, rule))?.to_string());
             }
             "updated_after" => {
-                let t = value.as_str().and_then(canonical_timestamp);
+                let t = value.as_str().and_then(canonical_iso8601);
                 filters.updated_after = Some(t.ok_or_else(|| {
                     bad(
                         &field,
-                        "must be an ISO 8601 timestamp such as 2024-05-01T12:00:00Z",
+                        "must be an ISO 8601 date or date-time such as 2024-05-01 or \
+                         2024-05-01T12:00:00Z (without an offset: UTC)",
                     )
                 })?);
             }
@@ -681,6 +682,22 @@ mod tests {
             Some("2024-05-01T10:00:00.000Z")
         );
         assert_eq!(r.filters.clauses.len(), 2);
+    }
+
+    #[test]
+    fn updated_after_takes_any_iso_8601_date_or_date_time() {
+        for (given, canonical) in [
+            ("2024-05-01", "2024-05-01T00:00:00.000Z"),
+            ("2024-05-01T12:00:00", "2024-05-01T12:00:00.000Z"),
+            ("2024-05-01T12:00:00Z", "2024-05-01T12:00:00.000Z"),
+        ] {
+            let r = parse(json!({"query": "q", "filters": {"updated_after": given}})).unwrap();
+            assert_eq!(
+                r.filters.updated_after.as_deref(),
+                Some(canonical),
+                "{given}"
+            );
+        }
     }
 
     #[test]

@@ -356,6 +356,31 @@ pub fn canonical_timestamp(ts: &str) -> Option<String> {
     Some(canonical(t))
 }
 
+/// An ISO 8601 date or date-time in the canonical form of [`canonical_timestamp`]: RFC 3339,
+/// or a date-time without an offset (read as UTC), or a date alone (its midnight, UTC).
+/// `None` if `ts` is none of these.
+pub fn canonical_iso8601(ts: &str) -> Option<String> {
+    use time::format_description::parse_borrowed;
+    let ts = ts.trim();
+    if let Some(t) = canonical_timestamp(ts) {
+        return Some(t);
+    }
+    let local = [
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond]",
+        "[year]-[month]-[day]T[hour]:[minute]:[second]",
+        "[year]-[month]-[day]T[hour]:[minute]",
+    ];
+    for f in local {
+        let f = parse_borrowed::<1>(f).expect("a valid format description");
+        if let Ok(t) = time::PrimitiveDateTime::parse(ts, &f) {
+            return Some(canonical(t.assume_utc()));
+        }
+    }
+    let f = parse_borrowed::<1>("[year]-[month]-[day]").expect("a valid format description");
+    let day = time::Date::parse(ts, &f).ok()?;
+    Some(canonical(day.midnight().assume_utc()))
+}
+
 /// The current time, canonical.
 pub fn now_timestamp() -> String {
     canonical(time::OffsetDateTime::now_utc())
@@ -395,5 +420,29 @@ mod canonical_tests {
         let b = canonical_timestamp("2024-05-01T10:00:00.5Z").unwrap();
         assert!(a < b, "{a} < {b}");
         assert_eq!(canonical_timestamp("yesterday"), None);
+    }
+
+    #[test]
+    fn iso_8601_accepts_a_date_alone_and_a_date_time_without_offset_as_utc() {
+        use super::canonical_iso8601;
+        assert_eq!(
+            canonical_iso8601("2024-05-01").unwrap(),
+            "2024-05-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            canonical_iso8601("2024-05-01T12:30:00").unwrap(),
+            "2024-05-01T12:30:00.000Z"
+        );
+        assert_eq!(
+            canonical_iso8601("2024-05-01T12:30:00.250").unwrap(),
+            "2024-05-01T12:30:00.250Z"
+        );
+        assert_eq!(
+            canonical_iso8601("2024-05-01T12:00:00+02:00").unwrap(),
+            "2024-05-01T10:00:00.000Z"
+        );
+        for bad in ["May", "2024-13-01", "2024-05-01T25:00:00", "2024-05", ""] {
+            assert_eq!(canonical_iso8601(bad), None, "{bad}");
+        }
     }
 }

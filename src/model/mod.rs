@@ -8,8 +8,8 @@ pub mod metadata;
 pub use chunk::{Chunk, ChunkId, Offsets};
 pub use document::validate_document_id;
 pub use document::{
-    canonical_timestamp, now_timestamp, timestamp_before, Document, DocumentLimits, EntityAliases,
-    Page, Triple, MAX_GRAPH_TERM_BYTES,
+    canonical_iso8601, canonical_timestamp, now_timestamp, timestamp_before, Document,
+    DocumentLimits, EntityAliases, Page, Triple, MAX_GRAPH_TERM_BYTES,
 };
 pub use index_name::IndexName;
 

@@ -162,6 +162,16 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: "GET",
+        path: "/v1/indexes",
+        operation_id: "listIndexes",
+        summary: "The indexes the caller may read, each with its figures",
+        tag: TAG_002,
+        request: None,
+        response: "IndexList",
+        errors: &[401, 500],
+    },
+    Route {
+        method: "GET",
         path: "/v1/indexes/{index}/stats",
         operation_id: "indexStats",
         summary: "Index figures: versions, documents, chunks",
@@ -1436,9 +1446,9 @@ fn query_filters_schema() -> Value {
                 "updated_after",
                 json!({
                     "type": "string",
-                    "format": "date-time",
-                    "description": "The document's updated_at is strictly later (ISO 8601); \
-                        documents without one do not match.",
+                    "description": "The document's updated_at is strictly later. ISO 8601: a \
+                        date-time with an offset, a date-time without one (UTC), or a date \
+                        alone (its midnight, UTC). Documents without one do not match.",
                 }),
             ),
         ],
@@ -1910,6 +1920,21 @@ fn index_management_schemas() -> Vec<(&'static str, Value)> {
             ),
         ),
         ("IndexStats", index_stats_schema()),
+        (
+            "IndexList",
+            object(
+                &["indexes"],
+                vec![(
+                    "indexes",
+                    array(
+                        schema_ref("IndexStats"),
+                        "Every index under the data directory the caller may read, by name. \
+                         An index that cannot be opened is listed with its name and an `error` \
+                         instead of its figures.",
+                    ),
+                )],
+            ),
+        ),
         ("IndexStatus", index_status_schema()),
     ]
 }
@@ -2902,7 +2927,13 @@ mod tests {
                     "{} follows the global rule",
                     r.path
                 );
-                for status in [401u16, 403, 500] {
+                // The index list leaves out what the caller may not read: never a 403.
+                let refuses: &[u16] = if r.operation_id == "listIndexes" {
+                    &[401, 500]
+                } else {
+                    &[401, 403, 500]
+                };
+                for &status in refuses {
                     assert!(r.errors.contains(&status), "{} lacks {status}", r.path);
                     let body = &op["responses"][status.to_string().as_str()]["content"];
                     assert_eq!(

@@ -214,6 +214,14 @@ fn rebuild_vectors_builds_the_index_with_the_configured_graph_and_reports_it() {
         serde_json::from_slice(&succeeded(ragstream(&data).args(["index", "stats", "kb"])).stdout)
             .unwrap();
     assert_eq!(stats["index_version"], report["index_version"]);
+    let list: Value =
+        serde_json::from_slice(&succeeded(ragstream(&data).args(["index", "list"])).stdout)
+            .unwrap();
+    assert_eq!(list["indexes"].as_array().map(Vec::len), Some(1), "{list}");
+    assert_eq!(
+        list["indexes"][0], stats,
+        "the list holds each index's stats"
+    );
 
     // A missing index and a bad setting fail with their reason, and write nothing.
     let out = rebuild()
