@@ -1,4 +1,4 @@
-//! One adapter per contract in `../shared/contracts/`. Adapters map a wire shape to engine
+//! One adapter per contract (docs/contracts/). Adapters map a wire shape to engine
 //! requests and engine results back; no retrieval logic lives here.
 //!
 //! Every transport (HTTP, the bus) calls [`answer`] with the contract the request speaks, so a

@@ -942,7 +942,7 @@ impl Index {
             }
         }
         // The graph is not re-embedded: its relation vectors keep the old model's (their
-        // semantic scores then fall back to 0; see the README), its rows stay.
+        // semantic scores then fall back to 0; see docs/limitations.md), its rows stay.
         if let Some(graph) = self.graph.latest() {
             properties.insert(
                 crate::graph::store::GRAPH_PROPERTY.to_string(),
