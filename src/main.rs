@@ -45,6 +45,11 @@ enum Command {
     Serve,
     /// Run only the embedded Kafka-protocol broker, until SIGTERM/SIGINT.
     Broker,
+    /// The configuration: show the effective one, or check a file.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// Ingest JSON lines of documents (or a BEIR corpus.jsonl) into an index.
     Ingest {
         #[arg(long)]
@@ -302,6 +307,16 @@ enum BenchCommand {
 }
 
 #[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print the effective configuration (defaults, then the file, then `RAGSTREAM_*`
+    /// variables) as TOML, every secret shown as `<redacted>`.
+    Show,
+    /// Check a configuration file as `serve` would load it (with the current environment):
+    /// prints `ok` or the error naming the source, the key and the rule (exit code 2).
+    Check { file: PathBuf },
+}
+
+#[derive(Subcommand)]
 enum IndexCommand {
     /// Every index under the data directory with its figures, as `GET /v1/indexes` lists
     /// them (JSON).
@@ -518,6 +533,15 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             ragstream::daemon::serve(config, engine)
                 .await
                 .map_err(failure)?;
+        }
+        Command::Config {
+            command: ConfigCommand::Show,
+        } => print!("{}", config.redacted_toml()),
+        Command::Config {
+            command: ConfigCommand::Check { file },
+        } => {
+            Config::load_from(Some(&file), std::env::vars()).map_err(|e| usage(e.to_string()))?;
+            println!("ok: {}", file.display());
         }
         Command::Broker => {
             ragstream::daemon::run_broker(config)

@@ -306,6 +306,49 @@ fn a_bad_config_file_stops_start_up_naming_file_key_and_reason() {
 }
 
 #[test]
+fn config_check_names_the_bad_key_and_config_show_hides_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[kafka]\npartitions = 0\n").unwrap();
+    let out = ragstream(dir.path())
+        .args(["config", "check"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("kafka.partitions"), "{err}");
+
+    let good = dir.path().join("good.toml");
+    std::fs::write(
+        &good,
+        "[kafka]\npartitions = 2\n[kafka.client]\n\"sasl.password\" = \"hunter2\"\n\
+         [[auth.tokens]]\nname = \"ops\"\ntoken = \"tok-123\"\ntenant = \"t\"\n\
+         indexes = [\"*\"]\nscopes = [\"read\"]\n",
+    )
+    .unwrap();
+    let out = succeeded(ragstream(dir.path()).args(["config", "check"]).arg(&good));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("ok"));
+    let out = succeeded(
+        ragstream(dir.path())
+            .arg("--config")
+            .arg(&good)
+            .args(["config", "show"]),
+    );
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !shown.contains("hunter2") && !shown.contains("tok-123"),
+        "{shown}"
+    );
+    let table: toml::Value = toml::from_str(&shown).unwrap();
+    assert_eq!(table["kafka"]["partitions"].as_integer(), Some(2));
+    assert_eq!(
+        table["kafka"]["client"]["sasl.password"].as_str(),
+        Some("<redacted>")
+    );
+}
+
+#[test]
 fn a_missing_model_directory_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragstream(dir.path())
