@@ -181,10 +181,12 @@ impl IngestSource {
     /// is left to its new owner.
     async fn accept(&self, batch: &mut Batch, msg: &OwnedMessage) {
         batch.purge(&self.assignment.take_revoked());
+        // The headers are copied only for a dead letter (below): this runs for every message.
         let origin = Origin {
             topic: msg.topic().to_string(),
             partition: msg.partition(),
             offset: msg.offset(),
+            headers: Vec::new(),
         };
         let key = partition_key(&origin.topic, origin.partition);
         let Some(epoch) = self.assignment.epoch(&key) else {
@@ -247,7 +249,7 @@ impl IngestSource {
                 let _busy = super::actor::busy(Self::NAME);
                 self.dead_letters
                     .send(
-                        &origin,
+                        &Origin::of(msg),
                         msg.key(),
                         msg.payload(),
                         reason.code(),

@@ -50,11 +50,7 @@ pub async fn run(
                 }
             },
         };
-        let origin = Origin {
-            topic: msg.topic().to_string(),
-            partition: msg.partition(),
-            offset: msg.offset(),
-        };
+        let origin = Origin::of(&msg);
         let (Some(reply_to), Some(correlation_id)) =
             (header(&msg, "reply-to"), header(&msg, "correlation-id"))
         else {

@@ -41,11 +41,49 @@ pub const PARKED_FILE: &str = "dead-letters/parked.jsonl";
 const HEALTH_PART: &str = "dead_letters";
 
 /// Where a message came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Origin {
     pub topic: String,
     pub partition: i32,
     pub offset: i64,
+    /// The message's own headers, copied onto its dead letter (see [`ORIGINAL_HEADERS_SKIPPED`]).
+    pub headers: Vec<(String, Option<Vec<u8>>)>,
+}
+
+/// Original headers a dead letter does not carry: credentials stay out of the dead-letter
+/// topic, and the letter's own headers are not shadowed.
+pub const ORIGINAL_HEADERS_SKIPPED: &[&str] = &[
+    "authorization",
+    "error.code",
+    "error.message",
+    "source.topic",
+    "source.partition",
+    "source.offset",
+    "key.sha256",
+    "payload.omitted",
+    "payload.bytes",
+    "payload.sha256",
+];
+
+impl Origin {
+    /// Where `msg` came from, with its headers.
+    pub fn of(msg: &impl rdkafka::Message) -> Origin {
+        use rdkafka::message::Headers;
+        let headers = msg
+            .headers()
+            .map(|h| {
+                h.iter()
+                    .map(|h| (h.key.to_string(), h.value.map(<[u8]>::to_vec)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Origin {
+            topic: msg.topic().to_string(),
+            partition: msg.partition(),
+            offset: msg.offset(),
+            headers,
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -97,10 +135,12 @@ impl DeadLetters {
     /// Dead-letters a valid event a later stage cannot apply (embedder mismatch, embedding or
     /// extraction refused): its key and payload as the producer would have sent them.
     pub async fn send_event(&self, ev: &crate::pipeline::SourcedEvent, code: &str, message: &str) {
+        // The event's original headers are not kept past the source: its letter has none.
         let origin = Origin {
             topic: ev.topic.clone(),
             partition: ev.partition,
             offset: ev.offset,
+            headers: Vec::new(),
         };
         let (key, payload) = (ev.event.key(), ev.event.to_json().to_string());
         self.send(
@@ -235,6 +275,14 @@ impl DeadLetters {
                     key: "payload.sha256",
                     value: Some(digest.as_str()),
                 });
+        }
+        for (key, value) in &letter.origin.headers {
+            if !ORIGINAL_HEADERS_SKIPPED.contains(&key.to_ascii_lowercase().as_str()) {
+                headers = headers.insert(Header {
+                    key: key.as_str(),
+                    value: value.as_deref(),
+                });
+            }
         }
         let mut record = FutureRecord::<[u8], [u8]>::to(&self.topic).headers(headers);
         if let (Some(k), true) = (letter.key, shrunk < Shrunk::NoKey) {
@@ -395,6 +443,7 @@ mod tests {
             topic: "docs".into(),
             partition: 3,
             offset: 41,
+            headers: Vec::new(),
         };
         // A shortened deadline is not needed: the first try fails within message.timeout.ms
         // and the loop retries until DELIVERY_DEADLINE; here the path is marked failing first.

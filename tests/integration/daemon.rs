@@ -219,7 +219,13 @@ fn kcat_documents_and_queries_round_trip_with_dead_letters() {
         upsert("big", &"x".repeat(5000)),
         upsert("desert", "Deserts receive little rain."),
     ];
-    kcat_produce(&d.bootstrap, "ragstream.documents", &[], &docs);
+    // Producer headers travel with a dead letter; a credential does not.
+    kcat_produce(
+        &d.bootstrap,
+        "ragstream.documents",
+        &["-H", "producer=app-7", "-H", "authorization=Bearer leak-me"],
+        &docs,
+    );
 
     let stats_url = format!("{}/v1/indexes/kb/stats", d.http);
     wait_for("three documents", || {
@@ -245,6 +251,12 @@ fn kcat_documents_and_queries_round_trip_with_dead_letters() {
     }
     assert!(dead.contains("source.topic=ragstream.documents"), "{dead}");
     assert!(dead.contains("source.offset="), "{dead}");
+    assert_eq!(
+        dead.matches("producer=app-7").count(),
+        5,
+        "every letter carries its message's headers: {dead}"
+    );
+    assert!(!dead.contains("leak-me"), "{dead}");
 
     // a query over the bus, with kcat as the client
     let query = json!({"retrieval": {"index": "kb", "query": "magma lava", "search_method": "keyword", "top_k": 2}});
