@@ -697,17 +697,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             // Figures need no model: open the indexes with the model-free embedder.
             let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
-            let mut indexes = Vec::new();
-            for name in ragstream::index::list_indexes(&config.storage.data_dir) {
-                indexes.push(match engine.stats(&name).await {
-                    Ok(s) => serde_json::to_value(s).expect("json"),
-                    Err(e) => serde_json::json!({
-                        "index": name.as_str(),
-                        "error": ragstream::contracts::error_reply(&e).body["error"],
-                    }),
-                });
-            }
-            let list = serde_json::json!({ "indexes": indexes });
+            let caller = ragstream::auth::Caller::unrestricted();
+            let list = ragstream::contracts::index_list(&engine, &caller).await;
             println!("{}", serde_json::to_string_pretty(&list).expect("json"));
         }
         Command::Index {

@@ -264,6 +264,26 @@ pub fn observe(contract: Contract, transport: &str, started: std::time::Instant,
 }
 
 /// The structured error of contracts 000 and 001: `{"error": {"code", "message", "field"?}}`.
+/// Every index under the data directory that `caller` may read, each with its stats, as
+/// `GET /v1/indexes` and `ragstream index list` answer: `{"indexes": [...]}`. An index that
+/// cannot be opened is listed with its error, so one damaged index hides no other.
+pub async fn index_list(engine: &Engine, caller: &Caller) -> Value {
+    let mut indexes = Vec::new();
+    for name in crate::index::list_indexes(&engine.config().storage.data_dir) {
+        if caller.authorize(&name, Scope::Read).is_err() {
+            continue;
+        }
+        indexes.push(match engine.stats(&name).await {
+            Ok(s) => serde_json::to_value(s).expect("stats serialise"),
+            Err(e) => serde_json::json!({
+                "index": name.as_str(),
+                "error": error_reply(&e).body["error"],
+            }),
+        });
+    }
+    serde_json::json!({ "indexes": indexes })
+}
+
 pub fn error_reply(e: &EngineError) -> Reply {
     let body = c000_retrieval_calls::render_error(e);
     let status = status_of(body["error"]["code"].as_str().unwrap_or("internal"));

@@ -580,27 +580,14 @@ async fn stats(
     }
 }
 
-/// The indexes under the data directory the caller may read, each with its figures; one
-/// that cannot be opened is listed with its error, so one damaged index hides no other.
+/// The indexes the caller may read, each with its stats ([`crate::contracts::index_list`]).
 async fn list_indexes(state: web::Data<HttpState>, req: HttpRequest) -> HttpResponse {
-    let caller = match caller(&state, &req) {
-        Ok(c) => c,
-        Err(response) => return response,
-    };
-    let mut indexes = Vec::new();
-    for name in crate::index::list_indexes(&state.engine.config().storage.data_dir) {
-        if caller.authorize(&name, Scope::Read).is_err() {
-            continue;
+    match caller(&state, &req) {
+        Ok(caller) => {
+            HttpResponse::Ok().json(crate::contracts::index_list(&state.engine, &caller).await)
         }
-        indexes.push(match state.engine.stats(&name).await {
-            Ok(s) => serde_json::to_value(s).expect("stats serialise"),
-            Err(e) => serde_json::json!({
-                "index": name.as_str(),
-                "error": crate::contracts::error_reply(&e).body["error"],
-            }),
-        });
+        Err(response) => response,
     }
-    HttpResponse::Ok().json(serde_json::json!({ "indexes": indexes }))
 }
 
 /// Contract 002's rebuild: the keyword index re-derived from the Lance rows.

@@ -1,0 +1,119 @@
+//! Secrets in the configuration: hidden when it is shown, and read from the environment
+//! where a `[kafka.client]` key names a variable.
+
+/// Whether a key's value is a secret: `config show` prints it as `<redacted>`. Keys ending
+/// in `_env` name an environment variable and stay visible.
+fn is_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k == "token" || k == "api_key" || k.contains("password") || k.contains("secret")
+}
+
+pub(super) fn redact(value: &mut toml::Value) {
+    match value {
+        toml::Value::Table(table) => {
+            for (key, v) in table.iter_mut() {
+                if is_secret(key) && !v.is_table() {
+                    *v = toml::Value::String("<redacted>".into());
+                } else {
+                    redact(v);
+                }
+            }
+        }
+        toml::Value::Array(items) => items.iter_mut().for_each(redact),
+        _ => {}
+    }
+}
+
+/// `[kafka.client]` entries named `<setting>_env` hold the name of an environment variable
+/// whose value is the setting (`"sasl.password_env" = "KAFKA_PASSWORD"`), which keeps
+/// secrets out of files. Replaces each with the setting; an unset or empty variable is an
+/// error naming the key.
+pub(super) fn resolve_kafka_client(
+    client: &mut std::collections::BTreeMap<String, String>,
+    env: &std::collections::HashMap<String, String>,
+) -> Result<(), (String, String)> {
+    let indirect: Vec<(String, String)> = client
+        .iter()
+        .filter(|(k, _)| k.ends_with("_env"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for (key, variable) in indirect {
+        let setting = key.trim_end_matches("_env").to_string();
+        let value = env
+            .get(&variable)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| {
+                (
+                    format!("kafka.client.{key}"),
+                    format!("names the environment variable {variable}, which is unset or empty"),
+                )
+            })?;
+        if client.contains_key(&setting) {
+            return Err((
+                format!("kafka.client.{key}"),
+                format!("set either {setting} or {key}, not both"),
+            ));
+        }
+        client.remove(&key);
+        client.insert(setting, value.clone());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Config;
+
+    #[test]
+    fn kafka_client_secrets_come_from_the_variable_an_env_key_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(
+            &file,
+            "[kafka.client]\n\"sasl.password_env\" = \"KAFKA_SECRET_TEST\"\n",
+        )
+        .unwrap();
+        let env = |v: &str| vec![("KAFKA_SECRET_TEST".to_string(), v.to_string())];
+        let c = Config::load_from(Some(&file), env("pa55")).unwrap();
+        assert_eq!(
+            c.kafka.client.get("sasl.password").map(String::as_str),
+            Some("pa55")
+        );
+        assert!(!c.kafka.client.contains_key("sasl.password_env"));
+        let e = Config::load_from(Some(&file), env("")).unwrap_err();
+        assert_eq!(e.key, "kafka.client.sasl.password_env");
+        assert!(e.reason.contains("KAFKA_SECRET_TEST"), "{e}");
+    }
+
+    #[test]
+    fn the_shown_configuration_hides_every_secret_and_keeps_the_rest() {
+        let mut c = Config::default();
+        c.auth.tokens.push(crate::auth::TokenConfig {
+            name: "reader".into(),
+            token: Some("s3cr3t-token".into()),
+            token_env: None,
+            tenant: "acme".into(),
+            indexes: vec!["acme_*".into()],
+            scopes: vec![crate::auth::Scope::Read],
+        });
+        c.kafka
+            .client
+            .insert("sasl.password".into(), "kafka-pass".into());
+        c.kafka
+            .client
+            .insert("security.protocol".into(), "SASL_SSL".into());
+        let shown = c.redacted_toml();
+        assert!(
+            !shown.contains("s3cr3t-token") && !shown.contains("kafka-pass"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("SASL_SSL") && shown.contains("reader"),
+            "{shown}"
+        );
+        // What is shown loads back (secrets aside) as the same configuration.
+        let back: Config = toml::from_str(&shown).unwrap();
+        assert_eq!(back.kafka.partitions, c.kafka.partitions);
+        assert_eq!(back.kafka.client["sasl.password"], "<redacted>");
+    }
+}
