@@ -12,22 +12,22 @@ use tokio::sync::watch;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::health::{Health, Impact};
+use crate::http::{self, HttpState};
+use crate::kafka::broker::{announce, EmbeddedBroker};
+use crate::kafka::client_config;
+use crate::kafka::dead_letters::DeadLetters;
 use crate::panic_message;
 use crate::pipeline::actor::ActorError;
 use crate::pipeline::ingest_pipeline::IngestPipeline;
 use crate::pipeline::query_handler;
 use crate::pipeline::supervisor::{supervise, Backoff, RestartReport};
-use crate::transport::broker::{announce, EmbeddedBroker};
-use crate::transport::dead_letters::DeadLetters;
-use crate::transport::http::{self, HttpState};
-use crate::transport::kafka::client_config;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
     #[error("kafka: {0}")]
     Kafka(#[from] rdkafka::error::KafkaError),
     #[error(transparent)]
-    Broker(#[from] crate::transport::broker::BrokerError),
+    Broker(#[from] crate::kafka::broker::BrokerError),
     #[error(transparent)]
     Engine(#[from] crate::engine::EngineError),
     #[error("http: {0}")]
@@ -310,7 +310,7 @@ async fn monitor(
                 "a small write did not finish within {PROBE_LIMIT:?}"
             )),
         };
-        dead_letters.expire(crate::transport::dead_letters::FAILING_EXPIRES);
+        dead_letters.expire(crate::kafka::dead_letters::FAILING_EXPIRES);
         health.set(
             "storage",
             Impact::Unready,

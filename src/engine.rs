@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::embedding::{CachedEmbedder, EmbedError, Embedder, EmbeddingCache};
 use crate::index::{DocumentOp, Index, IndexStats, StoreError, WriteOutcome};
 use crate::model::{IndexName, ValidationError};
-use crate::retrieval::{SearchRequest, SearchResult};
+use crate::retrieval::{RetrievalError, SearchRequest, SearchResult};
 use futures::FutureExt;
 use tracing::Instrument;
 
@@ -37,6 +37,17 @@ pub enum EngineError {
     Timeout { after_ms: u64 },
 }
 
+impl From<RetrievalError> for EngineError {
+    fn from(e: RetrievalError) -> Self {
+        match e {
+            RetrievalError::Invalid(v) => EngineError::Invalid(v),
+            RetrievalError::Embed(e) => EngineError::Embed(e),
+            RetrievalError::Store(e) => EngineError::from(e),
+            RetrievalError::Internal(m) => EngineError::Internal(m),
+        }
+    }
+}
+
 impl From<StoreError> for EngineError {
     fn from(e: StoreError) -> Self {
         match e {
@@ -57,6 +68,7 @@ impl From<StoreError> for EngineError {
                 oldest: v,
                 latest: v,
             },
+            StoreError::Embed(e) => EngineError::Embed(e),
             other => EngineError::Store(other),
         }
     }
@@ -125,9 +137,8 @@ impl Engine {
         // Measured below the cache: the metrics count model and provider calls only.
         let measured = crate::embedding::Measured::wrap(embedder.clone());
         let ingest_embedder = cached(measured, &cache);
-        let query_embedder = crate::embedding::Measured::wrap(
-            crate::embedding::select::for_queries(&config, &embedder),
-        );
+        let query_embedder =
+            crate::embedding::Measured::wrap(crate::embedders::for_queries(&config, &embedder));
         let reranker = if config.reranker.enabled {
             match crate::retrieval::rerank::HttpReranker::new(&config.reranker) {
                 Ok(r) => Some(Arc::new(r) as Arc<dyn crate::retrieval::rerank::Reranker>),
@@ -401,7 +412,7 @@ impl Engine {
         if let Ok(r) = &result {
             span.record("index_version", r.index_version);
         }
-        let result = result.map_err(|e| match e {
+        let result = result.map_err(|e| match EngineError::from(e) {
             EngineError::Store(StoreError::Lance(
                 e @ (lance::Error::IO { .. }
                 | lance::Error::NotFound { .. }
@@ -494,6 +505,7 @@ impl Engine {
                 self.config.model.batch_size.max(64),
             )
             .await
+            .map_err(EngineError::from)
     }
 
     /// Rebuilds the derived keyword index of `name` from its Lance rows.

@@ -4,12 +4,34 @@ use std::io::BufRead;
 use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::engine::{Engine, EngineError};
-use crate::eval::beir::BeirDoc;
 use crate::index::{DocumentOp, WriteOutcome};
 use crate::model::{Document, IndexName};
+
+/// A BEIR corpus line (`_id`, `title`, `text`): `ingest` reads them as documents.
+#[derive(Debug, Deserialize)]
+pub struct BeirDoc {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    pub text: String,
+}
+
+impl BeirDoc {
+    pub fn into_document(self) -> Document {
+        Document {
+            id: self.id,
+            title: (!self.title.is_empty()).then_some(self.title),
+            text: Some(self.text),
+            source_type: Some("beir".into()),
+            ..Default::default()
+        }
+    }
+}
 
 /// A bad input line: its number and what is wrong with it.
 #[derive(Debug, thiserror::Error)]

@@ -11,21 +11,24 @@ pub mod config;
 pub mod contracts;
 pub mod daemon;
 pub mod data_dir;
+pub mod embedders;
 pub mod embedding;
 pub mod engine;
 pub mod eval;
 mod failpoint;
 pub mod graph;
 pub mod health;
+pub mod http;
 pub mod index;
 pub mod ingest;
+pub mod kafka;
 pub mod model;
 pub mod pipeline;
 #[cfg(test)]
 mod properties;
 pub mod retrieval;
+pub mod store;
 pub mod telemetry;
-pub mod transport;
 
 pub use engine::{Engine, EngineError};
 

@@ -148,6 +148,10 @@ enum BenchCommand {
         /// Queries over HTTP and again over the bus.
         #[arg(long, default_value_t = 100)]
         queries: usize,
+        /// Measure freshness while the backlog drains (the backlog on every partition but
+        /// the first, the freshness documents on the first), not after it.
+        #[arg(long)]
+        beside_backlog: bool,
         /// Also write the report as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -491,7 +495,7 @@ fn main() -> ExitCode {
 }
 
 fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, Failure> {
-    ragstream::embedding::select::configured(config).map_err(failure)
+    ragstream::embedders::configured(config).map_err(failure)
 }
 
 /// Writes a bench or eval report as JSON to `path`, when one was given.
@@ -776,7 +780,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let name = index_name(&name)?;
             let _lock = lock_data_dir(&config, "index reembed")?;
-            let target = ragstream::embedding::select::load(&config, &embedder)
+            let target = ragstream::embedders::load(&config, &embedder)
                 .map_err(|e| usage(format!("--embedder {embedder}: {e}")))?;
             let engine = Engine::new(config.clone(), target.clone());
             let before = engine.index(&name).await?.info();
@@ -870,6 +874,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     freshness_documents,
                     rate,
                     queries,
+                    beside_backlog,
                     json: out,
                 },
         } => {
@@ -887,6 +892,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 freshness_documents,
                 rate_per_second: rate,
                 queries,
+                beside_backlog,
             };
             let report =
                 ragstream::bench::pipeline::run(config.clone(), load_embedder(&config)?, &options)
@@ -942,8 +948,16 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             };
             line(
                 &format!(
-                    "freshness at {} documents/s",
-                    report.freshness_rate_per_second
+                    "freshness at {} documents/s{}",
+                    report.freshness_rate_per_second,
+                    if report.freshness_beside_backlog {
+                        format!(
+                            " ({:.0} % produced while the backlog drained)",
+                            report.freshness_produced_while_draining * 100.0
+                        )
+                    } else {
+                        String::new()
+                    }
                 ),
                 &report.freshness,
             );

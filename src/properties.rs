@@ -93,7 +93,7 @@ proptest! {
         let _ = c003_ai_core::parse_request(&v);
         let _ = c004_retriever::parse_request(&v);
         if let Value::Object(bag) = &v {
-            let _ = crate::retrieval::filters::Filters::parse(bag);
+            let _ = crate::store::filters::Filters::parse(bag);
         }
     }
 

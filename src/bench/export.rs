@@ -55,7 +55,7 @@ pub async fn run(
     let ds = index.lance().latest();
     let rows = index
         .lance()
-        .rows_where(&ds, Some(crate::retrieval::filters::LIVE_ROWS.into()), true)
+        .rows_where(&ds, Some(crate::store::filters::LIVE_ROWS.into()), true)
         .await
         .map_err(|e| failed("rows", &e))?;
     let dimensions = index.info().dimensions;

@@ -15,7 +15,7 @@ use super::pipeline::BenchError;
 use crate::chunking::Chunker;
 use crate::eval::beir::{percentile, read_corpus, read_queries};
 use crate::index::{ChunkRow, KeywordSettings, KeywordStore};
-use crate::retrieval::filters::Filters;
+use crate::store::filters::Filters;
 
 #[derive(Debug, Clone)]
 pub struct KeywordBenchOptions {
@@ -158,7 +158,7 @@ fn measure(
     segment_docs.sort_unstable_by(|a, b| b.cmp(a));
     // Nothing is deleted here: what a query's keyword branch runs then (no visibility clause).
     let filters = Filters {
-        visibility: crate::retrieval::filters::Visibility::All,
+        visibility: crate::store::filters::Visibility::All,
         ..Filters::default()
     };
     let mut times = Vec::with_capacity(queries.len());

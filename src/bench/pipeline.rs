@@ -4,7 +4,9 @@
 //! 1. ingest throughput: N documents produced at once, until all are searchable;
 //! 2. freshness: M more documents produced at a steady rate to one partition, each timed from
 //!    produce to searchable (the partition keeps commit order = produce order, so "the index
-//!    holds k documents" means "the first k are searchable");
+//!    holds k documents" means "the first k are searchable"). By default this runs after the
+//!    backlog has drained; with `beside_backlog` it starts as soon as the backlog has been
+//!    produced, while it drains on the other partitions (a live index beside a backfill);
 //! 3. query latency over HTTP (`POST /v1/retrieve`) and over the bus (request on the queries
 //!    topic, reply on the reply topic), sequential hybrid queries.
 //!
@@ -30,10 +32,10 @@ use crate::daemon::{Daemon, DaemonError};
 use crate::embedding::Embedder;
 use crate::engine::Engine;
 use crate::eval::beir::{percentile, read_corpus, BeirError};
+use crate::kafka::client_config;
 use crate::model::{Document, IndexName};
 use crate::pipeline::events::DocumentEvent;
 use crate::pipeline::STAGES;
-use crate::transport::kafka::client_config;
 
 #[derive(Debug, Clone)]
 pub struct PipelineBenchOptions {
@@ -42,6 +44,9 @@ pub struct PipelineBenchOptions {
     pub freshness_documents: usize,
     pub rate_per_second: f64,
     pub queries: usize,
+    /// Measure freshness while the backlog drains: the backlog goes to every partition but
+    /// the first, the freshness documents to the first.
+    pub beside_backlog: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -87,6 +92,10 @@ pub struct PipelineBenchReport {
     pub breakdown: Breakdown,
     pub freshness_rate_per_second: f64,
     pub freshness: Latency,
+    /// Whether freshness was measured beside the draining backlog, and the share of its
+    /// documents produced before the backlog had drained.
+    pub freshness_beside_backlog: bool,
+    pub freshness_produced_while_draining: f64,
     pub http_query: Latency,
     pub bus_query: Latency,
 }
@@ -210,6 +219,8 @@ pub enum BenchError {
     Http(#[from] reqwest::Error),
     #[error("{0}")]
     Stalled(String),
+    #[error("{0}")]
+    Usage(String),
     #[error(transparent)]
     Store(#[from] crate::index::StoreError),
 }
@@ -366,21 +377,54 @@ async fn measure(
 
     // 1. Throughput: a backlog of N documents, until all are searchable.
     let bulk = IndexName::parse("bench_throughput").expect("valid name");
+    let partitions = config.kafka.partitions;
+    if options.beside_backlog && partitions < 2 {
+        return Err(BenchError::Usage(format!(
+            "freshness beside the backlog needs kafka.partitions of 2 or more (it is {partitions}): \
+             the backlog takes every partition but the first"
+        )));
+    }
+    let backlog_partition = |i: usize| {
+        options
+            .beside_backlog
+            .then(|| 1 + (i as i32 % (partitions - 1)))
+    };
     let before = Counters::read(bulk.as_str(), &embedder_id);
     let started = Instant::now();
     let sends = corpus[..options.documents]
         .iter()
-        .map(|d| produce(&producer, &topic, &bulk, d, None));
+        .enumerate()
+        .map(|(i, d)| produce(&producer, &topic, &bulk, d, backlog_partition(i)));
     for r in futures::future::join_all(sends).await {
         r?;
     }
     let produce_seconds = started.elapsed().as_secs_f64();
     let mut first: Option<(usize, Instant)> = None;
-    let chunks = wait_for_documents(&engine, &bulk, options.documents, |count, at| {
-        first.get_or_insert((count, at));
-    })
-    .await?;
-    let ingest_seconds = started.elapsed().as_secs_f64();
+    let backlog = async {
+        let chunks = wait_for_documents(&engine, &bulk, options.documents, |count, at| {
+            first.get_or_insert((count, at));
+        })
+        .await?;
+        Ok::<_, BenchError>((chunks, Instant::now()))
+    };
+    let fresh = IndexName::parse("bench_freshness").expect("valid name");
+    let freshness = measure_freshness(
+        &engine,
+        &producer,
+        &topic,
+        &fresh,
+        corpus[options.documents..need].to_vec(),
+        options.rate_per_second,
+    );
+    // 2. Freshness at a steady rate, one partition: beside the backlog or after it.
+    let ((chunks, drained_at), (produced, searchable)) = if options.beside_backlog {
+        let (backlog, freshness) = tokio::join!(backlog, freshness);
+        (backlog?, freshness?)
+    } else {
+        let backlog = backlog.await?;
+        (backlog, freshness.await?)
+    };
+    let ingest_seconds = drained_at.duration_since(started).as_secs_f64();
     let chunks_per_document = chunks as f64 / options.documents as f64;
     let steady_chunks_per_second = match first {
         Some((count, at)) if count < options.documents => {
@@ -397,32 +441,8 @@ async fn measure(
             at.duration_since(started).as_secs_f64()
         }),
     );
-
-    // 2. Freshness at a steady rate, one partition.
-    let fresh = IndexName::parse("bench_freshness").expect("valid name");
-    let docs = corpus[options.documents..need].to_vec();
-    let interval = Duration::from_secs_f64(1.0 / options.rate_per_second);
-    let producing = {
-        let (producer, topic, fresh) = (producer.clone(), topic.clone(), fresh.clone());
-        tokio::spawn(async move {
-            let t0 = Instant::now();
-            let mut produced = Vec::with_capacity(docs.len());
-            for (i, d) in docs.iter().enumerate() {
-                tokio::time::sleep_until(t0 + interval * i as u32).await;
-                produced.push(Instant::now());
-                produce(&producer, &topic, &fresh, d, Some(0)).await?;
-            }
-            Ok::<_, BenchError>(produced)
-        })
-    };
-    let mut searchable: Vec<Instant> = Vec::new();
-    wait_for_documents(&engine, &fresh, options.freshness_documents, |count, at| {
-        searchable.resize(count.max(searchable.len()), at);
-    })
-    .await?;
-    let produced = producing
-        .await
-        .map_err(|e| BenchError::Stalled(e.to_string()))??;
+    let freshness_produced_while_draining =
+        produced.iter().filter(|p| **p < drained_at).count() as f64 / produced.len() as f64;
     let freshness = Latency::of(
         produced
             .iter()
@@ -531,9 +551,48 @@ async fn measure(
         breakdown,
         freshness_rate_per_second: options.rate_per_second,
         freshness,
+        freshness_beside_backlog: options.beside_backlog,
+        freshness_produced_while_draining,
         http_query: Latency::of(http_ms),
         bus_query: Latency::of(bus_ms),
     })
+}
+
+/// Produces `docs` to `index` on partition 0 at `rate` documents per second; returns when
+/// each was produced and when each became searchable (the partition keeps produce order, so
+/// the k-th searchable is the k-th produced).
+async fn measure_freshness(
+    engine: &Engine,
+    producer: &FutureProducer,
+    topic: &str,
+    index: &IndexName,
+    docs: Vec<Document>,
+    rate: f64,
+) -> Result<(Vec<Instant>, Vec<Instant>), BenchError> {
+    let count = docs.len();
+    let interval = Duration::from_secs_f64(1.0 / rate);
+    let producing = {
+        let (producer, topic, index) = (producer.clone(), topic.to_string(), index.clone());
+        tokio::spawn(async move {
+            let t0 = Instant::now();
+            let mut produced = Vec::with_capacity(docs.len());
+            for (i, d) in docs.iter().enumerate() {
+                tokio::time::sleep_until(t0 + interval * i as u32).await;
+                produced.push(Instant::now());
+                produce(&producer, &topic, &index, d, Some(0)).await?;
+            }
+            Ok::<_, BenchError>(produced)
+        })
+    };
+    let mut searchable: Vec<Instant> = Vec::new();
+    wait_for_documents(engine, index, count, |count, at| {
+        searchable.resize(count.max(searchable.len()), at);
+    })
+    .await?;
+    let produced = producing
+        .await
+        .map_err(|e| BenchError::Stalled(e.to_string()))??;
+    Ok((produced, searchable))
 }
 
 #[cfg(test)]

@@ -690,8 +690,8 @@ async fn measure_recall(
         vectors.push(v);
     }
     let fetch = crate::retrieval::fusion::overfetch(10);
-    let everything = crate::retrieval::filters::Filters {
-        visibility: crate::retrieval::filters::Visibility::All,
+    let everything = crate::store::filters::Filters {
+        visibility: crate::store::filters::Visibility::All,
         ..Default::default()
     };
     let mut out = Vec::new();
@@ -732,7 +732,7 @@ async fn time_phases(
     queries: &[String],
 ) -> Result<Vec<PhaseTime>, crate::engine::EngineError> {
     use crate::index::DisjunctionSearch;
-    use crate::retrieval::filters::Filters;
+    use crate::store::filters::Filters;
     let fetch = crate::retrieval::fusion::overfetch(10);
     let what_runs = |search| match index.keyword().disjunction_search() == search {
         true => ": what runs",
@@ -767,7 +767,7 @@ async fn time_phases(
     .collect();
     // Nothing is deleted here: what a query's keyword branch runs then (no visibility clause).
     let filters = Filters {
-        visibility: crate::retrieval::filters::Visibility::All,
+        visibility: crate::store::filters::Visibility::All,
         ..Filters::default()
     };
     for (n, q) in queries.iter().enumerate() {

@@ -522,7 +522,7 @@ async fn hydrate_rows(
     sections: bool,
     version: Option<u64>,
 ) -> Result<Value, crate::engine::EngineError> {
-    use crate::retrieval::filters::sql_string;
+    use crate::store::filters::sql_string;
     let handle = engine.index(index).await?;
     let snapshot = handle.snapshot(version).await?;
     let lance = handle.lance();

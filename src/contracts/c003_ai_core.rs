@@ -26,8 +26,8 @@ use super::Reply;
 use crate::engine::{Engine, EngineError};
 use crate::index::ChunkRow;
 use crate::model::IndexName;
-pub use crate::retrieval::filters::Visibility;
 use crate::retrieval::{Candidates, Filters, FoundBy, SearchHit, SearchMethod, SearchRequest};
+pub use crate::store::filters::Visibility;
 
 /// The only keys `hybrid` accepts.
 pub const HYBRID_KEYS: &[&str] = &[

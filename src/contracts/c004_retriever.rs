@@ -14,8 +14,10 @@ use serde_json::{json, Value};
 
 use super::Reply;
 use crate::engine::{Engine, EngineError};
+use crate::model::IndexName;
 use crate::model::ValidationError;
-use crate::retrieval::retrievers::{retrieve, Retrieved};
+use crate::retrieval::retrievers::{fuse, Retrieved, RetrieverConfig};
+use crate::retrieval::{Filters, SearchMethod, SearchRequest};
 
 /// Validates `{query, messages?}`.
 pub fn parse_request(body: &Value) -> Result<String, ValidationError> {
@@ -98,5 +100,59 @@ pub async fn answer(engine: &Engine, name: &str, body: &[u8]) -> Reply {
             index_version: None,
         },
         Err(e) => super::error_reply(&e),
+    }
+}
+
+/// Runs retriever `name`. Read-only: it only searches.
+pub async fn retrieve(
+    engine: &Engine,
+    name: &str,
+    query: &str,
+) -> Result<Vec<Retrieved>, EngineError> {
+    let all = &engine.config().retrievers;
+    let r = all
+        .get(name)
+        .ok_or_else(|| EngineError::Internal(format!("no retriever named {name}")))?;
+    if r.composite.is_empty() {
+        return leaf(engine, r, query).await;
+    }
+    let mut children = Vec::with_capacity(r.composite.len());
+    for child in &r.composite {
+        children.push(Box::pin(retrieve(engine, child, query)).await?);
+    }
+    let weights: Vec<f64> = if r.weights.is_empty() {
+        vec![1.0 / children.len() as f64; children.len()]
+    } else {
+        r.weights.clone()
+    };
+    let mut fused = fuse(&children, &weights, r.fusion);
+    fused.truncate(r.top_k);
+    Ok(fused)
+}
+
+async fn leaf(
+    engine: &Engine,
+    r: &RetrieverConfig,
+    query: &str,
+) -> Result<Vec<Retrieved>, EngineError> {
+    let index = IndexName::parse(r.index.as_deref().unwrap_or_default())?;
+    let mut request = SearchRequest::new(query, r.method.unwrap_or(SearchMethod::Hybrid), r.top_k);
+    request.hybrid_alpha = r.alpha.unwrap_or(0.5);
+    request.filters = Filters::parse(&r.filters)?;
+    match engine.search(&index, &request).await {
+        Ok(result) => Ok(result
+            .hits
+            .into_iter()
+            .map(|h| Retrieved {
+                id: h.row.chunk_id.clone(),
+                score: h.score,
+                row: h.row,
+            })
+            .collect()),
+        // An index nobody has written to yet holds nothing: empty, not an error.
+        Err(EngineError::IndexNotFound(_)) => Ok(Vec::new()),
+        // A query that preprocessing leaves empty matches nothing.
+        Err(EngineError::Invalid(v)) if v.field == "query" => Ok(Vec::new()),
+        Err(e) => Err(e),
     }
 }

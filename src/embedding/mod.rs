@@ -7,7 +7,6 @@ mod hashing;
 pub mod http;
 mod measured;
 mod minilm;
-pub mod select;
 mod static_model;
 mod throttled;
 

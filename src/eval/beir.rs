@@ -29,27 +29,7 @@ fn data_err(path: &Path, reason: impl ToString) -> BeirError {
     }
 }
 
-/// A BEIR corpus line.
-#[derive(Debug, Deserialize)]
-pub struct BeirDoc {
-    #[serde(rename = "_id")]
-    pub id: String,
-    #[serde(default)]
-    pub title: String,
-    pub text: String,
-}
-
-impl BeirDoc {
-    pub fn into_document(self) -> Document {
-        Document {
-            id: self.id,
-            title: (!self.title.is_empty()).then_some(self.title),
-            text: Some(self.text),
-            source_type: Some("beir".into()),
-            ..Default::default()
-        }
-    }
-}
+pub use crate::ingest::BeirDoc;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct BeirQuery {
@@ -369,7 +349,8 @@ pub async fn evaluate(
     let defaults = engine.index(index).await?.info().defaults;
     let stats = engine.stats(index).await?;
     let mut sets = vec![("test", queries, qrels, LeftOut::Nothing)];
-    if let Some((long_queries, long_qrels)) = long_set {
+    // A dataset where no query cites two documents has no long-query variant: nothing to report.
+    if let Some((long_queries, long_qrels)) = long_set.filter(|(q, _)| !q.is_empty()) {
         sets.push(("long", long_queries, long_qrels, LeftOut::QueryDocument));
     }
     let mut out = Vec::new();

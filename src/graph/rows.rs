@@ -10,9 +10,9 @@ use arrow_schema::{Schema, SchemaRef};
 use sha2::{Digest, Sha256};
 
 use super::normalize;
-use crate::index::rows::{string_list, string_lists, strings, utf8, vector_column, vector_field};
-use crate::index::ChunkRow;
 use crate::model::Document;
+use crate::store::rows::ChunkRow;
+use crate::store::rows::{string_list, string_lists, strings, utf8, vector_column, vector_field};
 
 /// A fact as stored: its document, the chunk it was read from, its endpoints' entity keys,
 /// and (once embedded) the vector of its text.

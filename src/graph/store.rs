@@ -17,8 +17,8 @@ use super::rows::{
     batch_to_entities, batch_to_triples, entities_to_batch, entity_schema, triple_schema,
     triples_to_batch, EntityRow, TripleRow,
 };
-use crate::index::{in_list, replace_documents, StoreError};
-use crate::retrieval::filters::LIVE_ROWS;
+use crate::store::filters::LIVE_ROWS;
+use crate::store::{in_list, replace_documents, StoreError};
 
 /// Chunk-commit property: `"<triples version>/<entities version>"`.
 pub const GRAPH_PROPERTY: &str = "ragstream.graph";

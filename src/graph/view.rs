@@ -339,7 +339,7 @@ impl GraphView {
                         let at = i as usize * self.dimensions;
                         let v = &self.vectors[at..at + self.dimensions];
                         let cos: f32 = q.iter().zip(v).map(|(a, b)| a * b).sum();
-                        crate::retrieval::fusion::semantic_similarity(cos)
+                        crate::store::similarity::semantic_similarity(cos)
                     }
                     _ => 0.0,
                 };

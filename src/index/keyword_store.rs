@@ -23,7 +23,7 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDo
 use super::rows::ChunkRow;
 use super::versioned_directory::VersionedDirectory;
 use super::StoreError;
-use crate::retrieval::filters::{
+use crate::store::filters::{
     Filters, Visibility, FILTER_COLUMNS, METADATA_TERMS_FIELD, VISIBILITY_FIELD,
 };
 

@@ -10,10 +10,7 @@ use futures::TryStreamExt;
 use lance::dataset::builder::DatasetBuilder;
 use lance::dataset::cleanup::CleanupPolicy;
 use lance::dataset::transaction::Transaction;
-use lance::dataset::{
-    CommitBuilder, DeleteBuilder, InsertBuilder, MergeInsertBuilder, NewColumnTransform,
-    WhenMatched, WhenNotMatched, WhenNotMatchedBySource, WriteMode, WriteParams,
-};
+use lance::dataset::{CommitBuilder, InsertBuilder, NewColumnTransform, WriteMode, WriteParams};
 use lance::session::Session;
 use lance::Dataset;
 
@@ -23,7 +20,8 @@ use super::rows::{
     CandidateRow, ChunkRow, CANDIDATE_COLUMNS, DELETED_AT_COLUMN,
 };
 use super::StoreError;
-use crate::retrieval::filters::{sql_string, Filters, Visibility, LIVE_ROWS};
+use crate::store::filters::{Filters, Visibility, LIVE_ROWS};
+use crate::store::{in_list, replace_documents};
 
 /// Checked-out versions kept open for pinned queries.
 const VERSION_CACHE: usize = 8;
@@ -120,42 +118,6 @@ async fn candidates_of(
 /// tail that maintenance keeps short) may then run on one thread; whole-index exact scans (below
 /// the vector index threshold, recall checks) keep the default.
 const TOP_K_READ_PARALLELISM: usize = 1;
-
-/// `column IN ('a', 'b')`, values quoted for Lance's SQL filters.
-pub(crate) fn in_list(column: &str, values: &[String]) -> String {
-    let items: Vec<String> = values.iter().map(|v| sql_string(v)).collect();
-    format!("{column} IN ({})", items.join(", "))
-}
-
-/// The uncommitted change that replaces every row of `documents` in `ds` with `batch`
-/// (merged on `key`); no batch deletes them. Chunks and graph rows are written this way.
-pub(crate) async fn replace_documents(
-    ds: &Arc<Dataset>,
-    key: &str,
-    documents: &[String],
-    batch: Option<RecordBatch>,
-) -> Result<Transaction, StoreError> {
-    Ok(match batch {
-        None => {
-            DeleteBuilder::new(ds.clone(), in_list("document_id", documents))
-                .execute_uncommitted()
-                .await?
-                .transaction
-        }
-        Some(batch) => {
-            let delete_if =
-                WhenNotMatchedBySource::delete_if(ds, &in_list("document_id", documents))?;
-            MergeInsertBuilder::try_new(ds.clone(), vec![key.to_string()])?
-                .when_matched(WhenMatched::UpdateAll)
-                .when_not_matched(WhenNotMatched::InsertAll)
-                .when_not_matched_by_source(delete_if)
-                .try_build()?
-                .execute_uncommitted_batches(vec![batch])
-                .await?
-                .transaction
-        }
-    })
-}
 
 impl LanceStore {
     /// Opens the dataset at `uri`, creating an empty one (version 1) if there is none.
@@ -328,7 +290,7 @@ impl LanceStore {
             .candidates(ds, &addresses)
             .await?
             .into_iter()
-            .map(|c| (crate::retrieval::search::dot(query, &c.vector), c))
+            .map(|c| (crate::store::similarity::dot(query, &c.vector), c))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.address.cmp(&b.1.address)));
         Ok(scored.into_iter().map(|(_, c)| c).collect())

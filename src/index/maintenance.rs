@@ -266,7 +266,7 @@ impl Index {
         let cutoff = crate::model::timestamp_before(after);
         let filter = format!(
             "{DELETED_AT_COLUMN} IS NOT NULL AND {DELETED_AT_COLUMN} < {}",
-            crate::retrieval::filters::sql_string(&cutoff)
+            crate::store::filters::sql_string(&cutoff)
         );
         let _guard = self.write_lock.lock().await;
         let latest = Arc::new(self.lance.latest());

@@ -10,7 +10,7 @@ pub mod lance_cpu_pool;
 mod lance_store;
 pub mod maintenance;
 mod resident_vectors;
-pub mod rows;
+pub use crate::store::rows;
 pub mod vector_index;
 mod versioned_directory;
 mod writer;
@@ -23,8 +23,8 @@ use tracing::Instrument;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::store::StoreError;
 pub use keyword_store::{DisjunctionSearch, KeywordSettings, KeywordStore};
-pub(crate) use lance_store::{in_list, replace_documents};
 pub use lance_store::{Census, LanceStore, ResidentSearch};
 pub use rows::ChunkRow;
 pub use writer::{
@@ -34,50 +34,6 @@ pub use writer::{
 use crate::graph::store::{GraphStore, GraphVersion, GRAPH_PROPERTY};
 use crate::graph::view::GraphView;
 use crate::model::IndexName;
-
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("lance: {0}")]
-    Lance(#[from] lance::Error),
-    #[error("tantivy: {0}")]
-    Tantivy(#[from] tantivy::TantivyError),
-    #[error("io: {0}")]
-    Io(#[from] std::io::Error),
-    #[error("index_version {requested} is not available: the oldest retained version is {oldest} and the latest is {latest}")]
-    VersionUnavailable {
-        requested: u64,
-        oldest: u64,
-        latest: u64,
-    },
-    #[error("the keyword index has no snapshot of version {0}")]
-    KeywordSnapshotMissing(u64),
-    #[error("index {0} does not exist")]
-    UnknownIndex(String),
-    #[error("index {index} was created for embedder {recorded} ({recorded_dimensions}-d), not {given} ({given_dimensions}-d)")]
-    EmbedderMismatch {
-        index: String,
-        recorded: String,
-        recorded_dimensions: usize,
-        given: String,
-        given_dimensions: usize,
-    },
-    #[error("corrupt index data: {0}")]
-    Corrupt(String),
-    #[error("a search task failed: {0}")]
-    TaskFailed(String),
-}
-
-impl From<tantivy::directory::error::OpenDirectoryError> for StoreError {
-    fn from(e: tantivy::directory::error::OpenDirectoryError) -> Self {
-        StoreError::Tantivy(e.into())
-    }
-}
-
-impl From<tantivy::query::QueryParserError> for StoreError {
-    fn from(e: tantivy::query::QueryParserError) -> Self {
-        StoreError::Tantivy(e.into())
-    }
-}
 
 /// What an index records about itself: its embedder now, and the embedders of earlier
 /// versions (`ragstream index reembed` switches models in a new version).
@@ -105,7 +61,7 @@ pub struct IndexInfo {
 
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct IndexDefaults {
-    pub default_retrieval_profile: Option<crate::retrieval::profiles::Profile>,
+    pub default_retrieval_profile: Option<crate::model::Profile>,
     pub default_semantic_weight: Option<f64>,
     /// Where `auto` starts on this index (`ragstream index calibrate` measures it); `None`
     /// is balanced.
@@ -906,7 +862,7 @@ impl Index {
         &self,
         embedder: std::sync::Arc<dyn crate::embedding::Embedder>,
         batch: usize,
-    ) -> Result<u64, crate::engine::EngineError> {
+    ) -> Result<u64, StoreError> {
         let _guard = self.write_lock.lock().await;
         let mut rows = self
             .lance
@@ -921,7 +877,7 @@ impl Index {
                 e.embed(&refs)
             })
             .await
-            .map_err(|e| crate::engine::EngineError::Internal(e.to_string()))??;
+            .map_err(|e| StoreError::TaskFailed(e.to_string()))??;
             for (row, v) in part.iter_mut().zip(vectors) {
                 row.vector = Some(v);
             }

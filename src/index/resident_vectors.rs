@@ -47,7 +47,7 @@ use super::rows::{
     ROW_ADDRESS_COLUMN, VECTOR_COLUMN,
 };
 use super::StoreError;
-use crate::retrieval::filters::Visibility;
+use crate::store::filters::Visibility;
 use vector_codes as codes;
 
 /// Views of recent versions kept built (queries pinned to one of them reuse it).

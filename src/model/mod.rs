@@ -4,6 +4,7 @@ mod chunk;
 mod document;
 mod index_name;
 pub mod metadata;
+mod profile;
 
 pub use chunk::{Chunk, ChunkId, Offsets};
 pub use document::validate_document_id;
@@ -12,6 +13,7 @@ pub use document::{
     DocumentLimits, EntityAliases, Page, Triple, MAX_GRAPH_TERM_BYTES,
 };
 pub use index_name::IndexName;
+pub use profile::Profile;
 
 /// A rule an input broke, naming the field (a dotted path) and the rule.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]

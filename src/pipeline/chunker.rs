@@ -10,8 +10,8 @@ use super::actor::{Actor, ActorError, Mailbox};
 use super::checkpoints::{not_yet_committed, Checkpoints};
 use super::{Batch, IndexWork, PlannedBatch, SourcedEvent};
 use crate::engine::{Engine, EngineError};
+use crate::kafka::dead_letters::DeadLetters;
 use crate::model::IndexName;
-use crate::transport::dead_letters::DeadLetters;
 
 pub struct Chunker {
     pub engine: Arc<Engine>,
@@ -72,8 +72,7 @@ impl Chunker {
             // Permanent: this index can never take these events. They go to the DLQ with the
             // reason, and the pipeline continues.
             for ev in &events {
-                self.dead_letters
-                    .send_event(ev, "embedder_mismatch", &e.to_string())
+                ev.dead_letter(&self.dead_letters, "embedder_mismatch", &e.to_string())
                     .await;
             }
             return Ok(None);

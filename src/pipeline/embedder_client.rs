@@ -23,7 +23,7 @@ use super::{IndexWork, PlannedBatch};
 use crate::embedding::{EmbedError, Embedder};
 use crate::graph::rows::TripleRow;
 use crate::index::{ChunkRow, WritePlan};
-use crate::transport::dead_letters::DeadLetters;
+use crate::kafka::dead_letters::DeadLetters;
 
 /// Longest wait between two attempts while a provider is unavailable.
 const MAX_WAIT: Duration = Duration::from_secs(10);
@@ -115,13 +115,12 @@ impl EmbedderClient {
         work.triples
             .retain(|t| !dropped.contains(t.document_id.as_str()));
         for ev in rejected {
-            dead_letters
-                .send_event(
-                    &ev,
-                    "embedding_rejected",
-                    &failed[ev.event.op.document_id()],
-                )
-                .await;
+            ev.dead_letter(
+                &dead_letters,
+                "embedding_rejected",
+                &failed[ev.event.op.document_id()],
+            )
+            .await;
         }
         Ok(())
     }

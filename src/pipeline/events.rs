@@ -25,7 +25,7 @@ pub struct DocumentEvent {
 impl DocumentEvent {
     /// The message key: `INDEX/DOCUMENT_ID` (one document's events share a partition).
     pub fn key(&self) -> String {
-        crate::transport::kafka::document_key(self.index.as_str(), self.op.document_id())
+        crate::kafka::document_key(self.index.as_str(), self.op.document_id())
     }
 
     /// The wire form [`parse_event`] reads.

@@ -23,8 +23,8 @@ use super::triple_extractor::TripleExtraction;
 use crate::config::KafkaConfig;
 use crate::engine::{Engine, EngineError};
 use crate::graph::extractor::HttpExtractor;
-use crate::transport::dead_letters::DeadLetters;
-use crate::transport::kafka::client_config;
+use crate::kafka::client_config;
+use crate::kafka::dead_letters::DeadLetters;
 
 /// Batches waiting between two stages. With one in each mailbox and one in each stage, at
 /// most about seven batches are in memory, whatever the backlog in Kafka.
@@ -180,20 +180,15 @@ impl IngestPipeline {
             let timeout = Duration::from_secs(10);
             let id = match known {
                 Some(id) => id,
-                None => crate::transport::kafka::cluster_id(&kafka, &bootstrap, timeout)
+                None => crate::kafka::cluster_id(&kafka, &bootstrap, timeout)
                     .map_err(|e| e.to_string())?
                     .map(|id| format!("kafka-cluster-{id}"))
                     .ok_or("the brokers did not tell their cluster id")?,
             };
             let topic = &kafka.documents_topic;
-            let positions = crate::transport::kafka::positions(
-                &kafka,
-                &bootstrap,
-                topic,
-                &kafka.group_id,
-                timeout,
-            )
-            .map_err(|e| e.to_string())?;
+            let positions =
+                crate::kafka::positions(&kafka, &bootstrap, topic, &kafka.group_id, timeout)
+                    .map_err(|e| e.to_string())?;
             let key = |p: i32| super::partition_key(topic, p);
             Ok(KafkaLog {
                 id,

@@ -20,8 +20,8 @@ use super::actor::{ActorError, Mailbox};
 use super::assignment::Assignment;
 use super::events::{admit, parse_event};
 use super::{partition_key, Batch, SourcedEvent};
+use crate::kafka::dead_letters::{DeadLetters, Origin};
 use crate::model::DocumentLimits;
-use crate::transport::dead_letters::{DeadLetters, Origin};
 
 /// Seeks newly assigned partitions to the stored checkpoint instead of the group offsets, and
 /// fences revoked ones (see [`Assignment`]).
@@ -221,7 +221,7 @@ impl IngestSource {
             &self.settings.limits,
         )
         .and_then(|event| {
-            let authorization = crate::transport::kafka::header(msg, "authorization");
+            let authorization = crate::kafka::header(msg, "authorization");
             admit(
                 &event,
                 msg.key(),

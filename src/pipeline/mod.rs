@@ -42,6 +42,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use events::DocumentEvent;
 
 use crate::index::ChunkRow;
+use crate::kafka::dead_letters::{DeadLetters, Origin};
 use crate::model::IndexName;
 
 /// A valid event and where it was read.
@@ -75,12 +76,32 @@ impl SourcedEvent {
         crate::telemetry::propagation::follow(&span, &self.trace);
         span
     }
+
+    /// Dead-letters this valid event when a later stage cannot apply it (embedder mismatch,
+    /// embedding or extraction refused): its key and payload as the producer would have sent
+    /// them.
+    pub async fn dead_letter(&self, dead_letters: &DeadLetters, code: &str, message: &str) {
+        // The event's original headers are not kept past the source: its letter has none.
+        let origin = Origin {
+            topic: self.topic.clone(),
+            partition: self.partition,
+            offset: self.offset,
+            headers: Vec::new(),
+        };
+        let (key, payload) = (self.event.key(), self.event.to_json().to_string());
+        dead_letters
+            .send(
+                &origin,
+                Some(key.as_bytes()),
+                Some(payload.as_bytes()),
+                code,
+                message,
+            )
+            .await;
+    }
 }
 
-/// `"topic:partition"`, the checkpoint key.
-pub fn partition_key(topic: &str, partition: i32) -> String {
-    format!("{topic}:{partition}")
-}
+pub use crate::kafka::partition_key;
 
 /// IngestSource → Chunker: events in offset order; for every partition the batch touched
 /// (poison messages included) the next offset to read once it is committed, and the epoch of

@@ -23,10 +23,10 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::contracts::{self, Contract, Reply};
 use crate::engine::Engine;
+use crate::kafka::dead_letters::{DeadLetters, Origin};
+use crate::kafka::header;
 use crate::model::IndexName;
 use crate::telemetry::propagation;
-use crate::transport::dead_letters::{DeadLetters, Origin};
-use crate::transport::kafka::header;
 
 /// Queries answered at the same time.
 const CONCURRENCY: usize = 8;
@@ -65,7 +65,7 @@ pub async fn run(
                 .await;
             continue;
         };
-        if !crate::transport::kafka::reply_topic_allowed(&engine.config().kafka, &reply_to) {
+        if !crate::kafka::reply_topic_allowed(&engine.config().kafka, &reply_to) {
             let message = format!(
                 "reply-to {reply_to:?} does not match kafka.reply_topics ({})",
                 engine.config().kafka.reply_topics

@@ -17,8 +17,8 @@ use super::actor::{Actor, ActorError, Mailbox};
 use super::{IndexWork, PlannedBatch};
 use crate::graph::extractor::{ExtractError, TripleExtractor};
 use crate::index::{ChunkRow, DocumentOp};
+use crate::kafka::dead_letters::DeadLetters;
 use crate::model::Triple;
-use crate::transport::dead_letters::DeadLetters;
 
 const MAX_WAIT: Duration = Duration::from_secs(10);
 
@@ -169,13 +169,12 @@ impl TripleExtraction {
         work.triples
             .retain(|t| !refused.contains_key(t.document_id.as_str()));
         for ev in gone {
-            dead_letters
-                .send_event(
-                    &ev,
-                    "extraction_rejected",
-                    &refused[ev.event.op.document_id()],
-                )
-                .await;
+            ev.dead_letter(
+                &dead_letters,
+                "extraction_rejected",
+                &refused[ev.event.op.document_id()],
+            )
+            .await;
         }
         Ok(())
     }

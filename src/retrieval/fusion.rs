@@ -19,11 +19,7 @@ pub fn overfetch(top_k: usize) -> usize {
     (top_k * 3).clamp(10, 50)
 }
 
-/// Cosine similarity of unit vectors mapped to [0, 1] by clamping at 0: negative cosine means
-/// "unrelated", and keeping the positive range unscaled keeps scores readable as cosines.
-pub fn semantic_similarity(cosine: f32) -> f64 {
-    f64::from(cosine).clamp(0.0, 1.0)
-}
+pub use crate::store::similarity::semantic_similarity;
 
 /// Min-max scaling of one keyword result set; all-equal scores become 1.0.
 pub fn min_max(scores: &[f64]) -> Vec<f64> {

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use tracing::Instrument;
 
 use super::search::{rank_order, FoundBy, RelevanceKind, SearchHit};
-use crate::engine::EngineError;
+use super::RetrievalError;
 use crate::index::rows::CandidateRow;
 use crate::index::{ChunkRow, Index, Snapshot};
 
@@ -49,7 +49,7 @@ pub async fn hydrate(
     index: &Index,
     snapshot: &Snapshot,
     ranked: Vec<Ranked>,
-) -> Result<Vec<SearchHit>, EngineError> {
+) -> Result<Vec<SearchHit>, RetrievalError> {
     let addresses: Vec<u64> = ranked.iter().map(|r| r.candidate.address).collect();
     let read = index
         .lance()
@@ -64,7 +64,7 @@ pub async fn hydrate(
             // An address from a search of this very version always has its row; a missing
             // one is a broken store, not a hit to leave out quietly.
             let row = rows.remove(&r.candidate.chunk_id).ok_or_else(|| {
-                EngineError::Internal(format!(
+                RetrievalError::Internal(format!(
                     "chunk {} found at row address {} of version {} could not be read there",
                     r.candidate.chunk_id, r.candidate.address, snapshot.version
                 ))

@@ -1,6 +1,7 @@
 //! Retrieval: request semantics, filters, preprocessing, fusion and the search itself.
 
-pub mod filters;
+mod error;
+pub use crate::store::filters;
 pub mod fusion;
 pub mod hydration;
 pub mod preprocessing;
@@ -9,6 +10,7 @@ pub mod rerank;
 pub mod retrievers;
 pub mod search;
 
+pub use error::RetrievalError;
 pub use filters::Filters;
 pub use preprocessing::QueryPreprocessing;
 pub use search::{

@@ -17,16 +17,8 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
-use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Profile {
-    Auto,
-    Exact,
-    Balanced,
-    Semantic,
-}
+pub use crate::model::Profile;
 
 impl Profile {
     pub fn parse(s: &str) -> Option<Profile> {

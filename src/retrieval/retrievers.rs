@@ -9,8 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Filters, SearchMethod, SearchRequest};
-use crate::engine::{Engine, EngineError};
+use super::{Filters, SearchMethod};
 use crate::index::ChunkRow;
 use crate::model::IndexName;
 
@@ -156,60 +155,6 @@ fn depth(all: &BTreeMap<String, RetrieverConfig>, name: &str, d: usize) -> Optio
         .iter()
         .map(|c| depth(all, c, d + 1))
         .try_fold(d, |m, x| x.map(|x| m.max(x)))
-}
-
-/// Runs retriever `name`. Read-only: it only searches.
-pub async fn retrieve(
-    engine: &Engine,
-    name: &str,
-    query: &str,
-) -> Result<Vec<Retrieved>, EngineError> {
-    let all = &engine.config().retrievers;
-    let r = all
-        .get(name)
-        .ok_or_else(|| EngineError::Internal(format!("no retriever named {name}")))?;
-    if r.composite.is_empty() {
-        return leaf(engine, r, query).await;
-    }
-    let mut children = Vec::with_capacity(r.composite.len());
-    for child in &r.composite {
-        children.push(Box::pin(retrieve(engine, child, query)).await?);
-    }
-    let weights: Vec<f64> = if r.weights.is_empty() {
-        vec![1.0 / children.len() as f64; children.len()]
-    } else {
-        r.weights.clone()
-    };
-    let mut fused = fuse(&children, &weights, r.fusion);
-    fused.truncate(r.top_k);
-    Ok(fused)
-}
-
-async fn leaf(
-    engine: &Engine,
-    r: &RetrieverConfig,
-    query: &str,
-) -> Result<Vec<Retrieved>, EngineError> {
-    let index = IndexName::parse(r.index.as_deref().unwrap_or_default())?;
-    let mut request = SearchRequest::new(query, r.method.unwrap_or(SearchMethod::Hybrid), r.top_k);
-    request.hybrid_alpha = r.alpha.unwrap_or(0.5);
-    request.filters = Filters::parse(&r.filters)?;
-    match engine.search(&index, &request).await {
-        Ok(result) => Ok(result
-            .hits
-            .into_iter()
-            .map(|h| Retrieved {
-                id: h.row.chunk_id.clone(),
-                score: h.score,
-                row: h.row,
-            })
-            .collect()),
-        // An index nobody has written to yet holds nothing: empty, not an error.
-        Err(EngineError::IndexNotFound(_)) => Ok(Vec::new()),
-        // A query that preprocessing leaves empty matches nothing.
-        Err(EngineError::Invalid(v)) if v.field == "query" => Ok(Vec::new()),
-        Err(e) => Err(e),
-    }
 }
 
 /// Fuses child results onto one scale; descending, ties by id.

@@ -11,8 +11,8 @@ use super::fusion::{fuse, overfetch, semantic_similarity, BranchFusion};
 use super::hydration::{hydrate, sort_ranked, Ranked};
 use super::preprocessing::QueryPreprocessing;
 use super::rerank::Reranker;
+use super::RetrievalError;
 use crate::embedding::Embedder;
-use crate::engine::EngineError;
 use crate::index::rows::CandidateRow;
 use crate::index::{ChunkRow, Index, Snapshot};
 use crate::model::ValidationError;
@@ -162,7 +162,7 @@ pub async fn search(
     embedder: &Arc<dyn Embedder>,
     reranker: Option<&Arc<dyn Reranker>>,
     request: &SearchRequest,
-) -> Result<SearchResult, EngineError> {
+) -> Result<SearchResult, RetrievalError> {
     let analysis = tracing::info_span!("analysis");
     let query = analysis.in_scope(|| request.preprocessing.apply(&request.query));
     if query.trim().is_empty() {
@@ -322,7 +322,7 @@ async fn hydrate_kept(
     mut ranked: Vec<Ranked>,
     request: &SearchRequest,
     reranker: Option<&Arc<dyn Reranker>>,
-) -> Result<(Vec<SearchHit>, Vectors), EngineError> {
+) -> Result<(Vec<SearchHit>, Vectors), RetrievalError> {
     sort_ranked(&mut ranked);
     let diversifies = request.diversify > 0.0;
     let reorders = (request.rerank && reranker.is_some()) || diversifies;
@@ -405,7 +405,7 @@ async fn diversify(
     mut vectors: Vectors,
     k: usize,
     strength: f64,
-) -> Result<Vec<SearchHit>, EngineError> {
+) -> Result<Vec<SearchHit>, RetrievalError> {
     let missing: Vec<String> = hits
         .iter()
         .map(|h| h.row.chunk_id.clone())
@@ -473,7 +473,7 @@ async fn hybrid(
     query: &str,
     request: &SearchRequest,
     filters: &Filters,
-) -> Result<(Vec<Ranked>, usize, usize, Vec<String>), EngineError> {
+) -> Result<(Vec<Ranked>, usize, usize, Vec<String>), RetrievalError> {
     let fetch = overfetch(request.top_k);
     // The two branches run side by side: tantivy on the blocking pool, then its candidates'
     // rows found (by the resident vectors' ids where they hold the version) and their
@@ -493,7 +493,7 @@ async fn hybrid(
             .candidates(&snapshot.dataset, &ids)
             .instrument(tracing::info_span!("keyword_candidates", rows = ids.len()))
             .await?;
-        Ok::<_, EngineError>((keyword, candidates, dropped))
+        Ok::<_, RetrievalError>((keyword, candidates, dropped))
     };
     let (semantic, (keyword, keyword_candidates, dropped)) = futures::try_join!(
         semantic_branch(
@@ -558,15 +558,15 @@ async fn hybrid(
 pub(crate) async fn embed_query(
     embedder: &Arc<dyn Embedder>,
     query: &str,
-) -> Result<Vec<f32>, EngineError> {
+) -> Result<Vec<f32>, RetrievalError> {
     let (embedder, query) = (embedder.clone(), query.to_string());
     let span = tracing::info_span!("embed_query", embedder = embedder.id());
     tokio::task::spawn_blocking(move || embedder.embed(&[query.as_str()]))
         .instrument(span)
         .await
-        .map_err(|e| EngineError::Internal(format!("query embedding task failed: {e}")))??
+        .map_err(|e| RetrievalError::Internal(format!("query embedding task failed: {e}")))??
         .pop()
-        .ok_or_else(|| EngineError::Internal("embedder returned no vector".into()))
+        .ok_or_else(|| RetrievalError::Internal("embedder returned no vector".into()))
 }
 
 /// Top `k` candidates by cosine similarity; similarity is recomputed from the stored
@@ -577,7 +577,7 @@ async fn semantic_branch(
     query: &[f32],
     k: usize,
     filters: &Filters,
-) -> Result<Vec<(CandidateRow, f64)>, EngineError> {
+) -> Result<Vec<(CandidateRow, f64)>, RetrievalError> {
     let found = index
         .lance()
         .nearest(&snapshot.dataset, query, k, filters)
@@ -600,7 +600,7 @@ async fn keyword_top(
     query: &str,
     filters: &Filters,
     limit: usize,
-) -> Result<(Vec<(String, f32)>, Vec<String>), EngineError> {
+) -> Result<(Vec<(String, f32)>, Vec<String>), RetrievalError> {
     let Some(prepared) = index
         .keyword()
         .prepare(&snapshot.searcher, query, filters)?
@@ -616,7 +616,7 @@ async fn keyword_top(
     }
     let ranked = tokio::task::spawn_blocking(move || span.in_scope(|| prepared.top(limit)))
         .await
-        .map_err(|e| EngineError::Internal(format!("keyword search task failed: {e}")))??;
+        .map_err(|e| RetrievalError::Internal(format!("keyword search task failed: {e}")))??;
     Ok((ranked, dropped))
 }
 
@@ -625,7 +625,7 @@ async fn rows_by_id(
     snapshot: &Snapshot,
     ids: &[String],
     with_vector: bool,
-) -> Result<HashMap<String, ChunkRow>, EngineError> {
+) -> Result<HashMap<String, ChunkRow>, RetrievalError> {
     Ok(index
         .lance()
         .rows(&snapshot.dataset, ids, with_vector)
@@ -636,13 +636,7 @@ async fn rows_by_id(
         .collect())
 }
 
-/// Dot product of unit vectors (cosine), accumulated in f64 in a fixed order.
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| f64::from(*x) * f64::from(*y))
-        .sum::<f64>() as f32
-}
+pub(crate) use crate::store::similarity::dot;
 
 /// Score descending; ties by document id, chunk index, then chunk id (all ascending).
 pub fn sort_hits(hits: &mut [SearchHit]) {

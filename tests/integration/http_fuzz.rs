@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use ragstream::bench::hostile::Hostile;
-use ragstream::transport::openapi::ROUTES;
+use ragstream::http::openapi::ROUTES;
 use serde_json::{json, Value};
 
 use crate::daemon::{curl, kcat_produce, start_daemon_with, upsert, wait_for};

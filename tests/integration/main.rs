@@ -17,6 +17,7 @@ mod faults;
 mod graph;
 mod hardening;
 mod http_fuzz;
+mod layering;
 mod maintenance;
 mod pipeline;
 mod providers;

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use ragstream::index::DocumentOp;
+use ragstream::kafka::dead_letters::DeadLetters;
 use ragstream::pipeline::actor::{self, mailbox, Actor};
 use ragstream::pipeline::assignment::Assignment;
 use ragstream::pipeline::checkpoints::Checkpoints;
@@ -11,7 +12,6 @@ use ragstream::pipeline::chunker::Chunker;
 use ragstream::pipeline::events::DocumentEvent;
 use ragstream::pipeline::index_writer::IndexWriter;
 use ragstream::pipeline::{Batch, IndexWork, PlannedBatch, SourcedEvent};
-use ragstream::transport::dead_letters::DeadLetters;
 use rdkafka::producer::FutureProducer;
 use rdkafka::ClientConfig;
 

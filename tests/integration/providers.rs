@@ -344,7 +344,7 @@ async fn a_query_fails_fast_during_an_outage_instead_of_waiting_out_ingestion_re
     c.storage.data_dir = dir.path().join("data");
     c.embedders.get_mut("fake").unwrap().max_retries = 6;
     c.embedders.get_mut("fake").unwrap().breaker_failures = 100;
-    let embedder = ragstream::embedding::select::configured(&c).unwrap();
+    let embedder = ragstream::embedders::configured(&c).unwrap();
     let engine = ragstream::Engine::new(c, embedder);
     let kb = crate::common::name("kb");
     engine

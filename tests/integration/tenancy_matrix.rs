@@ -2,7 +2,7 @@
 //! token gets 403 on tenant b's index (the same answer whether that index exists or not),
 //! no token gets 401, and b's own token is let through.
 
-use ragstream::transport::openapi::ROUTES;
+use ragstream::http::openapi::ROUTES;
 use serde_json::{json, Value};
 
 use crate::daemon::{curl, kcat_consume, kcat_produce, start_daemon_with, wait_for};

@@ -1,4 +1,8 @@
-//! Kafka client settings shared by every consumer and producer.
+//! Kafka plumbing below the pipeline: client settings shared by every consumer and producer,
+//! message keys and headers, the embedded broker, and the dead-letter topic.
+
+pub mod broker;
+pub mod dead_letters;
 
 use rdkafka::ClientConfig;
 
@@ -170,9 +174,7 @@ pub fn indexing_lag(
     positions
         .iter()
         .map(|p| {
-            let indexed = checkpoint
-                .get(&crate::pipeline::partition_key(topic, p.partition))
-                .copied();
+            let indexed = checkpoint.get(&partition_key(topic, p.partition)).copied();
             let done = p
                 .committed_offset
                 .into_iter()
@@ -189,6 +191,11 @@ pub fn indexing_lag(
             }
         })
         .collect()
+}
+
+/// `"topic:partition"`, the checkpoint key.
+pub fn partition_key(topic: &str, partition: i32) -> String {
+    format!("{topic}:{partition}")
 }
 
 #[cfg(test)]

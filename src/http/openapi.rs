@@ -22,10 +22,10 @@ use serde_json::{json, Map, Value};
 use crate::contracts::c001_rag_searcher as c001;
 use crate::contracts::c002_retrieval_api as c002;
 use crate::model::metadata::BUILT_IN_FIELDS;
-use crate::retrieval::filters::{ColumnKind, Visibility, FILTER_COLUMNS};
 use crate::retrieval::profiles::{Profile, LEXICAL_SIGNALS};
 use crate::retrieval::search::MAX_POOL;
 use crate::retrieval::{QueryPreprocessing, RelevanceKind, SearchMethod};
+use crate::store::filters::{ColumnKind, Visibility, FILTER_COLUMNS};
 
 /// One HTTP route: what the server registers, and what the document says about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

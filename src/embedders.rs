@@ -4,9 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::http::HttpEmbedder;
-use super::{EmbedError, Embedder, HashingEmbedder, MiniLmEmbedder, StaticEmbedder, Throttled};
 use crate::config::Config;
+use crate::embedding::http::HttpEmbedder;
+use crate::embedding::{
+    EmbedError, Embedder, HashingEmbedder, MiniLmEmbedder, StaticEmbedder, Throttled,
+};
 
 /// The embedder called `name` in `config`.
 pub fn load(config: &Config, name: &str) -> Result<Arc<dyn Embedder>, EmbedError> {

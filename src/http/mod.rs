@@ -33,6 +33,8 @@ use serde_json::{json, Value};
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+pub mod openapi;
+
 use crate::auth::{AuthError, Caller, Scope};
 use crate::config::KafkaConfig;
 use crate::contracts::{self, Contract, Reply, Target};
@@ -632,11 +634,8 @@ async fn status(
     };
     let lag = match documents_positions(&state, Duration::from_secs(5)).await {
         Ok(positions) => {
-            let partitions = crate::transport::kafka::indexing_lag(
-                &state.documents_topic,
-                &positions,
-                &checkpoint,
-            );
+            let partitions =
+                crate::kafka::indexing_lag(&state.documents_topic, &positions, &checkpoint);
             let total: i64 = partitions.iter().map(|p| p.lag).sum();
             json!({"messages": total, "partitions": partitions})
         }
@@ -655,10 +654,10 @@ async fn status(
 async fn documents_positions(
     state: &HttpState,
     timeout: Duration,
-) -> Result<Vec<crate::transport::kafka::PartitionPosition>, String> {
+) -> Result<Vec<crate::kafka::PartitionPosition>, String> {
     let (kafka, bootstrap) = (state.kafka.clone(), state.bootstrap.clone());
     tokio::task::spawn_blocking(move || {
-        crate::transport::kafka::positions(
+        crate::kafka::positions(
             &kafka,
             &bootstrap,
             &kafka.documents_topic,
@@ -709,9 +708,7 @@ async fn metrics(state: web::Data<HttpState>, req: HttpRequest) -> HttpResponse 
 
 /// The OpenAPI document of every route.
 async fn openapi() -> HttpResponse {
-    HttpResponse::Ok().json(crate::transport::openapi::document(env!(
-        "CARGO_PKG_VERSION"
-    )))
+    HttpResponse::Ok().json(crate::http::openapi::document(env!("CARGO_PKG_VERSION")))
 }
 
 /// Liveness: 200 `ok` unless a part reports a problem that needs a restart or an operator
@@ -767,7 +764,7 @@ async fn not_found() -> HttpResponse {
 }
 
 /// The handler of a documented route, by its operation id.
-fn route(r: &crate::transport::openapi::Route) -> actix_web::Route {
+fn route(r: &crate::http::openapi::Route) -> actix_web::Route {
     let method = match r.method {
         "GET" => web::get(),
         "POST" => web::post(),
@@ -816,7 +813,7 @@ pub fn start(state: HttpState, bind: &str) -> std::io::Result<(SocketAddr, Serve
     let server = HttpServer::new(move || {
         // The routes are the OpenAPI route table: what is served is what is documented.
         let app = App::new().app_data(state.clone());
-        crate::transport::openapi::ROUTES
+        crate::http::openapi::ROUTES
             .iter()
             .fold(app, |app, r| app.route(r.path, route(r)))
             .default_service(web::to(not_found))
@@ -837,7 +834,7 @@ mod tests {
 
     #[actix_web::test]
     async fn every_documented_route_has_a_handler() {
-        for r in crate::transport::openapi::ROUTES {
+        for r in crate::http::openapi::ROUTES {
             let app = actix_web::test::init_service(
                 App::new()
                     .route(r.path, route(r))

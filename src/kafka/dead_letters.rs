@@ -132,27 +132,6 @@ impl DeadLetters {
         self
     }
 
-    /// Dead-letters a valid event a later stage cannot apply (embedder mismatch, embedding or
-    /// extraction refused): its key and payload as the producer would have sent them.
-    pub async fn send_event(&self, ev: &crate::pipeline::SourcedEvent, code: &str, message: &str) {
-        // The event's original headers are not kept past the source: its letter has none.
-        let origin = Origin {
-            topic: ev.topic.clone(),
-            partition: ev.partition,
-            offset: ev.offset,
-            headers: Vec::new(),
-        };
-        let (key, payload) = (ev.event.key(), ev.event.to_json().to_string());
-        self.send(
-            &origin,
-            Some(key.as_bytes()),
-            Some(payload.as_bytes()),
-            code,
-            message,
-        )
-        .await;
-    }
-
     /// Sends the original key and payload with headers `error.code`, `error.message`,
     /// `source.topic`, `source.partition`, `source.offset`; shrunk when too large, parked
     /// when the topic does not take it in time (see the module documentation).

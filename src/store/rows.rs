@@ -12,8 +12,8 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use serde_json::{Map, Value};
 
+use super::filters::metadata_terms;
 use crate::model::{Chunk, Document};
-use crate::retrieval::filters::metadata_terms;
 
 /// Name of the vector column.
 pub const VECTOR_COLUMN: &str = "vector";

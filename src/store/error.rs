@@ -1,0 +1,50 @@
+//! What can go wrong reading or writing the stores (Lance datasets, the keyword index).
+
+use crate::embedding::EmbedError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("lance: {0}")]
+    Lance(#[from] lance::Error),
+    #[error("tantivy: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("index_version {requested} is not available: the oldest retained version is {oldest} and the latest is {latest}")]
+    VersionUnavailable {
+        requested: u64,
+        oldest: u64,
+        latest: u64,
+    },
+    #[error("the keyword index has no snapshot of version {0}")]
+    KeywordSnapshotMissing(u64),
+    #[error("index {0} does not exist")]
+    UnknownIndex(String),
+    #[error("index {index} was created for embedder {recorded} ({recorded_dimensions}-d), not {given} ({given_dimensions}-d)")]
+    EmbedderMismatch {
+        index: String,
+        recorded: String,
+        recorded_dimensions: usize,
+        given: String,
+        given_dimensions: usize,
+    },
+    #[error("corrupt index data: {0}")]
+    Corrupt(String),
+    #[error("a search task failed: {0}")]
+    TaskFailed(String),
+    /// The embedder failed while the store was rewriting vectors (`index reembed`).
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+}
+
+impl From<tantivy::directory::error::OpenDirectoryError> for StoreError {
+    fn from(e: tantivy::directory::error::OpenDirectoryError) -> Self {
+        StoreError::Tantivy(e.into())
+    }
+}
+
+impl From<tantivy::query::QueryParserError> for StoreError {
+    fn from(e: tantivy::query::QueryParserError) -> Self {
+        StoreError::Tantivy(e.into())
+    }
+}
