@@ -116,7 +116,7 @@ impl EmbedderClient {
             .retain(|t| !dropped.contains(t.document_id.as_str()));
         for ev in rejected {
             ev.dead_letter(
-                &dead_letters,
+                dead_letters,
                 "embedding_rejected",
                 &failed[ev.event.op.document_id()],
             )

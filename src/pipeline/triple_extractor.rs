@@ -170,7 +170,7 @@ impl TripleExtraction {
             .retain(|t| !refused.contains_key(t.document_id.as_str()));
         for ev in gone {
             ev.dead_letter(
-                &dead_letters,
+                dead_letters,
                 "extraction_rejected",
                 &refused[ev.event.op.document_id()],
             )
