@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The LanceDB side of scripts/compare-lancedb.
 
-Indexes the chunks and vectors `ragstream bench export` wrote (the same rows ragstream
+Indexes the chunks and vectors `ragstream-bench export` wrote (the same rows ragstream
 indexed, with the same vectors) into a LanceDB table, in batches of the size ragstream's
 ingest commits, builds the same kind of vector index (IVF_HNSW_SQ, cosine) and its native
 full-text index (lancedb 0.40 removed the tantivy-based one), then runs hybrid top-10 queries with the exported query vectors at
@@ -34,7 +34,7 @@ def read_lines(path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("export", type=Path, help="directory written by ragstream bench export")
+    parser.add_argument("export", type=Path, help="directory written by ragstream-bench export")
     parser.add_argument("--work", type=Path, required=True, help="LanceDB database directory")
     parser.add_argument("--batch", type=int, default=512, help="rows per add() call")
     # By default the approximate search uses the settings ragstream's index searched with

@@ -381,6 +381,64 @@ impl Engine {
         });
     }
 
+    /// Why each of `targets` was or was not retrieved by `request` on `name`
+    /// (`retrieval::explain`).
+    pub async fn explain(
+        &self,
+        name: &IndexName,
+        request: &SearchRequest,
+        targets: &[crate::retrieval::explain::Target],
+    ) -> Result<crate::retrieval::explain::Explanation, EngineError> {
+        if request.top_k == 0 || request.top_k > self.config.limits.max_top_k {
+            return Err(ValidationError::new(
+                "top_k",
+                format!("must be between 1 and {}", self.config.limits.max_top_k),
+            )
+            .into());
+        }
+        let index = self.index(name).await?;
+        crate::retrieval::explain::explain(
+            &index,
+            &self.query_embedder,
+            self.reranker.as_ref(),
+            request,
+            targets,
+        )
+        .instrument(tracing::info_span!("explain", index = %name))
+        .await
+        .map_err(EngineError::from)
+    }
+
+    /// `request` answered at versions `from` and `to` of `name`, compared
+    /// (`retrieval::diff`).
+    pub async fn diff(
+        &self,
+        name: &IndexName,
+        request: &SearchRequest,
+        from: u64,
+        to: u64,
+    ) -> Result<crate::retrieval::diff::Diff, EngineError> {
+        if request.top_k == 0 || request.top_k > self.config.limits.max_top_k {
+            return Err(ValidationError::new(
+                "top_k",
+                format!("must be between 1 and {}", self.config.limits.max_top_k),
+            )
+            .into());
+        }
+        let index = self.index(name).await?;
+        crate::retrieval::diff::diff(
+            &index,
+            &self.query_embedder,
+            self.reranker.as_ref(),
+            request,
+            from,
+            to,
+        )
+        .instrument(tracing::info_span!("diff", index = %name))
+        .await
+        .map_err(EngineError::from)
+    }
+
     pub async fn search(
         &self,
         name: &IndexName,
@@ -506,6 +564,28 @@ impl Engine {
             )
             .await
             .map_err(EngineError::from)
+    }
+
+    /// Deletes index `name`. It stops answering at once: its directory leaves `indexes/`
+    /// (`index::deleted`), writes still holding a handle fail, and the next query or write
+    /// finds no such index (a write makes a new, empty one). Its files are removed by
+    /// [`Engine::purge_deleted_indexes`]. Returns the version it had reached.
+    pub async fn delete_index(&self, name: &IndexName) -> Result<u64, EngineError> {
+        let index = self.index(name).await?;
+        // Waits for a running commit or maintenance pass; queries go on meanwhile.
+        let checkpoint = index.retire().await?;
+        let version = index.latest_version();
+        // Held while the directory moves: nobody opens the index again halfway.
+        let mut open = self.indexes.lock().await;
+        crate::index::deleted::retire(&self.config.storage.data_dir, name, checkpoint)?;
+        open.remove(name);
+        tracing::info!(index = %name, index_version = version, "index deleted");
+        Ok(version)
+    }
+
+    /// Removes the files of deleted indexes; returns how many were removed.
+    pub fn purge_deleted_indexes(&self) -> Result<usize, EngineError> {
+        Ok(crate::index::deleted::purge(&self.config.storage.data_dir)?)
     }
 
     /// Rebuilds the derived keyword index of `name` from its Lance rows.

@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod bench;
 pub mod chunking;
+pub mod cli;
 pub mod config;
 pub mod contracts;
 pub mod daemon;

@@ -66,6 +66,10 @@ fn valid_body(contract: Contract) -> Value {
             "filters": {"collection_id": "c"}, "visibility": "active"}),
         Contract::C004 => json!({"query": "moon tides", "messages": [{"role": "user",
             "content": "hi"}]}),
+        Contract::Explain => json!({"request": {"query": "moon tides", "top_k": 3,
+            "filters": {"tags": ["a"]}}, "targets": [{"document_id": "d1"}, {"text": "moon"}]}),
+        Contract::Diff => json!({"request": {"query": "moon tides", "top_k": 3},
+            "from_version": 1, "to_version": 2}),
     }
 }
 
@@ -131,13 +135,7 @@ pub async fn run(cases: u64, seed: u64) -> FuzzReport {
         tracing::error!(error = %e, "fuzz: the index could not be written");
     }
     let caller = crate::auth::Caller::unrestricted();
-    for contract in [
-        Contract::C000,
-        Contract::C001,
-        Contract::C002,
-        Contract::C003,
-        Contract::C004,
-    ] {
+    for contract in Contract::ALL {
         let mut report = ParserReport::default();
         let valid = valid_body(contract);
         for _ in 0..cases {

@@ -12,9 +12,9 @@ use serde_json::{json, Map, Value};
 
 use super::Reply;
 use crate::engine::Engine;
-use crate::index::ChunkRow;
+use crate::index::{ChunkRow, IndexDefaults};
 use crate::model::{canonical_iso8601, IndexName, ValidationError};
-use crate::retrieval::profiles::{resolve, Profile, AUTO_MIN_WEIGHT};
+use crate::retrieval::profiles::{resolve, Profile, Resolved, AUTO_MIN_WEIGHT};
 use crate::retrieval::{Filters, SearchMethod, SearchRequest};
 
 const FIELDS: &[&str] = &[
@@ -222,6 +222,18 @@ fn source_uri(row: &ChunkRow) -> Value {
     json!(row.uri.clone().or_else(|| row.source_path.clone()))
 }
 
+/// The engine request a query asks for on an index with `defaults`, and the profile it
+/// resolved to.
+pub fn search_request(req: &QueryRequest, defaults: &IndexDefaults) -> (SearchRequest, Resolved) {
+    let resolved = resolve(&req.query, req.profile, req.semantic_weight, defaults);
+    let mut search = SearchRequest::new(req.query.clone(), SearchMethod::Hybrid, req.top_k);
+    search.filters = req.filters.clone();
+    search.hybrid_alpha = resolved.semantic_weight;
+    search.index_version = req.index_version;
+    search.rerank = req.rerank;
+    (search, resolved)
+}
+
 pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
     let started = std::time::Instant::now();
     let limits = &engine.config().limits;
@@ -234,12 +246,7 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         Err(e) => return super::error_reply(&e),
     };
     let defaults = handle.info().defaults;
-    let resolved = resolve(&req.query, req.profile, req.semantic_weight, &defaults);
-    let mut search = SearchRequest::new(req.query.clone(), SearchMethod::Hybrid, req.top_k);
-    search.filters = req.filters.clone();
-    search.hybrid_alpha = resolved.semantic_weight;
-    search.index_version = req.index_version;
-    search.rerank = req.rerank;
+    let (mut search, resolved) = search_request(&req, &defaults);
     let mut graph = None;
     if let Some(depth) = req.graph_depth {
         let max = engine.config().graph.max_depth;

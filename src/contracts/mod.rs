@@ -9,6 +9,8 @@ pub mod c001_rag_searcher;
 pub mod c002_retrieval_api;
 pub mod c003_ai_core;
 pub mod c004_retriever;
+pub mod diff;
+pub mod explain;
 
 use serde_json::Value;
 
@@ -29,15 +31,22 @@ pub enum Contract {
     C003,
     /// A named retriever: `{query, messages?}` → `[document]`.
     C004,
+    /// Why targets were or were not retrieved by a 002 (or 000) query on the index the route
+    /// (or the bus header `index`) names.
+    Explain,
+    /// One query at two versions of the index the route (or the bus header `index`) names.
+    Diff,
 }
 
 impl Contract {
-    pub const ALL: [Contract; 5] = [
+    pub const ALL: [Contract; 7] = [
         Contract::C000,
         Contract::C001,
         Contract::C002,
         Contract::C003,
         Contract::C004,
+        Contract::Explain,
+        Contract::Diff,
     ];
 
     /// The contract's number, as the bus header and metrics name it.
@@ -48,10 +57,12 @@ impl Contract {
             Contract::C002 => "002",
             Contract::C003 => "003",
             Contract::C004 => "004",
+            Contract::Explain => "explain",
+            Contract::Diff => "diff",
         }
     }
 
-    /// The bus header value (`000` to `004`); absent means 000.
+    /// The bus header value (`000` to `004`, `explain` or `diff`); absent means 000.
     pub fn from_header(value: Option<&str>) -> Option<Contract> {
         match value.map(str::trim) {
             None | Some("") | Some("000") => Some(Contract::C000),
@@ -59,6 +70,8 @@ impl Contract {
             Some("002") => Some(Contract::C002),
             Some("003") => Some(Contract::C003),
             Some("004") => Some(Contract::C004),
+            Some("explain") => Some(Contract::Explain),
+            Some("diff") => Some(Contract::Diff),
             Some(_) => None,
         }
     }
@@ -136,7 +149,9 @@ fn indexes_read(
             .or_else(default_index)
             .into_iter()
             .collect(),
-        Contract::C002 => target.index.clone().into_iter().collect(),
+        Contract::C002 | Contract::Explain | Contract::Diff => {
+            target.index.clone().into_iter().collect()
+        }
         Contract::C004 => target
             .retriever
             .as_deref()
@@ -237,6 +252,15 @@ async fn dispatch(
             let index = index.unwrap_or_else(default_index);
             c003_ai_core::answer(engine, &index, &value, override_ok).await
         }
+        Contract::Explain | Contract::Diff => match index {
+            Some(index) if contract == Contract::Explain => {
+                explain::answer(engine, &index, &value).await
+            }
+            Some(index) => diff::answer(engine, &index, &value).await,
+            None => error_reply(
+                &ValidationError::new("index", "is required (route or bus header)").into(),
+            ),
+        },
         Contract::C004 => match target.retriever {
             Some(name) => c004_retriever::answer(engine, &name, body).await,
             None => error_reply(

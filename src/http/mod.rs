@@ -236,6 +236,26 @@ async fn index_query(
     indexed_contract_route(state, req, Contract::C002, Some(path), payload).await
 }
 
+/// Explain: why targets were or were not retrieved (`contracts::explain`).
+async fn index_explain(
+    state: web::Data<HttpState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    indexed_contract_route(state, req, Contract::Explain, Some(path), payload).await
+}
+
+/// Diff: one query at two versions (`contracts::diff`).
+async fn index_diff(
+    state: web::Data<HttpState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    indexed_contract_route(state, req, Contract::Diff, Some(path), payload).await
+}
+
 /// Contract 002 hydration.
 async fn index_hydrate(
     state: web::Data<HttpState>,
@@ -612,6 +632,26 @@ async fn rebuild(
     }
 }
 
+/// Deletes an index (admin scope). Another tenant's index answers as an unknown one would.
+async fn delete_index(
+    state: web::Data<HttpState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> HttpResponse {
+    let index = match authorized_index(&state, &req, &path, Scope::Admin) {
+        Ok(i) => i,
+        Err(response) => return response,
+    };
+    match state.engine.delete_index(&index).await {
+        Ok(version) => HttpResponse::Ok().json(json!({
+            "index": index.as_str(),
+            "index_version": version,
+            "deleted": true,
+        })),
+        Err(e) => engine_error(&e),
+    }
+}
+
 /// Contract 002's indexing status: the newest version, when it was committed, and how far
 /// the index trails the documents topic (per partition: the topic's end, the pipeline
 /// group's committed offset, this index's own checkpoint, and the messages still to index).
@@ -778,11 +818,14 @@ fn route(r: &crate::http::openapi::Route) -> actix_web::Route {
         "retrieve" => method.to(retrieve),
         "ragQuery" | "indexRagQuery" => method.to(rag_query),
         "indexQuery" => method.to(index_query),
+        "explainQuery" => method.to(index_explain),
+        "diffQuery" => method.to(index_diff),
         "hydrate" => method.to(index_hydrate),
         "putIndexSettings" => method.to(index_settings),
         "ingestDocuments" => method.to(ingest),
         "deleteDocument" => method.to(delete_document),
         "rebuildIndex" => method.to(rebuild),
+        "deleteIndex" => method.to(delete_index),
         "indexStats" => method.to(stats),
         "listIndexes" => method.to(list_indexes),
         "indexStatus" => method.to(status),

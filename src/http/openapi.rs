@@ -112,6 +112,26 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: "POST",
+        path: "/v1/indexes/{index}/explain",
+        operation_id: "explainQuery",
+        summary: "Why targets were or were not retrieved by a query",
+        tag: TAG_002,
+        request: Some("ExplainRequest"),
+        response: "Explanation",
+        errors: SEARCH_ERRORS,
+    },
+    Route {
+        method: "POST",
+        path: "/v1/indexes/{index}/diff",
+        operation_id: "diffQuery",
+        summary: "One query at two versions: what entered, left and moved, and why",
+        tag: TAG_002,
+        request: Some("DiffRequest"),
+        response: "Diff",
+        errors: SEARCH_ERRORS,
+    },
+    Route {
+        method: "POST",
         path: "/v1/indexes/{index}/hydrate",
         operation_id: "hydrate",
         summary: "Contract 002 hydration: full chunks, neighbours and stitched text",
@@ -169,6 +189,16 @@ pub const ROUTES: &[Route] = &[
         request: None,
         response: "IndexList",
         errors: &[401, 500],
+    },
+    Route {
+        method: "DELETE",
+        path: "/v1/indexes/{index}",
+        operation_id: "deleteIndex",
+        summary: "Delete an index: it stops answering at once; maintenance removes its files",
+        tag: TAG_002,
+        request: None,
+        response: "IndexDeleted",
+        errors: INDEX_ERRORS,
     },
     Route {
         method: "GET",
@@ -792,6 +822,242 @@ fn error_schema() -> Value {
     )
 }
 
+fn explain_request_schema() -> Value {
+    let target = json!({
+        "type": "object",
+        "minProperties": 1,
+        "maxProperties": 1,
+        "additionalProperties": false,
+        "properties": {
+            "document_id": {"type": "string", "minLength": 1},
+            "chunk_id": {"type": "string", "minLength": 1},
+            "text": {"type": "string", "minLength": 1,
+                "description": "A snippet, located in the index (case and spacing ignored)."},
+        },
+    });
+    closed(object(
+        &["request", "targets"],
+        vec![
+            (
+                "contract",
+                enumeration(
+                    vec![json!("002"), json!("000")],
+                    "The shape of `request` (default 002).",
+                ),
+            ),
+            (
+                "request",
+                json!({"type": "object", "description":
+                    "The query as its contract takes it: a QueryRequest (002), or {\"retrieval\": {...}} naming this index (000). graph_depth is not explained."}),
+            ),
+            (
+                "targets",
+                with(
+                    array(target, "What to explain: 1 to 20 targets."),
+                    "minItems",
+                    json!(1),
+                ),
+            ),
+        ],
+    ))
+}
+
+fn diff_request_schema() -> Value {
+    closed(object(
+        &["request", "from_version", "to_version"],
+        vec![
+            (
+                "contract",
+                enumeration(
+                    vec![json!("002"), json!("000")],
+                    "The shape of `request` (default 002).",
+                ),
+            ),
+            (
+                "request",
+                json!({"type": "object", "description":
+                    "The query as its contract takes it, without index_version."}),
+            ),
+            (
+                "from_version",
+                ref_described("IndexVersion", "The older version."),
+            ),
+            (
+                "to_version",
+                ref_described("IndexVersion", "The newer version."),
+            ),
+        ],
+    ))
+}
+
+fn diff_schema() -> Value {
+    let change = object(
+        &["chunk_id", "document_id", "cause"],
+        vec![
+            ("chunk_id", string("The chunk.")),
+            ("document_id", string("Its document.")),
+            ("from_rank", nullable("integer", "Its rank at from_version.")),
+            ("to_rank", nullable("integer", "Its rank at to_version.")),
+            ("from_score", nullable("number", "Its score at from_version.")),
+            ("to_score", nullable("number", "Its score at to_version.")),
+            (
+                "cause",
+                enumeration(
+                    vec![json!("added"), json!("upserted"), json!("deleted"), json!("unchanged")],
+                    "What the writes in between did to its document (unchanged: writes to other documents moved it).",
+                ),
+            ),
+        ],
+    );
+    object(
+        &[
+            "index",
+            "from_version",
+            "to_version",
+            "entered",
+            "left",
+            "moved",
+        ],
+        vec![
+            ("index", schema_ref("IndexName")),
+            ("contract", string("The shape the query was given in.")),
+            (
+                "from_version",
+                ref_described("IndexVersion", "The older version."),
+            ),
+            (
+                "to_version",
+                ref_described("IndexVersion", "The newer version."),
+            ),
+            ("query", string("The query as searched.")),
+            (
+                "entered",
+                array(change.clone(), "In the results at to_version only."),
+            ),
+            (
+                "left",
+                array(change.clone(), "In the results at from_version only."),
+            ),
+            ("moved", array(change, "In both, at another rank.")),
+            ("unchanged", integer(0, "Results at the same rank in both.")),
+            (
+                "writes",
+                json!({"type": "object", "description": "The results' documents written in between.",
+                    "properties": {"added": {"type": "array", "items": {"type": "string"}},
+                        "upserted": {"type": "array", "items": {"type": "string"}},
+                        "deleted": {"type": "array", "items": {"type": "string"}}}}),
+            ),
+        ],
+    )
+}
+
+fn explanation_schema() -> Value {
+    let branch = json!({
+        "type": ["object", "null"],
+        "properties": {
+            "rank": {"type": ["integer", "null"], "description": "Rank among the branch's best 1,000; null beyond."},
+            "score": {"type": ["number", "null"], "description": "Similarity in [0, 1] (semantic) or BM25 (keyword)."},
+            "normalized": {"type": ["number", "null"], "description": "The keyword score as fusion scaled it (min-max over the pool)."},
+            "in_pool": {"type": "boolean"},
+            "pool": {"type": "integer"},
+            "matched_terms": {"type": "array", "items": {"type": "string"}},
+        },
+    });
+    let chunk = object(
+        &["chunk_id", "document_id", "chunk_index", "verdict"],
+        vec![
+            ("chunk_id", string("The chunk.")),
+            ("document_id", string("Its document.")),
+            ("chunk_index", integer(0, "Its place in the document.")),
+            (
+                "rank",
+                nullable("integer", "Its rank in the results, when returned."),
+            ),
+            (
+                "deleted_at",
+                nullable("string", "When its document was deleted."),
+            ),
+            (
+                "excluded_by_filter",
+                json!({"type": ["object", "null"], "description": "The first filter it fails: the field and the value it holds.",
+                    "properties": {"field": {"type": "string"}, "value": {}}}),
+            ),
+            ("semantic", branch.clone()),
+            ("keyword", branch),
+            (
+                "fused_score",
+                nullable("number", "Its fused score, when a candidate (hybrid)."),
+            ),
+            ("verdict", string("What decided, in one line.")),
+        ],
+    );
+    object(
+        &["index", "index_version", "query", "results", "targets"],
+        vec![
+            ("index", schema_ref("IndexName")),
+            ("contract", string("The shape the query was given in.")),
+            (
+                "index_version",
+                ref_described("IndexVersion", "The version explained."),
+            ),
+            ("query", string("The query as searched.")),
+            ("search_method", string("semantic, keyword or hybrid.")),
+            (
+                "hybrid_alpha",
+                nullable("number", "The semantic weight (hybrid)."),
+            ),
+            ("top_k", integer(1, "Results asked for.")),
+            (
+                "pools",
+                json!({"type": "object", "properties": {
+                    "semantic": {"type": ["integer", "null"]}, "keyword": {"type": ["integer", "null"]}}}),
+            ),
+            (
+                "results",
+                array(
+                    json!({"type": "object", "properties": {"rank": {"type": "integer"},
+                        "chunk_id": {"type": "string"}, "document_id": {"type": "string"},
+                        "score": {"type": "number"}}}),
+                    "What the query returned, best first.",
+                ),
+            ),
+            (
+                "last_returned_score",
+                nullable("number", "The score of the last result."),
+            ),
+            (
+                "keyword_terms_dropped",
+                strings("Query terms the keyword branch left out."),
+            ),
+            (
+                "targets",
+                array(
+                    object(
+                        &["target", "presence", "verdict", "chunks"],
+                        vec![
+                            ("target", json!({"type": "object"})),
+                            (
+                                "presence",
+                                enumeration(
+                                    vec![
+                                        json!("in_version"),
+                                        json!("ingested_later"),
+                                        json!("not_found"),
+                                    ],
+                                    "Where the target stands in the version explained.",
+                                ),
+                            ),
+                            ("verdict", string("What decided, for its best chunk.")),
+                            ("chunks", array(chunk, "Its chunks in that version.")),
+                        ],
+                    ),
+                    "One explanation per target, in request order.",
+                ),
+            ),
+        ],
+    )
+}
+
 fn offsets_schema() -> Value {
     let schema = object(
         &["start", "end"],
@@ -1304,6 +1570,10 @@ fn contract_002_schemas() -> Vec<(&'static str, Value)> {
             ),
         ),
         ("QueryRequest", query_request_schema()),
+        ("ExplainRequest", explain_request_schema()),
+        ("Explanation", explanation_schema()),
+        ("DiffRequest", diff_request_schema()),
+        ("Diff", diff_schema()),
         ("QueryFilters", query_filters_schema()),
         ("QueryResponse", query_response_schema()),
         ("Passage", passage_schema()),
@@ -1895,6 +2165,20 @@ fn index_management_schemas() -> Vec<(&'static str, Value)> {
             )),
         ),
         ("IngestAccepted", ingest_accepted_schema()),
+        (
+            "IndexDeleted",
+            object(
+                &["index", "index_version", "deleted"],
+                vec![
+                    ("index", schema_ref("IndexName")),
+                    (
+                        "index_version",
+                        ref_described("IndexVersion", "The newest version the index had."),
+                    ),
+                    ("deleted", json!({"type": "boolean", "const": true})),
+                ],
+            ),
+        ),
         (
             "RebuildResponse",
             with(

@@ -638,6 +638,18 @@ impl KeywordStore {
     /// The query for `query` restricted by `filters` on `searcher`, ready to run on any
     /// thread (the hybrid search runs it on the blocking pool next to the vector search).
     /// `None` when the query has no searchable term.
+    /// The terms the content analyser makes of `text`, in order (repeats kept): what a query
+    /// or a chunk is searched and indexed as.
+    pub fn analyze(&self, text: &str) -> Result<Vec<String>, StoreError> {
+        let mut analyzer = self.index.tokenizer_for_field(self.fields.content)?;
+        let mut stream = analyzer.token_stream(text);
+        let mut terms = Vec::new();
+        while let Some(token) = stream.next() {
+            terms.push(token.text.clone());
+        }
+        Ok(terms)
+    }
+
     pub fn prepare(
         &self,
         searcher: &Searcher,

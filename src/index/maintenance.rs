@@ -113,7 +113,7 @@ impl Index {
             }
         }
         {
-            let _guard = self.write_lock.lock().await;
+            let _guard = self.lock_for_write().await?;
             self.apply_retention(0).await?;
         }
         let versions_after = self.lance.versions().await?;
@@ -232,7 +232,7 @@ impl Index {
             mut options,
             rewritten,
         } = rewrite;
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         let mut ds = self.lance.latest();
         options.transaction_properties = Some(Arc::new(self.carried_properties().await?));
         let remap = Arc::new(DatasetIndexRemapperOptions::default());
@@ -268,7 +268,7 @@ impl Index {
             "{DELETED_AT_COLUMN} IS NOT NULL AND {DELETED_AT_COLUMN} < {}",
             crate::store::filters::sql_string(&cutoff)
         );
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         let latest = Arc::new(self.lance.latest());
         // The keyword store knows (a term lookup) whether anything is deleted at all; only
         // then is the column scanned.

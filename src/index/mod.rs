@@ -3,6 +3,7 @@
 
 pub mod background_work;
 mod commit_log;
+pub mod deleted;
 mod keyword_max_score;
 mod keyword_store;
 mod known_documents;
@@ -212,6 +213,8 @@ pub struct Index {
     pins: Arc<VersionPins>,
     retain_versions: u64,
     write_lock: tokio::sync::Mutex<()>,
+    /// The index was deleted (see [`Index::lock_for_write`]): no write may commit to it.
+    deleted: std::sync::atomic::AtomicBool,
     /// A keyword commit failed after its Lance commit (a full disk): the keyword store is
     /// behind Lance until [`Index::repair`] brings it up, which the next commit does first.
     keyword_behind: std::sync::atomic::AtomicBool,
@@ -326,10 +329,10 @@ pub fn list_indexes(data_dir: &Path) -> Vec<IndexName> {
     names
 }
 
-/// Where index `name` lives under the data directory.
 /// Rows the resident vectors' centre is the mean of.
 const RESIDENT_CENTER_ROWS: usize = 20_000;
 
+/// Where index `name` lives under the data directory.
 pub fn index_dir(data_dir: &Path, name: &IndexName) -> PathBuf {
     data_dir.join("indexes").join(name.as_str())
 }
@@ -436,6 +439,7 @@ impl Index {
             pins: Arc::default(),
             retain_versions,
             write_lock: tokio::sync::Mutex::new(()),
+            deleted: std::sync::atomic::AtomicBool::new(false),
             keyword_behind: std::sync::atomic::AtomicBool::new(false),
             commits: commit_log::CommitLog::default(),
             known: known_documents::KnownDocuments::default(),
@@ -471,6 +475,32 @@ impl Index {
             });
         }
         Ok(())
+    }
+
+    /// The write lock every commit takes, so that commits to one index never interleave. A
+    /// deleted index refuses it: a handle still held (a batch planned before the delete, a
+    /// maintenance pass) cannot commit into the directory that was moved away.
+    pub(crate) async fn lock_for_write(
+        &self,
+    ) -> Result<tokio::sync::MutexGuard<'_, ()>, StoreError> {
+        let guard = self.write_lock.lock().await;
+        if self.deleted.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::UnknownIndex(self.name.to_string()));
+        }
+        Ok(guard)
+    }
+
+    /// Marks the index deleted once its last write has finished; returns the Kafka checkpoint
+    /// of its newest version, which outlives it (see `Engine::delete_index`). Later writes
+    /// through this handle fail as writes to an unknown index.
+    pub async fn retire(&self) -> Result<StoredCheckpoint, StoreError> {
+        // Not `lock_for_write`: retiring twice (a delete whose move failed, tried again) is
+        // allowed.
+        let _guard = self.write_lock.lock().await;
+        let checkpoint = self.stored_checkpoint().await?;
+        self.deleted
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(checkpoint)
     }
 
     pub fn name(&self) -> &IndexName {
@@ -802,7 +832,7 @@ impl Index {
     /// Names a retained version (the newest if `None`) `tag`, so that retention keeps it
     /// (and its keyword snapshot and graph) until the tag is removed. Returns the version.
     pub async fn tag(&self, tag: &str, version: Option<u64>) -> Result<u64, StoreError> {
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         let version = version.unwrap_or_else(|| self.lance.latest_version());
         // An unknown or pruned version is the usual VersionUnavailable error.
         self.snapshot(Some(version)).await?;
@@ -812,14 +842,14 @@ impl Index {
 
     /// Removes `tag`; its version is pruned by the next retention pass if it is old.
     pub async fn untag(&self, tag: &str) -> Result<(), StoreError> {
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         self.lance.untag(tag).await
     }
 
     /// Rebuilds the keyword store's view of the newest version from Lance, the source of
     /// truth (contract 002's rebuild). Returns the version and the rows indexed.
     pub async fn rebuild_keyword(&self) -> Result<(u64, usize), StoreError> {
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         let version = self.lance.latest_version();
         let rows = self
             .lance
@@ -863,7 +893,7 @@ impl Index {
         embedder: std::sync::Arc<dyn crate::embedding::Embedder>,
         batch: usize,
     ) -> Result<u64, StoreError> {
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         let mut rows = self
             .lance
             .rows_where(&self.lance.latest(), None, false)

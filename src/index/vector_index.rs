@@ -568,7 +568,7 @@ impl Index {
         new_indices: Vec<IndexMetadata>,
         replaces: impl Fn(&IndexMetadata) -> bool,
     ) -> Result<u64, StoreError> {
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         let latest = self.lance.latest();
         let properties = self.carried_properties().await?;
         // Replaced segments are removed explicitly: two with overlapping fragments make

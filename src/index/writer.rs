@@ -231,7 +231,7 @@ impl Index {
         if self.known.is_loaded() {
             return Ok(());
         }
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         if !self.known.is_loaded() {
             let mut hashes = std::collections::HashSet::new();
             self.lance
@@ -278,7 +278,7 @@ impl Index {
         properties: HashMap<String, String>,
     ) -> Result<WriteOutcome, StoreError> {
         let started = std::time::Instant::now();
-        let _guard = self.write_lock.lock().await;
+        let _guard = self.lock_for_write().await?;
         let mut timing = CommitTiming {
             lock_wait: started.elapsed(),
             ..Default::default()
@@ -421,7 +421,8 @@ impl Index {
 }
 
 /// A Kafka checkpoint as an index stores it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct StoredCheckpoint {
     /// `"topic:partition"` → the next offset to read.
     pub offsets: HashMap<String, i64>,

@@ -110,7 +110,12 @@ impl Checkpoints {
         }
         let stored = match engine.index(index).await {
             Ok(i) => i.stored_checkpoint().await?,
-            Err(EngineError::IndexNotFound(_)) => StoredCheckpoint::default(),
+            // A deleted index's events up to its last commit must not come back: they are
+            // skipped as if committed (`index::deleted`).
+            Err(EngineError::IndexNotFound(_)) => {
+                crate::index::deleted::checkpoint(&engine.config().storage.data_dir, index)?
+                    .unwrap_or_default()
+            }
             Err(e) => return Err(e),
         };
         let c = match self.log.as_ref().map(|log| log.check(&stored)) {

@@ -26,6 +26,12 @@ pub async fn run(engine: Arc<Engine>, mut stopped: watch::Receiver<bool>) {
             _ = ticks.tick() => {}
             _ = stopped.changed() => return,
         }
+        // Deleted indexes' files (`index::deleted`): removed here, off the request path.
+        match engine.purge_deleted_indexes() {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(indexes = n, "deleted indexes' files removed"),
+            Err(e) => tracing::warn!(error = %e, "removing deleted indexes' files failed"),
+        }
         for name in crate::index::list_indexes(&engine.config().storage.data_dir) {
             // At the background priority (`index.background_priority`): see index/background_work.rs.
             let pass = {

@@ -1,6 +1,8 @@
 //! Retrieval: request semantics, filters, preprocessing, fusion and the search itself.
 
+pub mod diff;
 mod error;
+pub mod explain;
 pub use crate::store::filters;
 pub mod fusion;
 pub mod hydration;

@@ -187,19 +187,7 @@ pub async fn search(
             }
         }
     };
-    // "Not deleted" selects every row of a version without soft-deleted rows: leaving the
-    // filter out spares the vector search a pre-filter pass over every row, and keeps the
-    // keyword query a bare disjunction (which MaxScore answers, skipping what cannot rank).
-    let filters = if request.filters.visibility == Visibility::Active
-        && !index.keyword().may_hold_deleted(&snapshot.searcher)?
-    {
-        Filters {
-            visibility: Visibility::All,
-            ..request.filters.clone()
-        }
-    } else {
-        request.filters.clone()
-    };
+    let filters = effective_filters(index, &snapshot, &request.filters)?;
     // The pool each branch fetches: top_k, unless the request asks for a larger pool (the
     // cut-offs below then pick top_k from it).
     let pool = |limit: Option<usize>| {
@@ -310,6 +298,29 @@ pub async fn search(
         reranker_applied,
         keyword_terms_dropped,
     })
+}
+
+/// The filters a search applies for `filters` on `snapshot`. "Not deleted" selects every row
+/// of a version without soft-deleted rows: leaving the filter out spares the vector search a
+/// pre-filter pass over every row, and keeps the keyword query a bare disjunction (which
+/// MaxScore answers, skipping what cannot rank).
+pub(super) fn effective_filters(
+    index: &Index,
+    snapshot: &Snapshot,
+    filters: &Filters,
+) -> Result<Filters, RetrievalError> {
+    Ok(
+        if filters.visibility == Visibility::Active
+            && !index.keyword().may_hold_deleted(&snapshot.searcher)?
+        {
+            Filters {
+                visibility: Visibility::All,
+                ..filters.clone()
+            }
+        } else {
+            filters.clone()
+        },
+    )
 }
 
 /// Reads the rows of the ranked candidates the response can still return: the best `top_k`
@@ -571,7 +582,7 @@ pub(crate) async fn embed_query(
 
 /// Top `k` candidates by cosine similarity; similarity is recomputed from the stored
 /// vectors so that both branches of a hybrid query use exactly the same arithmetic.
-async fn semantic_branch(
+pub(super) async fn semantic_branch(
     index: &Index,
     snapshot: &Snapshot,
     query: &[f32],
@@ -594,7 +605,7 @@ async fn semantic_branch(
 
 /// BM25 top `limit` chunk ids, searched on the blocking pool: a search over a large index
 /// is CPU work that must neither hold up the async worker nor wait for the vector search.
-async fn keyword_top(
+pub(super) async fn keyword_top(
     index: &Index,
     snapshot: &Snapshot,
     query: &str,

@@ -5,7 +5,15 @@ use std::process::Command;
 use serde_json::Value;
 
 fn ragstream(data: &std::path::Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragstream"));
+    on_data(Command::new(env!("CARGO_BIN_EXE_ragstream")), data)
+}
+
+/// The benchmarks' own binary.
+fn ragstream_bench(data: &std::path::Path) -> Command {
+    on_data(Command::new(env!("CARGO_BIN_EXE_ragstream-bench")), data)
+}
+
+fn on_data(mut cmd: Command, data: &std::path::Path) -> Command {
     cmd.env("RAGSTREAM_STORAGE_DATA_DIR", data)
         .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
         .env_remove("RAGSTREAM_FAILPOINT");
@@ -585,9 +593,9 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
     .unwrap();
     let report = dir.path().join("scale.json");
     succeeded(
-        ragstream(&data)
+        ragstream_bench(&data)
             .env("RAGSTREAM_INDEX_MAINTENANCE_INTERVAL_MS", "1000")
-            .args(["bench", "scale", "--chunks", "300", "--query-count", "20"])
+            .args(["scale", "--chunks", "300", "--query-count", "20"])
             .args([
                 "--steady-seconds",
                 "3",
@@ -644,8 +652,8 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
     // Export: one vector per exported chunk, query vectors for the queries asked for.
     let export = dir.path().join("export");
     succeeded(
-        ragstream(&data)
-            .args(["bench", "export", "--query-count", "3"])
+        ragstream_bench(&data)
+            .args(["export", "--query-count", "3"])
             .env("RAGSTREAM_INDEX_VECTOR_EF", "123")
             .arg("--data-dir")
             .arg(&data)
@@ -723,8 +731,8 @@ fn bench_keyword_compares_merge_policies_and_rejects_bad_settings() {
     std::fs::write(&queries, r#"{"_id":"q1","text":"glacier sample"}"#).unwrap();
     let report = dir.path().join("keyword.json");
     let bench = |settings: &str| {
-        let mut cmd = ragstream(&data);
-        cmd.args(["bench", "keyword", "--documents", "60", "--batch", "5"])
+        let mut cmd = ragstream_bench(&data);
+        cmd.args(["keyword", "--documents", "60", "--batch", "5"])
             .args(["--query-count", "1", "--settings", settings])
             .arg("--corpus")
             .arg(&corpus)
@@ -758,4 +766,92 @@ fn bench_keyword_compares_merge_policies_and_rejects_bad_settings() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("--settings"), "{bad}: {stderr}");
     }
+}
+
+#[test]
+fn index_delete_removes_the_index_from_stats_and_the_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("docs.jsonl");
+    std::fs::write(
+        &file,
+        r#"{"id":"a","text":"Glaciers retreat as the climate warms."}"#,
+    )
+    .unwrap();
+    succeeded(
+        ragstream(&data)
+            .args(["ingest", "--index", "kb"])
+            .arg(&file),
+    );
+    let out = succeeded(ragstream(&data).args(["index", "delete", "kb"]));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["deleted"], true, "{v}");
+    assert_eq!(v["directories_removed"], 1, "{v}");
+    let stats = ragstream(&data)
+        .args(["index", "stats", "kb"])
+        .output()
+        .unwrap();
+    assert_eq!(stats.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&stats.stderr).contains("does not exist"),
+        "{}",
+        String::from_utf8_lossy(&stats.stderr)
+    );
+    let list = succeeded(ragstream(&data).args(["index", "list"]));
+    let v: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(v["indexes"], serde_json::json!([]), "{v}");
+    // A name that was never an index: a clear error, exit code 1.
+    let again = ragstream(&data)
+        .args(["index", "delete", "kb"])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+}
+
+#[test]
+fn explain_prints_why_each_target_was_or_was_not_returned() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("docs.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"id":"a","text":"Hybrid retrieval blends semantic recall with lexical precision."}"#,
+            "\n",
+            r#"{"id":"b","text":"Sourdough bread rises slowly overnight."}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    succeeded(
+        ragstream(&data)
+            .args(["ingest", "--index", "kb"])
+            .arg(&file),
+    );
+    let out = succeeded(ragstream(&data).args([
+        "explain",
+        "--index",
+        "kb",
+        "hybrid retrieval",
+        "--top-k",
+        "1",
+        "--document",
+        "a",
+        "--document",
+        "b",
+        "--snippet",
+        "LEXICAL precision",
+    ]));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let verdict = |i: usize| v["targets"][i]["verdict"].as_str().unwrap().to_string();
+    assert!(verdict(0).starts_with("ranked 1st"), "{v}");
+    assert!(verdict(1).starts_with("not returned"), "{v}");
+    assert_eq!(v["targets"][2]["chunks"][0]["document_id"], "a", "{v}");
+    // No target: a usage error (exit code 2) that says what is missing.
+    let none = ragstream(&data)
+        .args(["explain", "--index", "kb", "hybrid retrieval"])
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("--document"));
 }

@@ -1,0 +1,172 @@
+//! `ragstream eval …`: retrieval quality (docs/evaluation.md).
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use super::{failure, index_name, load_embedder, write_report, Failure};
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::retrieval::SearchMethod;
+
+#[derive(Subcommand)]
+pub enum EvalCommand {
+    /// Index BEIR datasets and report nDCG@10, Recall@100 and latency per method, in one
+    /// table.
+    Beir {
+        /// A BEIR directory (corpus.jsonl, queries.jsonl, qrels/test.tsv); repeat for more.
+        #[arg(long, required = true)]
+        data: Vec<PathBuf>,
+        /// Index name (with several datasets, `<index>-1`, `<index>-2`, …).
+        #[arg(long, default_value = "beir-eval")]
+        index: String,
+        /// Also score each dataset's long-query variant: its cited documents as queries.
+        #[arg(long)]
+        long_queries: bool,
+        /// First calibrate `auto` on queries the index cuts from its own chunks (no
+        /// judgments seen) and store the centre; the test queries are then scored with it.
+        #[arg(long, conflicts_with = "calibrate")]
+        self_calibrate: bool,
+        /// Also write the report as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// First calibrate `auto` on the training queries (qrels/train.tsv) and store the
+        /// centre in the index; the test queries are then scored with it.
+        #[arg(long)]
+        calibrate: bool,
+    },
+}
+
+/// Runs one `eval` subcommand.
+pub async fn run(config: Config, command: EvalCommand) -> Result<(), Failure> {
+    match command {
+        EvalCommand::Beir {
+            data,
+            index,
+            long_queries,
+            self_calibrate,
+            json: out,
+            calibrate,
+        } => {
+            use crate::eval::beir::Calibrate;
+            let calibrate = match (calibrate, self_calibrate) {
+                (true, _) => Calibrate::Judged,
+                (_, true) => Calibrate::Synthetic,
+                _ => Calibrate::No,
+            };
+            let engine = Engine::new(config.clone(), load_embedder(&config)?);
+            let methods = eval_methods();
+            let mut reports = Vec::new();
+            for (n, dir) in data.iter().enumerate() {
+                let name = if data.len() == 1 {
+                    index_name(&index)?
+                } else {
+                    index_name(&format!("{index}-{}", n + 1))?
+                };
+                let scored = crate::eval::beir::evaluate(
+                    &engine,
+                    dir,
+                    &name,
+                    &methods,
+                    calibrate,
+                    long_queries,
+                    true,
+                )
+                .await
+                .map_err(failure)?;
+                if let Some(c) = scored.first().and_then(|r| r.calibration.as_ref()) {
+                    print_calibration(c);
+                }
+                reports.extend(scored);
+            }
+            print_eval(&reports);
+            write_report(out.as_deref(), &reports)?;
+        }
+    }
+    Ok(())
+}
+
+/// What `eval beir` scores: each method as contract 000 runs it, each contract 002 profile,
+/// and the hybrid profiles with each other way of fusing the branches.
+fn eval_methods() -> Vec<crate::eval::beir::EvalMethod> {
+    use crate::eval::beir::EvalMethod;
+    use crate::retrieval::fusion::BranchFusion;
+    use crate::retrieval::profiles::Profile;
+    let mut methods = vec![
+        EvalMethod::Method(SearchMethod::Semantic),
+        EvalMethod::Method(SearchMethod::Keyword),
+        EvalMethod::Method(SearchMethod::Hybrid),
+        EvalMethod::Profile(Profile::Exact),
+        EvalMethod::Profile(Profile::Balanced),
+        EvalMethod::Profile(Profile::Semantic),
+        EvalMethod::Profile(Profile::Auto),
+    ];
+    for profile in [Profile::Balanced, Profile::Auto] {
+        for fusion in &BranchFusion::ALL[1..] {
+            methods.push(EvalMethod::Fused(profile, *fusion));
+        }
+    }
+    methods
+}
+
+/// One table for every dataset and query set, then nDCG@10 by query length.
+fn print_eval(reports: &[crate::eval::beir::EvalReport]) {
+    for r in reports.iter().filter(|r| r.queries == "test") {
+        println!(
+            "{} · {} documents · {} chunks · index_version {}",
+            r.dataset, r.documents, r.chunks, r.index_version
+        );
+        if let Some(rate) = r.ingest_chunks_per_second {
+            println!(
+                "ingest: {} chunks in {:.1} s ({:.1} chunks/s)",
+                r.chunks_written, r.ingest_seconds, rate
+            );
+        }
+    }
+    let dataset = |r: &crate::eval::beir::EvalReport| {
+        let name = std::path::Path::new(&r.dataset)
+            .file_name()
+            .map_or(r.dataset.clone(), |n| n.to_string_lossy().into_owned());
+        format!("{name} ({}, {} q)", r.queries, r.methods[0].queries)
+    };
+    println!(
+        "{:<28} {:<26} {:>8} {:>11} {:>9} {:>9}",
+        "dataset", "method", "nDCG@10", "Recall@100", "p50 ms", "p99 ms"
+    );
+    for r in reports {
+        for m in &r.methods {
+            println!(
+                "{:<28} {:<26} {:>8.4} {:>11.4} {:>9.1} {:>9.1}",
+                dataset(r),
+                m.method,
+                m.ndcg_at_10,
+                m.recall_at_100,
+                m.latency_p50_ms,
+                m.latency_p99_ms
+            );
+        }
+    }
+    println!("nDCG@10 by query length (words):");
+    for r in reports {
+        for m in &r.methods {
+            let buckets: Vec<String> = m
+                .by_query_length
+                .iter()
+                .map(|b| format!("{} {:.4} ({} q)", b.words, b.ndcg_at_10, b.queries))
+                .collect();
+            println!("{:<28} {:<26} {}", dataset(r), m.method, buckets.join("  "));
+        }
+    }
+}
+
+pub fn print_calibration(c: &crate::eval::calibrate::Calibration) {
+    println!("auto calibrated on {} queries:", c.queries);
+    for (center, ndcg) in &c.ndcg_at_10_by_center {
+        let mark = if *center == c.center {
+            "  <- stored"
+        } else {
+            ""
+        };
+        println!("  centre {center:.1}  nDCG@10 {ndcg:.4}{mark}");
+    }
+}

@@ -1,0 +1,256 @@
+//! Explain: `POST /v1/indexes/{index}/explain`, and the bus with header `contract: explain`.
+//! A query in contract 002's shape (or 000's) and the targets to explain → why each was or
+//! was not retrieved (`retrieval::explain`). The query is validated by its own contract's
+//! rules, so a query and its explanation can never disagree about what was asked.
+
+use serde_json::{json, Map, Value};
+
+use super::{c000_retrieval_calls, c002_retrieval_api, Reply};
+use crate::engine::{Engine, EngineError};
+use crate::model::{IndexName, ValidationError};
+use crate::retrieval::explain::{Target, MAX_TARGETS};
+use crate::retrieval::SearchRequest;
+
+const FIELDS: &[&str] = &["contract", "request", "targets"];
+
+/// A request's fields, checked; the query is parsed once the index's defaults are known.
+struct ExplainRequest {
+    query: Query,
+    targets: Vec<Target>,
+}
+
+/// A query as its contract takes it: 002 (the default) or 000.
+pub(super) struct Query {
+    pub contract: &'static str,
+    pub request: Value,
+}
+
+fn parse(body: &Value, max_query_bytes: usize) -> Result<ExplainRequest, ValidationError> {
+    let obj = object_with(body, FIELDS, "explain")?;
+    let query = query(obj)?;
+    let items = match obj.get("targets") {
+        Some(Value::Array(items)) if !items.is_empty() && items.len() <= MAX_TARGETS => items,
+        Some(Value::Array(_)) => {
+            return Err(ValidationError::new(
+                "targets",
+                format!("must hold 1 to {MAX_TARGETS} targets"),
+            ))
+        }
+        Some(_) => return Err(ValidationError::new("targets", "must be a list")),
+        None => return Err(ValidationError::new("targets", "is required")),
+    };
+    let targets = items
+        .iter()
+        .enumerate()
+        .map(|(i, t)| target(i, t, max_query_bytes))
+        .collect::<Result<_, _>>()?;
+    Ok(ExplainRequest { query, targets })
+}
+
+/// The body as an object holding only `fields`.
+pub(super) fn object_with<'a>(
+    body: &'a Value,
+    fields: &[&str],
+    what: &str,
+) -> Result<&'a Map<String, Value>, ValidationError> {
+    let obj = body
+        .as_object()
+        .ok_or_else(|| ValidationError::new("body", "must be an object"))?;
+    if let Some(unknown) = obj.keys().find(|k| !fields.contains(&k.as_str())) {
+        return Err(ValidationError::new(
+            unknown,
+            format!(
+                "is not a field of the {what} request ({})",
+                fields.join(", ")
+            ),
+        ));
+    }
+    Ok(obj)
+}
+
+/// `contract` and `request`: the query in its contract's shape.
+pub(super) fn query(obj: &Map<String, Value>) -> Result<Query, ValidationError> {
+    let contract = match obj.get("contract") {
+        None => "002",
+        Some(Value::String(s)) if s == "002" => "002",
+        Some(Value::String(s)) if s == "000" => "000",
+        Some(_) => {
+            return Err(ValidationError::new(
+                "contract",
+                "must be \"002\" or \"000\"",
+            ))
+        }
+    };
+    let request = match obj.get("request") {
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(_) => return Err(ValidationError::new("request", "must be an object")),
+        None => {
+            return Err(ValidationError::new(
+                "request",
+                "is required: the query, as its contract takes it",
+            ))
+        }
+    };
+    Ok(Query { contract, request })
+}
+
+/// `{"document_id": ...}`, `{"chunk_id": ...}` or `{"text": ...}`.
+fn target(i: usize, t: &Value, max_text_bytes: usize) -> Result<Target, ValidationError> {
+    let field = format!("targets[{i}]");
+    let bad = |rule: &str| ValidationError::new(field.clone(), rule);
+    let obj: &Map<String, Value> = t
+        .as_object()
+        .ok_or_else(|| bad("must be an object with document_id, chunk_id or text"))?;
+    let [(key, value)] = obj.iter().collect::<Vec<_>>()[..] else {
+        return Err(bad(
+            "must name exactly one of document_id, chunk_id or text",
+        ));
+    };
+    let text = match value {
+        Value::String(s) if !s.trim().is_empty() => s.clone(),
+        _ => return Err(bad(&format!("{key} must be a non-empty string"))),
+    };
+    if text.len() > max_text_bytes {
+        return Err(bad(&format!(
+            "{key} must be at most {max_text_bytes} bytes (limits.max_query_bytes)"
+        )));
+    }
+    match key.as_str() {
+        "document_id" => Ok(Target::DocumentId(text)),
+        "chunk_id" => Ok(Target::ChunkId(text)),
+        "text" => Ok(Target::Text(text)),
+        _ => Err(bad(
+            "must name exactly one of document_id, chunk_id or text",
+        )),
+    }
+}
+
+/// A nested contract's validation error, its field named under `request`.
+fn nested(e: ValidationError) -> ValidationError {
+    ValidationError::new(format!("request.{}", e.field), e.rule)
+}
+
+/// The engine request `parsed` asks for on `index`.
+pub(super) async fn search_request(
+    engine: &Engine,
+    index: &IndexName,
+    parsed: &Query,
+) -> Result<SearchRequest, EngineError> {
+    let limits = &engine.config().limits;
+    if parsed.contract == "000" {
+        let limits = c000_retrieval_calls::RequestLimits {
+            max_top_k: limits.max_top_k,
+            max_query_bytes: limits.max_query_bytes,
+        };
+        let (named, request) =
+            c000_retrieval_calls::parse_request(&parsed.request, limits).map_err(nested)?;
+        if &named != index {
+            return Err(ValidationError::new(
+                "request.retrieval.index",
+                format!("must name the index explained ({index})"),
+            )
+            .into());
+        }
+        return Ok(request);
+    }
+    let req = c002_retrieval_api::parse_request(
+        &parsed.request,
+        limits.max_top_k,
+        limits.max_query_bytes,
+    )
+    .map_err(nested)?;
+    if req.graph_depth.is_some() {
+        return Err(ValidationError::new(
+            "request.graph_depth",
+            "is not explained: explain the query without it",
+        )
+        .into());
+    }
+    let defaults = engine.index(index).await?.info().defaults;
+    Ok(c002_retrieval_api::search_request(&req, &defaults).0)
+}
+
+/// Answers an explain request on `index`.
+pub async fn answer(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
+    let parsed = match parse(body, engine.config().limits.max_query_bytes) {
+        Ok(p) => p,
+        Err(e) => return super::error_reply(&e.into()),
+    };
+    let request = match search_request(engine, index, &parsed.query).await {
+        Ok(r) => r,
+        Err(e) => return super::error_reply(&e),
+    };
+    match engine.explain(index, &request, &parsed.targets).await {
+        Ok(explanation) => {
+            let version = explanation.index_version;
+            let mut body = json!({"index": index.as_str(), "contract": parsed.query.contract});
+            if let (Value::Object(out), Ok(Value::Object(fields))) =
+                (&mut body, serde_json::to_value(&explanation))
+            {
+                out.extend(fields);
+            }
+            Reply::ok(body, version)
+        }
+        Err(e) => super::error_reply(&e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_name_exactly_one_thing_each() {
+        let ok = json!({"request": {"query": "q"}, "targets": [
+            {"document_id": "d1"}, {"chunk_id": "c1"}, {"text": "the moon"}]});
+        let parsed = parse(&ok, 100).unwrap();
+        assert_eq!(parsed.query.contract, "002");
+        assert_eq!(
+            parsed.targets,
+            [
+                Target::DocumentId("d1".into()),
+                Target::ChunkId("c1".into()),
+                Target::Text("the moon".into())
+            ]
+        );
+        for (body, field) in [
+            (json!({"request": {"query": "q"}, "targets": []}), "targets"),
+            (json!({"request": {"query": "q"}}), "targets"),
+            (json!({"targets": [{"chunk_id": "c"}]}), "request"),
+            (
+                json!({"request": {"query": "q"}, "targets": [{"chunk_id": "c", "text": "t"}]}),
+                "targets[0]",
+            ),
+            (
+                json!({"request": {"query": "q"}, "targets": [{"document_id": ""}]}),
+                "targets[0]",
+            ),
+            (
+                json!({"request": {"query": "q"}, "targets": [{"text": "x".repeat(101)}]}),
+                "targets[0]",
+            ),
+            (
+                json!({"request": {"query": "q"}, "targets": [{"page": "1"}]}),
+                "targets[0]",
+            ),
+            (
+                json!({"contract": "003", "request": {}, "targets": [{"chunk_id": "c"}]}),
+                "contract",
+            ),
+            (
+                json!({"request": {"query": "q"}, "targets": [{"chunk_id": "c"}], "k": 1}),
+                "k",
+            ),
+        ] {
+            let e = parse(&body, 100)
+                .err()
+                .unwrap_or_else(|| panic!("{body} passed"));
+            assert_eq!(e.field, field, "{body}: {e:?}");
+        }
+        let many: Vec<Value> = (0..=MAX_TARGETS)
+            .map(|i| json!({"chunk_id": i.to_string()}))
+            .collect();
+        let e = parse(&json!({"request": {"query": "q"}, "targets": many}), 100).err();
+        assert_eq!(e.map(|e| e.field), Some("targets".to_string()));
+    }
+}

@@ -1,0 +1,90 @@
+//! Deleted indexes. Deleting moves an index's directory out of `indexes/` at once (a rename:
+//! nothing lists or opens it from then on) into `deleted/`, whose directories maintenance
+//! removes. A small record stays behind: the Kafka checkpoint the index had reached. Events
+//! before it were in the deleted index; if the pipeline reads them again (a restart resumes
+//! at the oldest checkpoint of any index), they are skipped instead of bringing the deleted
+//! documents back. Events after it make a new index of that name.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{index_dir, StoredCheckpoint};
+use crate::model::IndexName;
+use crate::store::StoreError;
+
+/// What stays of a deleted index.
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    deleted_at: String,
+    checkpoint: StoredCheckpoint,
+}
+
+fn deleted_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("deleted")
+}
+
+fn record_path(data_dir: &Path, name: &IndexName) -> PathBuf {
+    deleted_dir(data_dir).join(format!("{name}.json"))
+}
+
+/// Moves index `name`'s directory aside and records `checkpoint` for it. The record is
+/// written first: a crash between the two leaves the index listed, and deleting it again
+/// finishes the job.
+pub fn retire(
+    data_dir: &Path,
+    name: &IndexName,
+    checkpoint: StoredCheckpoint,
+) -> Result<(), StoreError> {
+    let graveyard = deleted_dir(data_dir);
+    std::fs::create_dir_all(&graveyard)?;
+    let deleted_at = crate::model::now_timestamp();
+    let record = serde_json::to_vec_pretty(&Record {
+        deleted_at: deleted_at.clone(),
+        checkpoint,
+    })
+    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let path = record_path(data_dir, name);
+    let partial = path.with_extension("json.partial");
+    std::fs::write(&partial, record)?;
+    std::fs::rename(&partial, &path)?;
+    let unique = deleted_at.replace([':', '.'], "-");
+    std::fs::rename(
+        index_dir(data_dir, name),
+        graveyard.join(format!("{name}.{unique}")),
+    )?;
+    Ok(())
+}
+
+/// The checkpoint a deleted index of this name had reached, if one was deleted.
+pub fn checkpoint(
+    data_dir: &Path,
+    name: &IndexName,
+) -> Result<Option<StoredCheckpoint>, StoreError> {
+    let path = record_path(data_dir, name);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice::<Record>(&bytes)
+            .map(|r| Some(r.checkpoint))
+            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Removes the directories of deleted indexes (the records stay); returns how many.
+pub fn purge(data_dir: &Path) -> Result<usize, StoreError> {
+    let mut removed = 0;
+    let entries = match std::fs::read_dir(deleted_dir(data_dir)) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e.into()),
+    };
+    for entry in entries {
+        let path = entry?.path();
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path)?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}

@@ -1,0 +1,773 @@
+//! Why a passage was — or was not — retrieved. An explanation runs the query as
+//! [`search`] does, then, for each target (a document, a chunk, or a snippet of text), finds
+//! its chunks in the version searched and follows them through every stage: whether the
+//! chunk exists there, whether a filter or its deletion excluded it, its rank and score in
+//! each branch against that branch's candidate pool, its fused score against the last result
+//! returned, and one sentence that says what decided.
+//!
+//! Each branch runs twice: with the pool the query really used (so that the explanation
+//! fuses exactly what the search fused) and with the largest pool, [`MAX_POOL`], to tell how
+//! far outside the pool a chunk ranked. Pinned versions explain identically forever, like
+//! queries.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::filters::{sql_string, FilterTarget, Filters, Visibility};
+use super::fusion::{fuse, overfetch, semantic_similarity};
+use super::rerank::Reranker;
+use super::search::{
+    effective_filters, embed_query, keyword_top, search, semantic_branch, MAX_POOL,
+};
+use super::{RetrievalError, SearchMethod, SearchRequest};
+use crate::embedding::Embedder;
+use crate::index::{ChunkRow, Index, Snapshot};
+use crate::model::ValidationError;
+use crate::store::similarity::dot;
+
+/// The most targets one explanation takes: each costs reads of its rows.
+pub const MAX_TARGETS: usize = 20;
+
+/// Chunks a snippet target is looked for among (the best keyword matches of the snippet).
+const SNIPPET_CANDIDATES: usize = 100;
+
+/// What to explain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    DocumentId(String),
+    ChunkId(String),
+    /// A snippet of text, located in the index (case and spacing ignored).
+    Text(String),
+}
+
+/// Where a target stands in the version searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    /// It has chunks in the version searched (deleted ones included).
+    InVersion,
+    /// Not in the version searched, but in the newest: ingested later.
+    IngestedLater,
+    /// In neither: never ingested, or deleted and purged.
+    NotFound,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    pub index_version: u64,
+    /// The query as searched (after preprocessing).
+    pub query: String,
+    pub search_method: &'static str,
+    /// The semantic weight (hybrid only).
+    pub hybrid_alpha: Option<f64>,
+    pub top_k: usize,
+    /// The candidate pool of each branch that ran.
+    pub pools: Pools,
+    /// What the query returned, best first.
+    pub results: Vec<Returned>,
+    pub last_returned_score: Option<f64>,
+    /// Query terms the keyword branch left out (`index.keyword_max_query_terms`).
+    pub keyword_terms_dropped: Vec<String>,
+    pub targets: Vec<TargetExplanation>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Pools {
+    pub semantic: Option<usize>,
+    pub keyword: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Returned {
+    pub rank: usize,
+    pub chunk_id: String,
+    pub document_id: String,
+    pub score: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetExplanation {
+    pub target: Target,
+    pub presence: Presence,
+    /// One line: what decided, for the target's best chunk.
+    pub verdict: String,
+    pub chunks: Vec<ChunkExplanation>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChunkExplanation {
+    pub chunk_id: String,
+    pub document_id: String,
+    pub chunk_index: u32,
+    /// Its rank in the results, when it was returned.
+    pub rank: Option<usize>,
+    pub deleted_at: Option<String>,
+    /// The first filter that excludes it: the field and the value the chunk holds there.
+    pub excluded_by_filter: Option<FilterMiss>,
+    pub semantic: Option<BranchPosition>,
+    pub keyword: Option<BranchPosition>,
+    /// Its fused score, when it was a candidate of either branch (hybrid only).
+    pub fused_score: Option<f64>,
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FilterMiss {
+    pub field: String,
+    pub value: serde_json::Value,
+}
+
+/// A chunk in one branch: its rank among the best [`MAX_POOL`] (none beyond), its raw score,
+/// and whether the branch's pool held it.
+#[derive(Debug, Clone, Serialize)]
+pub struct BranchPosition {
+    pub rank: Option<usize>,
+    /// Similarity in [0, 1] (semantic), or BM25 (keyword; none when no query term matched).
+    pub score: Option<f64>,
+    /// The score fusion used: min-max scaled over the pool (keyword, hybrid only).
+    pub normalized: Option<f64>,
+    pub in_pool: bool,
+    pub pool: usize,
+    /// Query terms the chunk holds (keyword).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_terms: Option<Vec<String>>,
+}
+
+/// A branch's ranking: chunk ids and scores, best first.
+type Ranking = Vec<(String, f64)>;
+
+/// Explains `request` on `index` for `targets`.
+pub async fn explain(
+    index: &Index,
+    embedder: &Arc<dyn Embedder>,
+    reranker: Option<&Arc<dyn Reranker>>,
+    request: &SearchRequest,
+    targets: &[Target],
+) -> Result<Explanation, RetrievalError> {
+    if targets.is_empty() || targets.len() > MAX_TARGETS {
+        return Err(ValidationError::new(
+            "targets",
+            format!("must hold 1 to {MAX_TARGETS} targets"),
+        )
+        .into());
+    }
+    let answer = search(index, embedder, reranker, request).await?;
+    // The same version for everything below, even when the request did not pin one.
+    let mut pinned = request.clone();
+    pinned.index_version = Some(answer.index_version);
+    let snapshot = index.snapshot(Some(answer.index_version)).await?;
+    let branches = Branches::run(index, embedder, &snapshot, &pinned, &answer.query).await?;
+    let returned: Vec<Returned> = answer
+        .hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| Returned {
+            rank: i + 1,
+            chunk_id: h.row.chunk_id.clone(),
+            document_id: h.row.document_id.clone(),
+            score: h.score,
+        })
+        .collect();
+    let context = Context {
+        index,
+        snapshot: &snapshot,
+        request: &pinned,
+        branches: &branches,
+        returned: &returned,
+        query_terms: index.keyword().analyze(&answer.query)?,
+    };
+    let mut explained = Vec::with_capacity(targets.len());
+    for target in targets {
+        explained.push(context.target(target).await?);
+    }
+    Ok(Explanation {
+        index_version: answer.index_version,
+        query: answer.query,
+        search_method: request.method.name(),
+        hybrid_alpha: (request.method == SearchMethod::Hybrid).then_some(request.hybrid_alpha),
+        top_k: request.top_k,
+        pools: Pools {
+            semantic: branches.semantic_pool,
+            keyword: branches.keyword_pool,
+        },
+        last_returned_score: returned.last().map(|r| r.score),
+        results: returned,
+        keyword_terms_dropped: answer.keyword_terms_dropped,
+        targets: explained,
+    })
+}
+
+/// Both branches of the query, at their real pools and at the largest.
+struct Branches {
+    query_vector: Option<Vec<f32>>,
+    semantic_pool: Option<usize>,
+    keyword_pool: Option<usize>,
+    semantic_wide: Ranking,
+    keyword_wide: Ranking,
+    /// Fused scores of the candidates (hybrid only), as the search fused them.
+    fused: HashMap<String, f64>,
+    /// The keyword pool's scores, min-max scaled as fusion scaled them.
+    keyword_scaled: HashMap<String, f64>,
+}
+
+impl Branches {
+    async fn run(
+        index: &Index,
+        embedder: &Arc<dyn Embedder>,
+        snapshot: &Snapshot,
+        request: &SearchRequest,
+        query: &str,
+    ) -> Result<Branches, RetrievalError> {
+        let filters = effective_filters(index, snapshot, &request.filters)?;
+        let keyword_query = if request.keyword_expansion.is_empty() {
+            query.to_string()
+        } else {
+            format!("{query} {}", request.keyword_expansion.join(" "))
+        };
+        // The pools `search` used for this method.
+        let own = |limit: Option<usize>| {
+            limit
+                .unwrap_or(request.top_k)
+                .max(request.top_k)
+                .min(MAX_POOL)
+        };
+        let fetch = overfetch(request.top_k);
+        let (semantic_pool, keyword_pool) = match request.method {
+            SearchMethod::Semantic => (Some(own(request.candidates.semantic)), None),
+            SearchMethod::Keyword => (None, Some(own(request.candidates.keyword))),
+            SearchMethod::Hybrid => (
+                Some(request.candidates.semantic.unwrap_or(fetch).min(MAX_POOL)),
+                Some(request.candidates.keyword.unwrap_or(fetch).min(MAX_POOL)),
+            ),
+        };
+        let query_vector = match semantic_pool {
+            Some(_) => Some(match &request.query_vector {
+                Some(v) => v.as_ref().clone(),
+                None => embed_query(embedder, query).await?,
+            }),
+            None => None,
+        };
+        let semantic = |k: usize| {
+            let q = query_vector.clone().unwrap_or_default();
+            let filters = filters.clone();
+            async move {
+                Ok::<_, RetrievalError>(
+                    semantic_branch(index, snapshot, &q, k, &filters)
+                        .await?
+                        .into_iter()
+                        .map(|(c, sim)| (c.chunk_id, sim))
+                        .collect::<Ranking>(),
+                )
+            }
+        };
+        let keyword = |k: usize| {
+            let (filters, keyword_query) = (filters.clone(), keyword_query.clone());
+            async move {
+                Ok::<_, RetrievalError>(
+                    keyword_top(index, snapshot, &keyword_query, &filters, k)
+                        .await?
+                        .0
+                        .into_iter()
+                        .map(|(id, s)| (id, f64::from(s)))
+                        .collect::<Ranking>(),
+                )
+            }
+        };
+        let (semantic_real, semantic_wide) = match semantic_pool {
+            Some(pool) => (semantic(pool).await?, semantic(MAX_POOL).await?),
+            None => (Vec::new(), Vec::new()),
+        };
+        let (keyword_real, keyword_wide) = match keyword_pool {
+            Some(pool) => (keyword(pool).await?, keyword(MAX_POOL).await?),
+            None => (Vec::new(), Vec::new()),
+        };
+        let raw: Vec<f64> = keyword_real.iter().map(|(_, s)| *s).collect();
+        let keyword_scaled: HashMap<String, f64> = keyword_real
+            .iter()
+            .map(|(id, _)| id.clone())
+            .zip(super::fusion::min_max(&raw))
+            .collect();
+        let fused = match (request.method, &query_vector) {
+            (SearchMethod::Hybrid, Some(q)) => {
+                // As `search` fuses: the semantic pool's similarities, plus the exact
+                // similarity of keyword-only candidates from their stored vectors.
+                let mut similarity: HashMap<String, f64> = semantic_real.into_iter().collect();
+                let ids: Vec<String> = keyword_real.iter().map(|(id, _)| id.clone()).collect();
+                for c in index.lance().candidates(&snapshot.dataset, &ids).await? {
+                    similarity
+                        .entry(c.chunk_id.clone())
+                        .or_insert_with(|| semantic_similarity(dot(q, &c.vector)));
+                }
+                let keyword: Ranking = keyword_real
+                    .into_iter()
+                    .filter(|(id, _)| similarity.contains_key(id))
+                    .collect();
+                fuse(&similarity, &keyword, request.hybrid_alpha, request.fusion)
+                    .into_iter()
+                    .map(|f| (f.key, f.score))
+                    .collect()
+            }
+            _ => HashMap::new(),
+        };
+        Ok(Branches {
+            query_vector,
+            semantic_pool,
+            keyword_pool,
+            semantic_wide,
+            keyword_wide,
+            fused,
+            keyword_scaled,
+        })
+    }
+}
+
+/// What every target is explained against.
+struct Context<'a> {
+    index: &'a Index,
+    snapshot: &'a Snapshot,
+    request: &'a SearchRequest,
+    branches: &'a Branches,
+    returned: &'a [Returned],
+    query_terms: Vec<String>,
+}
+
+impl Context<'_> {
+    async fn target(&self, target: &Target) -> Result<TargetExplanation, RetrievalError> {
+        let rows = self.rows_of(target, self.snapshot).await?;
+        if rows.is_empty() {
+            let newest = self.index.snapshot(None).await?;
+            let later = newest.version != self.snapshot.version
+                && !self.rows_of(target, &newest).await?.is_empty();
+            let (presence, verdict) = match (later, target) {
+                (true, _) => (
+                    Presence::IngestedLater,
+                    // The newest version is not named: a pinned explanation must not change
+                    // as the index grows.
+                    format!(
+                        "not in version {}: ingested in a later version",
+                        self.snapshot.version
+                    ),
+                ),
+                (false, Target::Text(_)) => (
+                    Presence::NotFound,
+                    "no chunk holds this text, in this version or the newest".to_string(),
+                ),
+                (false, _) => (
+                    Presence::NotFound,
+                    format!(
+                        "not in version {} nor in the newest: never ingested, or deleted and purged",
+                        self.snapshot.version
+                    ),
+                ),
+            };
+            return Ok(TargetExplanation {
+                target: target.clone(),
+                presence,
+                verdict,
+                chunks: Vec::new(),
+            });
+        }
+        let mut chunks = Vec::with_capacity(rows.len());
+        for row in &rows {
+            chunks.push(self.chunk(row).await?);
+        }
+        chunks.sort_by_key(|c| c.chunk_index);
+        let best = chunks
+            .iter()
+            .min_by(|a, b| chunk_order(a).total_cmp(&chunk_order(b)))
+            .expect("at least one chunk");
+        let verdict = if chunks.len() == 1 {
+            best.verdict.clone()
+        } else {
+            format!(
+                "best of {} chunks, #{}: {}",
+                chunks.len(),
+                best.chunk_index,
+                best.verdict
+            )
+        };
+        Ok(TargetExplanation {
+            target: target.clone(),
+            presence: Presence::InVersion,
+            verdict,
+            chunks,
+        })
+    }
+
+    /// The target's rows in `snapshot`, deleted ones included.
+    async fn rows_of(
+        &self,
+        target: &Target,
+        snapshot: &Snapshot,
+    ) -> Result<Vec<ChunkRow>, RetrievalError> {
+        let lance = self.index.lance();
+        let dataset = &snapshot.dataset;
+        Ok(match target {
+            Target::DocumentId(id) => {
+                lance
+                    .rows_where(
+                        dataset,
+                        Some(format!("document_id = {}", sql_string(id))),
+                        true,
+                    )
+                    .await?
+            }
+            Target::ChunkId(id) => lance.rows(dataset, std::slice::from_ref(id), true).await?,
+            Target::Text(text) => {
+                let wanted = normalized(text);
+                let all = Filters {
+                    visibility: Visibility::All,
+                    ..Filters::default()
+                };
+                let found = match self
+                    .index
+                    .keyword()
+                    .prepare(&snapshot.searcher, text, &all)?
+                {
+                    Some(q) => q.top(SNIPPET_CANDIDATES)?,
+                    None => Vec::new(),
+                };
+                let ids: Vec<String> = found.into_iter().map(|(id, _)| id).collect();
+                lance
+                    .rows(dataset, &ids, true)
+                    .await?
+                    .into_iter()
+                    .filter(|r| normalized(&r.text).contains(&wanted))
+                    .collect()
+            }
+        })
+    }
+
+    async fn chunk(&self, row: &ChunkRow) -> Result<ChunkExplanation, RetrievalError> {
+        let id = &row.chunk_id;
+        let rank = self
+            .returned
+            .iter()
+            .find(|r| &r.chunk_id == id)
+            .map(|r| r.rank);
+        let deleted = row.deleted_at.is_some();
+        let hidden_by_deletion = match self.request.filters.visibility {
+            Visibility::Active => deleted,
+            Visibility::Deleted => !deleted,
+            Visibility::All => false,
+        };
+        let excluded_by_filter = self.filter_miss(row).await?;
+        let b = self.branches;
+        let semantic = b.semantic_pool.map(|pool| {
+            let rank = position(&b.semantic_wide, id);
+            let similarity = b
+                .query_vector
+                .as_ref()
+                .zip(row.vector.as_ref())
+                .map(|(q, v)| semantic_similarity(dot(q, v)));
+            BranchPosition {
+                rank,
+                score: similarity,
+                normalized: None,
+                in_pool: rank.is_some_and(|r| r <= pool),
+                pool,
+                matched_terms: None,
+            }
+        });
+        let keyword = b.keyword_pool.map(|pool| {
+            let rank = position(&b.keyword_wide, id);
+            BranchPosition {
+                rank,
+                score: rank.map(|r| b.keyword_wide[r - 1].1),
+                normalized: b.keyword_scaled.get(id).copied(),
+                in_pool: rank.is_some_and(|r| r <= pool),
+                pool,
+                matched_terms: Some(self.matched_terms(row)),
+            }
+        });
+        let fused_score = b.fused.get(id).copied();
+        let mut chunk = ChunkExplanation {
+            chunk_id: id.clone(),
+            document_id: row.document_id.clone(),
+            chunk_index: row.chunk_index,
+            rank,
+            deleted_at: row.deleted_at.clone(),
+            excluded_by_filter,
+            semantic,
+            keyword,
+            fused_score,
+            verdict: String::new(),
+        };
+        chunk.verdict = self.verdict(&chunk, hidden_by_deletion);
+        Ok(chunk)
+    }
+
+    /// The first filter of the request that the chunk does not pass, with its value there.
+    async fn filter_miss(&self, row: &ChunkRow) -> Result<Option<FilterMiss>, RetrievalError> {
+        let f = &self.request.filters;
+        let mut single: Vec<(String, Filters)> = f
+            .clauses
+            .iter()
+            .map(|c| {
+                (
+                    match &c.target {
+                        FilterTarget::Metadata(key) => key.clone(),
+                        _ => c.field_name().to_string(),
+                    },
+                    Filters {
+                        clauses: vec![c.clone()],
+                        visibility: Visibility::All,
+                        ..Filters::default()
+                    },
+                )
+            })
+            .collect();
+        if let Some(prefix) = &f.path_prefix {
+            single.push((
+                "path_prefix".into(),
+                Filters {
+                    path_prefix: Some(prefix.clone()),
+                    visibility: Visibility::All,
+                    ..Filters::default()
+                },
+            ));
+        }
+        if let Some(after) = &f.updated_after {
+            single.push((
+                "updated_after".into(),
+                Filters {
+                    updated_after: Some(after.clone()),
+                    visibility: Visibility::All,
+                    ..Filters::default()
+                },
+            ));
+        }
+        for (field, filter) in single {
+            let Some(sql) = filter.to_sql() else {
+                continue;
+            };
+            let held = self
+                .index
+                .lance()
+                .rows_where(
+                    &self.snapshot.dataset,
+                    Some(format!(
+                        "chunk_id = {} AND ({sql})",
+                        sql_string(&row.chunk_id)
+                    )),
+                    false,
+                )
+                .await?;
+            if held.is_empty() {
+                return Ok(Some(FilterMiss {
+                    value: field_value(row, &field),
+                    field,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The query's analysed terms that the chunk's text holds, in query order.
+    fn matched_terms(&self, row: &ChunkRow) -> Vec<String> {
+        let held: std::collections::HashSet<String> = self
+            .index
+            .keyword()
+            .analyze(&row.search_text())
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        self.query_terms
+            .iter()
+            .filter(|t| held.contains(*t) && seen.insert(t.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    fn verdict(&self, c: &ChunkExplanation, hidden_by_deletion: bool) -> String {
+        if let Some(rank) = c.rank {
+            let score = self.returned[rank - 1].score;
+            return format!("ranked {}: score {score:.4}", ordinal(rank));
+        }
+        if hidden_by_deletion {
+            return match &c.deleted_at {
+                Some(at) => format!("deleted at {at}: the query searches live chunks only"),
+                None => "live: the query searches deleted chunks only".to_string(),
+            };
+        }
+        if let Some(miss) = &c.excluded_by_filter {
+            return format!(
+                "excluded by the filter on {}: the chunk holds {}",
+                miss.field, miss.value
+            );
+        }
+        let mut why = Vec::new();
+        if let Some(s) = &c.semantic {
+            why.push(branch_words("semantic", s, |v| {
+                format!("similarity {v:.4}")
+            }));
+        }
+        if let Some(k) = &c.keyword {
+            if k.matched_terms.as_ref().is_some_and(Vec::is_empty) {
+                why.push("keyword: it holds none of the query's terms".to_string());
+            } else {
+                why.push(branch_words("keyword", k, |v| format!("BM25 {v:.3}")));
+            }
+        }
+        let returned = self.returned.len();
+        let last = self.returned.last().map(|r| r.score);
+        let head = match (c.fused_score, last) {
+            (Some(f), Some(l)) if f < l => {
+                format!("not returned: fused score {f:.4} below the last result's {l:.4}")
+            }
+            (Some(f), _) => format!("not returned: fused score {f:.4}, {}", self.reordered()),
+            (None, _) if c.semantic.iter().chain(&c.keyword).any(|b| b.in_pool) => {
+                format!("not returned: {}", self.reordered())
+            }
+            (None, _) if self.request.method == SearchMethod::Hybrid => {
+                "not returned: a candidate of neither branch".to_string()
+            }
+            (None, _) => format!("not returned: outside the top {returned}"),
+        };
+        if why.is_empty() {
+            head
+        } else {
+            format!("{head}; {}", why.join("; "))
+        }
+    }
+
+    /// What else drops a candidate after ranking: the request's cut-offs.
+    fn reordered(&self) -> String {
+        let r = self.request;
+        let mut steps = Vec::new();
+        if let Some(min) = r.min_score {
+            steps.push(format!("min_sim {min} may have dropped it"));
+        }
+        if r.diversify > 0.0 {
+            steps.push("diversification (MMR) picked other chunks".to_string());
+        }
+        if r.rerank {
+            steps.push("the reranker ordered the candidates".to_string());
+        }
+        if steps.is_empty() {
+            format!("other chunks filled the top {}", r.top_k)
+        } else {
+            steps.join(", ")
+        }
+    }
+}
+
+/// Orders a target's chunks for its verdict: returned first (by rank), then by how close the
+/// best branch came.
+fn chunk_order(c: &ChunkExplanation) -> f64 {
+    match c.rank {
+        Some(r) => r as f64,
+        None => {
+            1e6 + c
+                .semantic
+                .iter()
+                .chain(&c.keyword)
+                .filter_map(|b| b.rank)
+                .min()
+                .map_or(1e6, |r| r as f64)
+        }
+    }
+}
+
+fn branch_words(name: &str, b: &BranchPosition, score: impl Fn(f64) -> String) -> String {
+    let score = b.score.map(score).unwrap_or_default();
+    match b.rank {
+        Some(r) if b.in_pool => format!("{name} rank {r} within the pool of {} ({score})", b.pool),
+        Some(r) => format!(
+            "{name} rank {r} outside the pool of {}, {} places short ({score})",
+            b.pool,
+            r - b.pool
+        ),
+        None => format!("{name}: not among the best {MAX_POOL} ({score})"),
+    }
+}
+
+fn position(ranking: &Ranking, id: &str) -> Option<usize> {
+    ranking.iter().position(|(c, _)| c == id).map(|i| i + 1)
+}
+
+fn normalized(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// The value a chunk holds for a filter's field.
+fn field_value(row: &ChunkRow, field: &str) -> serde_json::Value {
+    use serde_json::{json, Value};
+    let text = |v: &Option<String>| v.as_ref().map_or(Value::Null, |s| json!(s));
+    match field {
+        "document_id" => json!(row.document_id),
+        "knowledge_base_id" => json!(row.knowledge_base_id),
+        "title" => text(&row.title),
+        "source_type" => text(&row.source_type),
+        "source_name" => text(&row.source_name),
+        "uri" => text(&row.uri),
+        "source_id" => text(&row.source_id),
+        "source_path" => text(&row.source_path),
+        "project_id" => text(&row.project_id),
+        "updated_at" | "updated_after" => text(&row.updated_at),
+        "page_number" => row.page_number.map_or(Value::Null, |p| json!(p)),
+        "managed_by_source" => row.managed_by_source.map_or(Value::Null, |b| json!(b)),
+        "tags" => json!(row.tags),
+        "path_prefix" => json!({"source_path": row.source_path, "uri": row.uri}),
+        key => row.metadata.get(key).cloned().unwrap_or(Value::Null),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordinals_read_as_english() {
+        let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111]
+            .map(ordinal)
+            .into();
+        assert_eq!(
+            got,
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st",
+                "111th"
+            ]
+        );
+    }
+
+    #[test]
+    fn snippets_match_whatever_their_case_and_spacing() {
+        assert!(normalized("The  Moon\npulls").contains(&normalized("moon PULLS")));
+        assert!(!normalized("The moon pulls").contains(&normalized("sun")));
+    }
+
+    #[test]
+    fn a_branch_outside_its_pool_says_by_how_much() {
+        let b = BranchPosition {
+            rank: Some(63),
+            score: Some(0.21),
+            normalized: None,
+            in_pool: false,
+            pool: 50,
+            matched_terms: None,
+        };
+        assert_eq!(
+            branch_words("semantic", &b, |v| format!("similarity {v:.2}")),
+            "semantic rank 63 outside the pool of 50, 13 places short (similarity 0.21)"
+        );
+    }
+}
