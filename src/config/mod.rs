@@ -73,6 +73,11 @@ pub struct KafkaConfig {
     /// broker; a consumer that had not read them reports them in
     /// `ragstream_kafka_messages_lost_total`.
     pub embedded_retention_bytes: u64,
+    /// How much the ingest consumer prefetches from Kafka (librdkafka's
+    /// `queued.max.messages.kbytes`): memory held for the backlog. Below the default a
+    /// backlog drains slower, and a quiet partition beside it is no fresher (BENCHMARKS.md,
+    /// "Freshness beside a draining backlog").
+    pub consumer_queue_kbytes: u32,
     /// A batch commits when it holds this many documents, or this many chunks...
     pub batch_max_documents: usize,
     pub batch_max_chunks: usize,
@@ -130,6 +135,7 @@ impl Default for KafkaConfig {
             group_id: "ragstream".into(),
             partitions: 4,
             embedded_retention_bytes: 256 << 20,
+            consumer_queue_kbytes: 16384,
             batch_max_documents: 256,
             batch_max_chunks: 1024,
             batch_max_ms: 200,
@@ -558,6 +564,12 @@ impl Config {
             return bad(
                 "kafka.embedded_retention_bytes",
                 "must be at least kafka.max_message_bytes",
+            );
+        }
+        if !(1..=2_097_151).contains(&self.kafka.consumer_queue_kbytes) {
+            return bad(
+                "kafka.consumer_queue_kbytes",
+                "must be between 1 and 2097151 (librdkafka's range)",
             );
         }
         if self.kafka.batch_max_documents == 0 {

@@ -216,7 +216,10 @@ impl IngestPipeline {
                 .set("enable.auto.commit", "false")
                 .set("enable.auto.offset.store", "false")
                 // Bound librdkafka's prefetch: the backlog belongs in Kafka, not in this process.
-                .set("queued.max.messages.kbytes", "16384")
+                .set(
+                    "queued.max.messages.kbytes",
+                    self.kafka.consumer_queue_kbytes.to_string(),
+                )
                 // A next offset the broker deleted unread is an error the source reports
                 // (retention_loss.rs), not a silent jump. New partitions start explicitly
                 // at the beginning (CheckpointContext).
