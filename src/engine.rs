@@ -388,6 +388,7 @@ impl Engine {
         name: &IndexName,
         request: &SearchRequest,
         targets: &[crate::retrieval::explain::Target],
+        reveal_deleted: bool,
     ) -> Result<crate::retrieval::explain::Explanation, EngineError> {
         if request.top_k == 0 || request.top_k > self.config.limits.max_top_k {
             return Err(ValidationError::new(
@@ -403,6 +404,7 @@ impl Engine {
             self.reranker.as_ref(),
             request,
             targets,
+            reveal_deleted,
         )
         .instrument(tracing::info_span!("explain", index = %name))
         .await
@@ -577,7 +579,18 @@ impl Engine {
         let version = index.latest_version();
         // Held while the directory moves: nobody opens the index again halfway.
         let mut open = self.indexes.lock().await;
-        crate::index::deleted::retire(&self.config.storage.data_dir, name, checkpoint)?;
+        // Another delete finished first (and a write may have made a new index since): this
+        // handle is no longer the index of that name.
+        if !open.get(name).is_some_and(|i| Arc::ptr_eq(i, &index)) {
+            return Err(EngineError::IndexNotFound(name.to_string()));
+        }
+        if let Err(e) =
+            crate::index::deleted::retire(&self.config.storage.data_dir, name, checkpoint)
+        {
+            // Not moved: the index stays, and takes writes again.
+            index.unretire();
+            return Err(e.into());
+        }
         open.remove(name);
         tracing::info!(index = %name, index_version = version, "index deleted");
         Ok(version)

@@ -69,7 +69,8 @@ pub async fn run(config: Config, args: ExplainArgs) -> Result<(), Failure> {
     }
     let engine = Engine::new(config.clone(), load_embedder(&config)?);
     let body = json!({"request": request, "targets": targets});
-    let reply = crate::contracts::explain::answer(&engine, &index, &body).await;
+    // The command line reads the data directory itself: nothing is hidden from it.
+    let reply = crate::contracts::explain::answer(&engine, &index, &body, true).await;
     println!(
         "{}",
         serde_json::to_string_pretty(&reply.body).expect("json")

@@ -51,6 +51,7 @@ pub fn failure(e: impl std::fmt::Display) -> Failure {
     }
 }
 
+/// A refused command line or input (exit code 2).
 pub fn usage(message: impl Into<String>) -> Failure {
     Failure {
         code: 2,
@@ -58,12 +59,9 @@ pub fn usage(message: impl Into<String>) -> Failure {
     }
 }
 
-/// Logs to stderr: the filter from `RAGSTREAM_LOG` (default `warn,lance=error`), the format
-/// from `RAGSTREAM_LOG_FORMAT` (`text`, the default, or `json`: one object per line with the
-/// span's fields, for log shippers). Read before the configuration, so that configuration
-/// errors are logged in the chosen format too.
-/// Logs (`RAGSTREAM_LOG` filter, `RAGSTREAM_LOG_FORMAT` text or json), metrics on or off,
-/// and the trace exporter, as `[telemetry]` says. The returned guard flushes traces at exit.
+/// Logs to stderr (the filter from `RAGSTREAM_LOG`, default `warn,lance=error`; the format
+/// from `RAGSTREAM_LOG_FORMAT`, `text` or `json`), metrics on or off, and the trace exporter,
+/// as `[telemetry]` says. The returned guard flushes traces at exit.
 pub fn init_telemetry(config: &Config) -> Result<Telemetry, Failure> {
     let filter = tracing_subscriber::EnvFilter::try_from_env("RAGSTREAM_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,lance=error"));

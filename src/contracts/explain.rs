@@ -170,8 +170,14 @@ pub(super) async fn search_request(
     Ok(c002_retrieval_api::search_request(&req, &defaults).0)
 }
 
-/// Answers an explain request on `index`.
-pub async fn answer(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
+/// Answers an explain request on `index`. Deleted chunks are shown only to a caller who may
+/// see them (`reveal_deleted`: the visibility-override scope, as contract 003 has it).
+pub async fn answer(
+    engine: &Engine,
+    index: &IndexName,
+    body: &Value,
+    reveal_deleted: bool,
+) -> Reply {
     let parsed = match parse(body, engine.config().limits.max_query_bytes) {
         Ok(p) => p,
         Err(e) => return super::error_reply(&e.into()),
@@ -180,7 +186,10 @@ pub async fn answer(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         Ok(r) => r,
         Err(e) => return super::error_reply(&e),
     };
-    match engine.explain(index, &request, &parsed.targets).await {
+    match engine
+        .explain(index, &request, &parsed.targets, reveal_deleted)
+        .await
+    {
         Ok(explanation) => {
             let version = explanation.index_version;
             let mut body = json!({"index": index.as_str(), "contract": parsed.query.contract});

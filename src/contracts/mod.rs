@@ -199,6 +199,17 @@ pub async fn answer(
     })
 }
 
+/// Whether the caller may see deleted chunks: with authentication on, the token's scope (the
+/// caller's context, contract 003's `ToolContext.visibility_override_allowed`); without it,
+/// the configuration.
+fn visibility_override(engine: &Engine, caller: &Caller) -> bool {
+    if engine.auth().enabled() {
+        caller.has_scope(Scope::VisibilityOverride)
+    } else {
+        engine.config().contracts.visibility_override_allowed
+    }
+}
+
 /// Answers an authorised request as its contract.
 async fn dispatch(
     engine: &Engine,
@@ -244,17 +255,13 @@ async fn dispatch(
         Contract::C003 => {
             // With authentication on, the token's scope is the caller's context
             // (`ToolContext.visibility_override_allowed`); without it, the configuration.
-            let override_ok = if engine.auth().enabled() {
-                caller.has_scope(Scope::VisibilityOverride)
-            } else {
-                engine.config().contracts.visibility_override_allowed
-            };
+            let override_ok = visibility_override(engine, caller);
             let index = index.unwrap_or_else(default_index);
             c003_ai_core::answer(engine, &index, &value, override_ok).await
         }
         Contract::Explain | Contract::Diff => match index {
             Some(index) if contract == Contract::Explain => {
-                explain::answer(engine, &index, &value).await
+                explain::answer(engine, &index, &value, visibility_override(engine, caller)).await
             }
             Some(index) => diff::answer(engine, &index, &value).await,
             None => error_reply(

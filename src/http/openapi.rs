@@ -853,9 +853,13 @@ fn explain_request_schema() -> Value {
             (
                 "targets",
                 with(
-                    array(target, "What to explain: 1 to 20 targets."),
-                    "minItems",
-                    json!(1),
+                    with(
+                        array(target, "What to explain: 1 to 20 targets."),
+                        "minItems",
+                        json!(1),
+                    ),
+                    "maxItems",
+                    json!(crate::retrieval::explain::MAX_TARGETS),
                 ),
             ),
         ],

@@ -46,8 +46,15 @@ pub fn retire(
     .map_err(|e| StoreError::Corrupt(e.to_string()))?;
     let path = record_path(data_dir, name);
     let partial = path.with_extension("json.partial");
-    std::fs::write(&partial, record)?;
+    // Durable before the index moves: a move that outlives a power loss must find it.
+    {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&partial)?;
+        file.write_all(&record)?;
+        file.sync_all()?;
+    }
     std::fs::rename(&partial, &path)?;
+    std::fs::File::open(&graveyard)?.sync_all()?;
     let unique = deleted_at.replace([':', '.'], "-");
     std::fs::rename(
         index_dir(data_dir, name),

@@ -503,6 +503,12 @@ impl Index {
         Ok(checkpoint)
     }
 
+    /// Takes back [`Index::retire`]: the delete that retired it did not move it.
+    pub fn unretire(&self) {
+        self.deleted
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
     pub fn name(&self) -> &IndexName {
         &self.name
     }

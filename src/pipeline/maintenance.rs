@@ -27,10 +27,15 @@ pub async fn run(engine: Arc<Engine>, mut stopped: watch::Receiver<bool>) {
             _ = stopped.changed() => return,
         }
         // Deleted indexes' files (`index::deleted`): removed here, off the request path.
-        match engine.purge_deleted_indexes() {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(indexes = n, "deleted indexes' files removed"),
-            Err(e) => tracing::warn!(error = %e, "removing deleted indexes' files failed"),
+        let purge = {
+            let engine = engine.clone();
+            tokio::task::spawn_blocking(move || engine.purge_deleted_indexes())
+        };
+        match purge.await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(n)) => tracing::info!(indexes = n, "deleted indexes' files removed"),
+            Ok(Err(e)) => tracing::warn!(error = %e, "removing deleted indexes' files failed"),
+            Err(e) => tracing::warn!(error = %e, "removing deleted indexes' files panicked"),
         }
         for name in crate::index::list_indexes(&engine.config().storage.data_dir) {
             // At the background priority (`index.background_priority`): see index/background_work.rs.

@@ -69,6 +69,16 @@ pub async fn diff(
     from: u64,
     to: u64,
 ) -> Result<Diff, RetrievalError> {
+    // One query vector for both versions: an embedder need not be deterministic.
+    let mut request = request.clone();
+    if request.method != super::SearchMethod::Keyword && request.query_vector.is_none() {
+        let query = request.preprocessing.apply(&request.query);
+        if !query.trim().is_empty() {
+            request.query_vector = Some(Arc::new(
+                super::search::embed_query(embedder, &query).await?,
+            ));
+        }
+    }
     let at = |version: u64| {
         let mut r = request.clone();
         r.index_version = Some(version);
@@ -128,7 +138,9 @@ pub async fn diff(
         .map(|h| change(&h.row.chunk_id))
         .collect();
     let mut writes = Writes::default();
-    for (document, cause) in &causes {
+    let mut causes: Vec<(&String, &Cause)> = causes.iter().collect();
+    causes.sort_by(|a, b| a.0.cmp(b.0));
+    for (document, cause) in causes {
         match cause {
             Cause::Added => writes.added.push(document.clone()),
             Cause::Upserted => writes.upserted.push(document.clone()),

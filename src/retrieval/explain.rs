@@ -53,6 +53,9 @@ pub enum Presence {
     IngestedLater,
     /// In neither: never ingested, or deleted and purged.
     NotFound,
+    /// Every chunk of it in the version searched is deleted, and the caller may not see
+    /// deleted chunks: only the time of the deletion is shown.
+    Deleted,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -146,6 +149,7 @@ pub async fn explain(
     reranker: Option<&Arc<dyn Reranker>>,
     request: &SearchRequest,
     targets: &[Target],
+    reveal_deleted: bool,
 ) -> Result<Explanation, RetrievalError> {
     if targets.is_empty() || targets.len() > MAX_TARGETS {
         return Err(ValidationError::new(
@@ -154,11 +158,18 @@ pub async fn explain(
         )
         .into());
     }
-    let answer = search(index, embedder, reranker, request).await?;
-    // The same version for everything below, even when the request did not pin one.
+    // One version for everything below, held from the start (retention cannot prune it
+    // meanwhile), and one query vector: an embedder need not be deterministic.
+    let snapshot = index.snapshot(request.index_version).await?;
     let mut pinned = request.clone();
-    pinned.index_version = Some(answer.index_version);
-    let snapshot = index.snapshot(Some(answer.index_version)).await?;
+    pinned.index_version = Some(snapshot.version);
+    if pinned.method != SearchMethod::Keyword && pinned.query_vector.is_none() {
+        let query = pinned.preprocessing.apply(&pinned.query);
+        if !query.trim().is_empty() {
+            pinned.query_vector = Some(Arc::new(embed_query(embedder, &query).await?));
+        }
+    }
+    let answer = search(index, embedder, reranker, &pinned).await?;
     let branches = Branches::run(index, embedder, &snapshot, &pinned, &answer.query).await?;
     let returned: Vec<Returned> = answer
         .hits
@@ -178,6 +189,8 @@ pub async fn explain(
         branches: &branches,
         returned: &returned,
         query_terms: index.keyword().analyze(&answer.query)?,
+        reranker_applied: answer.reranker_applied,
+        reveal_deleted,
     };
     let mut explained = Vec::with_capacity(targets.len());
     for target in targets {
@@ -207,6 +220,9 @@ struct Branches {
     keyword_pool: Option<usize>,
     semantic_wide: Ranking,
     keyword_wide: Ranking,
+    /// The chunks each branch's real pool held.
+    semantic_pooled: std::collections::HashSet<String>,
+    keyword_pooled: std::collections::HashSet<String>,
     /// Fused scores of the candidates (hybrid only), as the search fused them.
     fused: HashMap<String, f64>,
     /// The keyword pool's scores, min-max scaled as fusion scaled them.
@@ -284,12 +300,19 @@ impl Branches {
             Some(pool) => (keyword(pool).await?, keyword(MAX_POOL).await?),
             None => (Vec::new(), Vec::new()),
         };
-        let raw: Vec<f64> = keyword_real.iter().map(|(_, s)| *s).collect();
-        let keyword_scaled: HashMap<String, f64> = keyword_real
-            .iter()
-            .map(|(id, _)| id.clone())
-            .zip(super::fusion::min_max(&raw))
-            .collect();
+        let semantic_pooled = semantic_real.iter().map(|(id, _)| id.clone()).collect();
+        let keyword_pooled = keyword_real.iter().map(|(id, _)| id.clone()).collect();
+        // The keyword scores as contract fusion scales them (hybrid only).
+        let keyword_scaled: HashMap<String, f64> = if request.method == SearchMethod::Hybrid {
+            let raw: Vec<f64> = keyword_real.iter().map(|(_, s)| *s).collect();
+            keyword_real
+                .iter()
+                .map(|(id, _)| id.clone())
+                .zip(super::fusion::min_max(&raw))
+                .collect()
+        } else {
+            HashMap::new()
+        };
         let fused = match (request.method, &query_vector) {
             (SearchMethod::Hybrid, Some(q)) => {
                 // As `search` fuses: the semantic pool's similarities, plus the exact
@@ -318,6 +341,8 @@ impl Branches {
             keyword_pool,
             semantic_wide,
             keyword_wide,
+            semantic_pooled,
+            keyword_pooled,
             fused,
             keyword_scaled,
         })
@@ -332,6 +357,10 @@ struct Context<'a> {
     branches: &'a Branches,
     returned: &'a [Returned],
     query_terms: Vec<String>,
+    /// The reranker ordered the results: their scores are its scores, not fused ones.
+    reranker_applied: bool,
+    /// The caller may see deleted chunks (their ids, text and metadata).
+    reveal_deleted: bool,
 }
 
 impl Context<'_> {
@@ -370,8 +399,23 @@ impl Context<'_> {
                 chunks: Vec::new(),
             });
         }
+        if !self.reveal_deleted && rows.iter().all(|r| r.deleted_at.is_some()) {
+            let at = rows.iter().filter_map(|r| r.deleted_at.clone()).max();
+            return Ok(TargetExplanation {
+                target: target.clone(),
+                presence: Presence::Deleted,
+                verdict: format!(
+                    "deleted at {}: the query searches live chunks only",
+                    at.unwrap_or_default()
+                ),
+                chunks: Vec::new(),
+            });
+        }
         let mut chunks = Vec::with_capacity(rows.len());
-        for row in &rows {
+        for row in rows
+            .iter()
+            .filter(|r| self.reveal_deleted || r.deleted_at.is_none())
+        {
             chunks.push(self.chunk(row).await?);
         }
         chunks.sort_by_key(|c| c.chunk_index);
@@ -418,8 +462,13 @@ impl Context<'_> {
             Target::ChunkId(id) => lance.rows(dataset, std::slice::from_ref(id), true).await?,
             Target::Text(text) => {
                 let wanted = normalized(text);
+                // Deleted chunks are searched only for a caller who may see them.
                 let all = Filters {
-                    visibility: Visibility::All,
+                    visibility: if self.reveal_deleted {
+                        Visibility::All
+                    } else {
+                        Visibility::Active
+                    },
                     ..Filters::default()
                 };
                 let found = match self
@@ -467,7 +516,7 @@ impl Context<'_> {
                 rank,
                 score: similarity,
                 normalized: None,
-                in_pool: rank.is_some_and(|r| r <= pool),
+                in_pool: b.semantic_pooled.contains(id),
                 pool,
                 matched_terms: None,
             }
@@ -478,7 +527,7 @@ impl Context<'_> {
                 rank,
                 score: rank.map(|r| b.keyword_wide[r - 1].1),
                 normalized: b.keyword_scaled.get(id).copied(),
-                in_pool: rank.is_some_and(|r| r <= pool),
+                in_pool: b.keyword_pooled.contains(id),
                 pool,
                 matched_terms: Some(self.matched_terms(row)),
             }
@@ -616,6 +665,10 @@ impl Context<'_> {
         let returned = self.returned.len();
         let last = self.returned.last().map(|r| r.score);
         let head = match (c.fused_score, last) {
+            // Reranked results carry the reranker's scores: no fused score compares with them.
+            (Some(f), _) if self.reranker_applied => {
+                format!("not returned: fused score {f:.4}, {}", self.reordered())
+            }
             (Some(f), Some(l)) if f < l => {
                 format!("not returned: fused score {f:.4} below the last result's {l:.4}")
             }
@@ -645,7 +698,7 @@ impl Context<'_> {
         if r.diversify > 0.0 {
             steps.push("diversification (MMR) picked other chunks".to_string());
         }
-        if r.rerank {
+        if self.reranker_applied {
             steps.push("the reranker ordered the candidates".to_string());
         }
         if steps.is_empty() {
@@ -680,7 +733,7 @@ fn branch_words(name: &str, b: &BranchPosition, score: impl Fn(f64) -> String) -
         Some(r) => format!(
             "{name} rank {r} outside the pool of {}, {} places short ({score})",
             b.pool,
-            r - b.pool
+            r.saturating_sub(b.pool)
         ),
         None => format!("{name}: not among the best {MAX_POOL} ({score})"),
     }

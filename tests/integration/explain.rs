@@ -25,8 +25,9 @@ async fn engine_with_projects(dir: &std::path::Path) -> ragstream::Engine {
     e
 }
 
+/// As an operator who may see deleted chunks.
 async fn explain(e: &ragstream::Engine, body: Value) -> (u16, Value) {
-    let r = answer(e, &name("kb"), &body).await;
+    let r = answer(e, &name("kb"), &body, true).await;
     (r.status, r.body)
 }
 
@@ -137,6 +138,20 @@ async fn filters_deletes_and_versions_are_named() {
         tides["verdict"].as_str().unwrap().starts_with("deleted at"),
         "{tides}"
     );
+
+    // A caller without the visibility-override scope learns only when it was deleted: no
+    // chunk ids, text or metadata, and snippets of deleted text are not found.
+    let hidden = answer(&e, &kb, &body(None), false).await.body;
+    assert_eq!(target(&hidden, 0)["presence"], "deleted", "{hidden}");
+    assert_eq!(target(&hidden, 0)["chunks"], json!([]), "{hidden}");
+    assert!(target(&hidden, 0)["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("deleted at"));
+    let snippet =
+        json!({"request": {"query": "moon"}, "targets": [{"text": "gravitational pull"}]});
+    let hidden = answer(&e, &kb, &snippet, false).await.body;
+    assert_eq!(target(&hidden, 0)["presence"], "not_found", "{hidden}");
 
     let (_, then) = explain(&e, body(Some(before))).await;
     assert_eq!(then["index_version"], before);
