@@ -1045,6 +1045,7 @@ fn explanation_schema() -> Value {
                                 enumeration(
                                     vec![
                                         json!("in_version"),
+                                        json!("deleted"),
                                         json!("ingested_later"),
                                         json!("not_found"),
                                     ],
