@@ -253,8 +253,6 @@ async fn dispatch(
             ),
         },
         Contract::C003 => {
-            // With authentication on, the token's scope is the caller's context
-            // (`ToolContext.visibility_override_allowed`); without it, the configuration.
             let override_ok = visibility_override(engine, caller);
             let index = index.unwrap_or_else(default_index);
             c003_ai_core::answer(engine, &index, &value, override_ok).await

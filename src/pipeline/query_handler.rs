@@ -225,8 +225,9 @@ async fn reply_to(engine: &Engine, headers: &RequestHeaders, body: Option<&[u8]>
         return bad(
             "unknown_contract",
             format!(
-                "contract {:?} is not one of 000, 001, 002, 003, 004",
-                contract.unwrap_or_default()
+                "contract {:?} is not one of {}",
+                contract.unwrap_or_default(),
+                Contract::ALL.map(Contract::label).join(", ")
             ),
             "headers.contract",
         );
