@@ -381,6 +381,17 @@ impl Engine {
         });
     }
 
+    /// Every request's `top_k` is within `limits.max_top_k`.
+    fn check_top_k(&self, request: &SearchRequest) -> Result<(), EngineError> {
+        let max = self.config.limits.max_top_k;
+        if request.top_k == 0 || request.top_k > max {
+            return Err(
+                ValidationError::new("top_k", format!("must be between 1 and {max}")).into(),
+            );
+        }
+        Ok(())
+    }
+
     /// Why each of `targets` was or was not retrieved by `request` on `name`
     /// (`retrieval::explain`).
     pub async fn explain(
@@ -390,13 +401,7 @@ impl Engine {
         targets: &[crate::retrieval::explain::Target],
         reveal_deleted: bool,
     ) -> Result<crate::retrieval::explain::Explanation, EngineError> {
-        if request.top_k == 0 || request.top_k > self.config.limits.max_top_k {
-            return Err(ValidationError::new(
-                "top_k",
-                format!("must be between 1 and {}", self.config.limits.max_top_k),
-            )
-            .into());
-        }
+        self.check_top_k(request)?;
         let index = self.index(name).await?;
         crate::retrieval::explain::explain(
             &index,
@@ -420,13 +425,7 @@ impl Engine {
         from: u64,
         to: u64,
     ) -> Result<crate::retrieval::diff::Diff, EngineError> {
-        if request.top_k == 0 || request.top_k > self.config.limits.max_top_k {
-            return Err(ValidationError::new(
-                "top_k",
-                format!("must be between 1 and {}", self.config.limits.max_top_k),
-            )
-            .into());
-        }
+        self.check_top_k(request)?;
         let index = self.index(name).await?;
         crate::retrieval::diff::diff(
             &index,
@@ -446,13 +445,7 @@ impl Engine {
         name: &IndexName,
         request: &SearchRequest,
     ) -> Result<SearchResult, EngineError> {
-        if request.top_k == 0 || request.top_k > self.config.limits.max_top_k {
-            return Err(ValidationError::new(
-                "top_k",
-                format!("must be between 1 and {}", self.config.limits.max_top_k),
-            )
-            .into());
-        }
+        self.check_top_k(request)?;
         let index = self.index(name).await?;
         let started = std::time::Instant::now();
         let span = tracing::info_span!(

@@ -2,9 +2,9 @@
 //! (contract 002's shape, or 000's) answered at two versions → what entered the results,
 //! what left, what moved, and the writes in between that caused it (`retrieval::diff`).
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::explain::{object_with, query, search_request};
+use super::explain::{object_with, query, reply, search_request};
 use super::Reply;
 use crate::engine::Engine;
 use crate::model::{IndexName, ValidationError};
@@ -49,16 +49,7 @@ pub async fn answer(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         Err(e) => return super::error_reply(&e),
     };
     match engine.diff(index, &request, from, to).await {
-        Ok(diff) => {
-            let version = diff.to_version;
-            let mut body = json!({"index": index.as_str(), "contract": query.contract});
-            if let (Value::Object(out), Ok(Value::Object(fields))) =
-                (&mut body, serde_json::to_value(&diff))
-            {
-                out.extend(fields);
-            }
-            Reply::ok(body, version)
-        }
+        Ok(diff) => reply(index, &query, &diff, diff.to_version),
         Err(e) => super::error_reply(&e),
     }
 }

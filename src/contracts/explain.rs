@@ -170,6 +170,22 @@ pub(super) async fn search_request(
     Ok(c002_retrieval_api::search_request(&req, &defaults).0)
 }
 
+/// `{"index", "contract"}` and the fields of `answer`, answered from `version`.
+pub(super) fn reply(
+    index: &IndexName,
+    query: &Query,
+    answer: &impl serde::Serialize,
+    version: u64,
+) -> Reply {
+    let mut body = json!({"index": index.as_str(), "contract": query.contract});
+    if let (Value::Object(out), Ok(Value::Object(fields))) =
+        (&mut body, serde_json::to_value(answer))
+    {
+        out.extend(fields);
+    }
+    Reply::ok(body, version)
+}
+
 /// Answers an explain request on `index`. Deleted chunks are shown only to a caller who may
 /// see them (`reveal_deleted`: the visibility-override scope, as contract 003 has it).
 pub async fn answer(
@@ -190,16 +206,12 @@ pub async fn answer(
         .explain(index, &request, &parsed.targets, reveal_deleted)
         .await
     {
-        Ok(explanation) => {
-            let version = explanation.index_version;
-            let mut body = json!({"index": index.as_str(), "contract": parsed.query.contract});
-            if let (Value::Object(out), Ok(Value::Object(fields))) =
-                (&mut body, serde_json::to_value(&explanation))
-            {
-                out.extend(fields);
-            }
-            Reply::ok(body, version)
-        }
+        Ok(explanation) => reply(
+            index,
+            &parsed.query,
+            &explanation,
+            explanation.index_version,
+        ),
         Err(e) => super::error_reply(&e),
     }
 }

@@ -69,16 +69,7 @@ pub async fn diff(
     from: u64,
     to: u64,
 ) -> Result<Diff, RetrievalError> {
-    // One query vector for both versions: an embedder need not be deterministic.
-    let mut request = request.clone();
-    if request.method != super::SearchMethod::Keyword && request.query_vector.is_none() {
-        let query = request.preprocessing.apply(&request.query);
-        if !query.trim().is_empty() {
-            request.query_vector = Some(Arc::new(
-                super::search::embed_query(embedder, &query).await?,
-            ));
-        }
-    }
+    let request = super::search::with_query_vector(embedder, request).await?;
     let at = |version: u64| {
         let mut r = request.clone();
         r.index_version = Some(version);

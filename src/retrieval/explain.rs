@@ -19,7 +19,8 @@ use super::filters::{sql_string, FilterTarget, Filters, Visibility};
 use super::fusion::{fuse, overfetch, semantic_similarity};
 use super::rerank::Reranker;
 use super::search::{
-    effective_filters, embed_query, keyword_top, search, semantic_branch, MAX_POOL,
+    effective_filters, embed_query, keyword_top, search, semantic_branch, with_query_vector,
+    MAX_POOL,
 };
 use super::{RetrievalError, SearchMethod, SearchRequest};
 use crate::embedding::Embedder;
@@ -159,16 +160,10 @@ pub async fn explain(
         .into());
     }
     // One version for everything below, held from the start (retention cannot prune it
-    // meanwhile), and one query vector: an embedder need not be deterministic.
+    // meanwhile), and one query vector.
     let snapshot = index.snapshot(request.index_version).await?;
-    let mut pinned = request.clone();
+    let mut pinned = with_query_vector(embedder, request).await?;
     pinned.index_version = Some(snapshot.version);
-    if pinned.method != SearchMethod::Keyword && pinned.query_vector.is_none() {
-        let query = pinned.preprocessing.apply(&pinned.query);
-        if !query.trim().is_empty() {
-            pinned.query_vector = Some(Arc::new(embed_query(embedder, &query).await?));
-        }
-    }
     let answer = search(index, embedder, reranker, &pinned).await?;
     let branches = Branches::run(index, embedder, &snapshot, &pinned, &answer.query).await?;
     let returned: Vec<Returned> = answer

@@ -564,6 +564,23 @@ async fn hybrid(
     Ok((ranked, counts.0, counts.1, dropped))
 }
 
+/// `request` with its query vector set, embedded once here unless the caller gave one or the
+/// method needs none: explain and diff search one request several times, and an embedder
+/// (an HTTP provider) need not return the same vector twice.
+pub(super) async fn with_query_vector(
+    embedder: &Arc<dyn Embedder>,
+    request: &SearchRequest,
+) -> Result<SearchRequest, RetrievalError> {
+    let mut request = request.clone();
+    if request.method != SearchMethod::Keyword && request.query_vector.is_none() {
+        let query = request.preprocessing.apply(&request.query);
+        if !query.trim().is_empty() {
+            request.query_vector = Some(Arc::new(embed_query(embedder, &query).await?));
+        }
+    }
+    Ok(request)
+}
+
 /// Embeds the query on the blocking pool: a model pass or a provider round trip must not
 /// hold up the async worker (an HTTP or bus worker) that received the query.
 pub(crate) async fn embed_query(
