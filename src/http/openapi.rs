@@ -965,6 +965,9 @@ fn explanation_schema() -> Value {
             "in_pool": {"type": "boolean"},
             "pool": {"type": "integer"},
             "matched_terms": {"type": "array", "items": {"type": "string"}},
+            "term_scores": {"type": "array", "description": "Keyword: what each searched query term the chunk holds adds to its BM25 score; the parts sum to score.",
+                "items": {"type": "object", "required": ["term", "score"],
+                    "properties": {"term": {"type": "string"}, "score": {"type": "number"}}}},
         },
     });
     let chunk = object(
@@ -991,6 +994,21 @@ fn explanation_schema() -> Value {
             (
                 "fused_score",
                 nullable("number", "Its fused score, when a candidate (hybrid)."),
+            ),
+            (
+                "fused_rank",
+                nullable(
+                    "integer",
+                    "Its place in the fused order: 1 + the candidates with a higher fused score.",
+                ),
+            ),
+            (
+                "rerank",
+                json!({"type": "object", "description": "When the reranker ran and scored it: its place among the reranker's candidates.",
+                    "required": ["rank", "candidates", "score", "fused_rank"],
+                    "properties": {"rank": {"type": "integer"}, "candidates": {"type": "integer"},
+                        "score": {"type": "number", "description": "The reranker's score."},
+                        "fused_rank": {"type": "integer", "description": "Its place in the fused order the reranker was given."}}}),
             ),
             ("verdict", string("What decided, in one line.")),
         ],

@@ -28,6 +28,8 @@ use crate::store::filters::{
 };
 
 const ANALYZER: &str = "ragstream_en";
+/// A distinct query term and how often the query repeats it.
+type RepeatedTerm = (Term, u32);
 /// Pinned searchers kept open.
 const SEARCHER_CACHE: usize = 8;
 
@@ -656,21 +658,10 @@ impl KeywordStore {
         query: &str,
         filters: &Filters,
     ) -> Result<Option<KeywordQuery>, StoreError> {
-        let mut analyzer = self.index.tokenizer_for_field(self.fields.content)?;
-        // Distinct terms in query order, with how often the query repeats each.
-        let mut terms: Vec<(Term, u32)> = Vec::new();
-        let mut stream = analyzer.token_stream(query);
-        while let Some(token) = stream.next() {
-            let term = Term::from_field_text(self.fields.content, &token.text);
-            match terms.iter_mut().find(|(t, _)| *t == term) {
-                Some((_, n)) => *n += 1,
-                None => terms.push((term, 1)),
-            }
-        }
+        let (terms, dropped_terms) = self.searched_terms(searcher, query)?;
         if terms.is_empty() {
             return Ok(None);
         }
-        let dropped_terms = self.drop_common_terms(searcher, &mut terms)?;
         let weighted: Vec<(Term, f32)> = terms
             .iter()
             .map(|(term, n)| (term.clone(), *n as f32))
@@ -757,6 +748,63 @@ impl KeywordStore {
             chunk_id: self.fields.chunk_id,
             dropped_terms,
         }))
+    }
+
+    /// The distinct terms `query` is searched with on `searcher`, in query order, each with
+    /// how often the query repeats it; and the texts of the terms left out by
+    /// `max_query_terms`.
+    fn searched_terms(
+        &self,
+        searcher: &Searcher,
+        query: &str,
+    ) -> Result<(Vec<RepeatedTerm>, Vec<String>), StoreError> {
+        let mut analyzer = self.index.tokenizer_for_field(self.fields.content)?;
+        let mut terms: Vec<RepeatedTerm> = Vec::new();
+        let mut stream = analyzer.token_stream(query);
+        while let Some(token) = stream.next() {
+            let term = Term::from_field_text(self.fields.content, &token.text);
+            match terms.iter_mut().find(|(t, _)| *t == term) {
+                Some((_, n)) => *n += 1,
+                None => terms.push((term, 1)),
+            }
+        }
+        let dropped = self.drop_common_terms(searcher, &mut terms)?;
+        Ok((terms, dropped))
+    }
+
+    /// What each term `query` is searched with adds to the BM25 score of the chunk
+    /// `chunk_id` on `searcher`, in query order: tantivy's own explanation of the score, so
+    /// the parts sum to the score the keyword branch gives the chunk. Terms the chunk does
+    /// not hold are left out; an empty list when the snapshot has no such chunk.
+    pub fn term_scores(
+        &self,
+        searcher: &Searcher,
+        query: &str,
+        chunk_id: &str,
+    ) -> Result<Vec<(String, f32)>, StoreError> {
+        let id = TermQuery::new(
+            Term::from_field_text(self.fields.chunk_id, chunk_id),
+            IndexRecordOption::Basic,
+        );
+        let Some((_, address)) = searcher
+            .search(&id, &TopDocs::with_limit(1).order_by_score())?
+            .pop()
+        else {
+            return Ok(Vec::new());
+        };
+        let (terms, _) = self.searched_terms(searcher, query)?;
+        let mut scores = Vec::new();
+        for (term, repeats) in terms {
+            let text = term.value().as_str().unwrap_or_default().to_string();
+            let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
+            match q.explain(searcher, address) {
+                Ok(explanation) => scores.push((text, explanation.value() * repeats as f32)),
+                // tantivy's answer for a document the term query does not match.
+                Err(tantivy::TantivyError::InvalidArgument(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(scores)
     }
 
     /// Keeps the `max_query_terms` rarest of `terms` on `searcher` (fewest documents; ties

@@ -115,7 +115,24 @@ pub struct ChunkExplanation {
     pub keyword: Option<BranchPosition>,
     /// Its fused score, when it was a candidate of either branch (hybrid only).
     pub fused_score: Option<f64>,
+    /// Its place in the fused order: 1 + the candidates with a higher fused score.
+    pub fused_rank: Option<usize>,
+    /// When the reranker ran and scored it: its place among the reranker's candidates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankPosition>,
     pub verdict: String,
+}
+
+/// A chunk among the reranker's candidates.
+#[derive(Debug, Clone, Serialize)]
+pub struct RerankPosition {
+    /// Its place in the reranker's order, and how many candidates it scored.
+    pub rank: usize,
+    pub candidates: usize,
+    /// The reranker's score: the score the results are ordered by.
+    pub score: f64,
+    /// Its place in the fused order the reranker was given.
+    pub fused_rank: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -138,6 +155,17 @@ pub struct BranchPosition {
     /// Query terms the chunk holds (keyword).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_terms: Option<Vec<String>>,
+    /// What each searched query term the chunk holds adds to its BM25 score (keyword); they
+    /// sum to `score`. Terms dropped by `keyword_max_query_terms` add nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub term_scores: Option<Vec<TermScore>>,
+}
+
+/// One query term's part of a chunk's BM25 score.
+#[derive(Debug, Clone, Serialize)]
+pub struct TermScore {
+    pub term: String,
+    pub score: f64,
 }
 
 /// A branch's ranking: chunk ids and scores, best first.
@@ -183,8 +211,10 @@ pub async fn explain(
         request: &pinned,
         branches: &branches,
         returned: &returned,
+        query: &answer.query,
         query_terms: index.keyword().analyze(&answer.query)?,
         reranker_applied: answer.reranker_applied,
+        reranked: &answer.reranked,
         reveal_deleted,
     };
     let mut explained = Vec::with_capacity(targets.len());
@@ -351,9 +381,13 @@ struct Context<'a> {
     request: &'a SearchRequest,
     branches: &'a Branches,
     returned: &'a [Returned],
+    /// The query as searched, and its analysed terms.
+    query: &'a str,
     query_terms: Vec<String>,
     /// The reranker ordered the results: their scores are its scores, not fused ones.
     reranker_applied: bool,
+    /// The candidates the reranker scored, in its order (empty when it did not run).
+    reranked: &'a [crate::retrieval::search::Reranked],
     /// The caller may see deleted chunks (their ids, text and metadata).
     reveal_deleted: bool,
 }
@@ -514,20 +548,46 @@ impl Context<'_> {
                 in_pool: b.semantic_pooled.contains(id),
                 pool,
                 matched_terms: None,
+                term_scores: None,
             }
         });
-        let keyword = b.keyword_pool.map(|pool| {
-            let rank = position(&b.keyword_wide, id);
-            BranchPosition {
-                rank,
-                score: rank.map(|r| b.keyword_wide[r - 1].1),
-                normalized: b.keyword_scaled.get(id).copied(),
-                in_pool: b.keyword_pooled.contains(id),
-                pool,
-                matched_terms: Some(self.matched_terms(row)),
+        let keyword = match b.keyword_pool {
+            Some(pool) => {
+                let rank = position(&b.keyword_wide, id);
+                let term_scores = self
+                    .index
+                    .keyword()
+                    .term_scores(&self.snapshot.searcher, self.query, id)?
+                    .into_iter()
+                    .map(|(term, score)| TermScore {
+                        term,
+                        score: f64::from(score),
+                    })
+                    .collect();
+                Some(BranchPosition {
+                    rank,
+                    score: rank.map(|r| b.keyword_wide[r - 1].1),
+                    normalized: b.keyword_scaled.get(id).copied(),
+                    in_pool: b.keyword_pooled.contains(id),
+                    pool,
+                    matched_terms: Some(self.matched_terms(row)),
+                    term_scores: Some(term_scores),
+                })
             }
-        });
+            None => None,
+        };
         let fused_score = b.fused.get(id).copied();
+        let fused_rank = fused_score.map(|f| 1 + b.fused.values().filter(|&&o| o > f).count());
+        let rerank = self
+            .reranked
+            .iter()
+            .position(|r| &r.chunk_id == id)
+            .map(|i| RerankPosition {
+                rank: i + 1,
+                candidates: self.reranked.len(),
+                score: self.reranked[i].score,
+                fused_rank: self.reranked[i].fused_rank,
+            });
         let mut chunk = ChunkExplanation {
             chunk_id: id.clone(),
             document_id: row.document_id.clone(),
@@ -538,6 +598,8 @@ impl Context<'_> {
             semantic,
             keyword,
             fused_score,
+            fused_rank,
+            rerank,
             verdict: String::new(),
         };
         chunk.verdict = self.verdict(&chunk, hidden_by_deletion);
@@ -630,7 +692,14 @@ impl Context<'_> {
     fn verdict(&self, c: &ChunkExplanation, hidden_by_deletion: bool) -> String {
         if let Some(rank) = c.rank {
             let score = self.returned[rank - 1].score;
-            return format!("ranked {}: score {score:.4}", ordinal(rank));
+            return match &c.rerank {
+                Some(r) => format!(
+                    "ranked {}: reranker score {score:.4} (fused rank {})",
+                    ordinal(rank),
+                    r.fused_rank
+                ),
+                None => format!("ranked {}: score {score:.4}", ordinal(rank)),
+            };
         }
         if hidden_by_deletion {
             return match &c.deleted_at {
@@ -661,9 +730,18 @@ impl Context<'_> {
         let last = self.returned.last().map(|r| r.score);
         let head = match (c.fused_score, last) {
             // Reranked results carry the reranker's scores: no fused score compares with them.
-            (Some(f), _) if self.reranker_applied => {
-                format!("not returned: fused score {f:.4}, {}", self.reordered())
-            }
+            _ if let Some(r) = &c.rerank => format!(
+                "not returned: the reranker put it {} of its {} candidates (score {:.4}; fused rank {})",
+                ordinal(r.rank),
+                r.candidates,
+                r.score,
+                r.fused_rank
+            ),
+            (Some(f), _) if self.reranker_applied => format!(
+                "not returned: fused rank {}, outside the reranker's {} candidates (fused score {f:.4})",
+                c.fused_rank.unwrap_or_default(),
+                self.reranked.len()
+            ),
             (Some(f), Some(l)) if f < l => {
                 format!("not returned: fused score {f:.4} below the last result's {l:.4}")
             }
@@ -812,6 +890,7 @@ mod tests {
             in_pool: false,
             pool: 50,
             matched_terms: None,
+            term_scores: None,
         };
         assert_eq!(
             branch_words("semantic", &b, |v| format!("similarity {v:.2}")),

@@ -153,6 +153,17 @@ pub struct SearchResult {
     /// `index.keyword_max_query_terms` is set (an approximation; by default every term is
     /// searched).
     pub keyword_terms_dropped: Vec<String>,
+    /// When the reranker ran: every candidate it scored, in its order (what `explain`
+    /// shows of its effect on one chunk).
+    pub reranked: Vec<Reranked>,
+}
+
+/// A candidate the reranker scored: its rank in the fused order it was given, and its score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reranked {
+    pub chunk_id: String,
+    pub fused_rank: usize,
+    pub score: f64,
 }
 
 /// Searches `index` at the requested version. Ordering is deterministic: score descending,
@@ -268,10 +279,26 @@ pub async fn search(
         hits.truncate(max.max(request.top_k));
     }
     let mut reranker_applied = false;
+    let mut reranked = Vec::new();
     if let (true, Some(r)) = (request.rerank, reranker) {
+        let fused_order: HashMap<String, usize> = hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.row.chunk_id.clone(), i + 1))
+            .collect();
         reranker_applied = rerank(r, &query, &mut hits)
             .instrument(tracing::info_span!("rerank", reranker = r.id()))
             .await;
+        if reranker_applied {
+            reranked = hits
+                .iter()
+                .map(|h| Reranked {
+                    chunk_id: h.row.chunk_id.clone(),
+                    fused_rank: fused_order[&h.row.chunk_id],
+                    score: h.score,
+                })
+                .collect();
+        }
     }
     if let Some(min) = request.min_score {
         hits.retain(|h| h.score >= min);
@@ -297,6 +324,7 @@ pub async fn search(
         keyword_candidates: counts.1,
         reranker_applied,
         keyword_terms_dropped,
+        reranked,
     })
 }
 

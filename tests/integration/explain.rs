@@ -69,6 +69,19 @@ async fn each_target_gets_a_verdict_that_matches_what_the_query_returned() {
         .as_array()
         .unwrap()
         .contains(&json!("espresso")));
+    // Each matched term's part of the BM25 score; the parts sum to the branch's score.
+    let parts = chunk["keyword"]["term_scores"].as_array().unwrap();
+    let terms: Vec<&Value> = parts.iter().map(|p| &p["term"]).collect();
+    let matched: Vec<&Value> = chunk["keyword"]["matched_terms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(terms, matched, "{chunk}");
+    assert!(parts.iter().all(|p| p["score"].as_f64().unwrap() > 0.0));
+    let sum: f64 = parts.iter().map(|p| p["score"].as_f64().unwrap()).sum();
+    let bm25 = chunk["keyword"]["score"].as_f64().unwrap();
+    assert!((sum - bm25).abs() < 1e-3 * bm25.max(1.0), "{sum} vs {bm25}");
     // The fused score of the first result is the score it was returned with.
     assert_eq!(chunk["fused_score"], v["results"][0]["score"], "{v}");
     // A document in the index that the query did not return, and why.
@@ -81,6 +94,7 @@ async fn each_target_gets_a_verdict_that_matches_what_the_query_returned() {
         verdict.contains("keyword: it holds none of the query's terms"),
         "{verdict}"
     );
+    assert_eq!(bread["chunks"][0]["keyword"]["term_scores"], json!([]));
     // Never ingested.
     assert_eq!(target(&v, 2)["presence"], "not_found");
     assert!(target(&v, 2)["chunks"].as_array().unwrap().is_empty());

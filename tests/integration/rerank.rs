@@ -126,3 +126,53 @@ async fn without_a_reranker_nothing_claims_to_have_reranked() {
     .await;
     assert_eq!(r.body["reranker_applied"], false);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_shows_where_the_reranker_put_each_chunk() {
+    let (url, _server) = start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.reranker = RerankerConfig {
+        enabled: true,
+        api: RerankApi::Tei,
+        url,
+        candidates: 10,
+        ..Default::default()
+    };
+    let e = engine_with(c);
+    e.write(&name("kb"), upserts(corpus())).await.unwrap();
+    let body = json!({"request": {"query": "Moon tides astronauts coffee", "top_k": 1},
+        "targets": [{"document_id": "coffee"}, {"document_id": "tides"}, {"document_id": "apollo"}]});
+    let r = ragstream::contracts::explain::answer(&e, &name("kb"), &body, false).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let chunk = |i: usize| &r.body["targets"][i]["chunks"][0];
+    // Coffee: the reranker's first, whatever its fused rank.
+    let coffee = chunk(0);
+    assert_eq!(coffee["rank"], 1, "{coffee}");
+    assert_eq!(coffee["rerank"]["rank"], 1);
+    assert_eq!(coffee["rerank"]["score"], 1.0);
+    let verdict = coffee["verdict"].as_str().unwrap();
+    assert!(
+        verdict.starts_with("ranked 1st: reranker score 1.0000 (fused rank"),
+        "{verdict}"
+    );
+    // The others: scored 0.5 / fused rank by this reranker, and not returned.
+    for i in [1, 2] {
+        let c = chunk(i);
+        let rerank = &c["rerank"];
+        let fused_rank = rerank["fused_rank"].as_u64().unwrap();
+        assert_eq!(c["fused_rank"], fused_rank, "{c}");
+        assert_eq!(
+            rerank["score"].as_f64().unwrap(),
+            0.5 / fused_rank as f64,
+            "{c}"
+        );
+        assert!(rerank["rank"].as_u64().unwrap() >= 2);
+        assert_eq!(rerank["candidates"], 5, "{c}");
+        let verdict = c["verdict"].as_str().unwrap();
+        assert!(
+            verdict.starts_with("not returned: the reranker put it"),
+            "{verdict}"
+        );
+    }
+}
