@@ -7,7 +7,8 @@
 //! - `DELETE /v1/indexes/{index}/documents/{id}`: a delete event, the same way (202);
 //! - `POST /v1/indexes/{index}/rebuild`, `GET /v1/indexes/{index}/stats`,
 //!   `GET /v1/indexes/{index}/status` (versions and indexing lag);
-//! - the contract routes (001–004), `GET /openapi.json`, `GET /healthz`, `GET /readyz`.
+//! - the contract routes (001–004), `GET /openapi.json`, `GET /healthz`, `GET /readyz`;
+//! - the inspector page, `GET /ui` (`ui`): static files that call the routes above.
 //!
 //! With `[[auth.tokens]]` configured every `/v1` route needs `Authorization: Bearer <token>`
 //! (401 without a valid one) and a token allowed the index and scope (403 otherwise, whether
@@ -34,6 +35,7 @@ use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 pub mod openapi;
+pub mod ui;
 
 use crate::auth::{AuthError, Caller, Scope};
 use crate::config::KafkaConfig;
@@ -855,7 +857,9 @@ pub fn start(state: HttpState, bind: &str) -> std::io::Result<(SocketAddr, Serve
     let state = web::Data::new(state);
     let server = HttpServer::new(move || {
         // The routes are the OpenAPI route table: what is served is what is documented.
-        let app = App::new().app_data(state.clone());
+        let app = App::new()
+            .app_data(state.clone())
+            .configure(crate::http::ui::routes);
         crate::http::openapi::ROUTES
             .iter()
             .fold(app, |app, r| app.route(r.path, route(r)))

@@ -20,6 +20,7 @@ mod faults;
 mod graph;
 mod hardening;
 mod http_fuzz;
+mod inspector;
 mod layering;
 mod maintenance;
 mod pipeline;
