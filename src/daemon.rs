@@ -366,8 +366,9 @@ fn start_metrics_at_zero(config: &Config) {
     let mut index_names: Vec<&str> = indexes.iter().map(|i| i.as_str()).collect();
     index_names.push(&config.contracts.default_index);
     let contracts = crate::contracts::Contract::ALL.map(|c| c.label());
+    let dead_letter_reasons: Vec<&str> = crate::pipeline::events::dead_letter_codes().collect();
     m.start_at_zero(&crate::telemetry::metrics::KnownLabels {
-        dead_letter_reasons: &crate::pipeline::events::PoisonReason::CODES,
+        dead_letter_reasons: &dead_letter_reasons,
         contracts: &contracts,
         transports: &["http", "bus"],
         actors: &crate::pipeline::STAGES,

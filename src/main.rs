@@ -53,6 +53,8 @@ enum Command {
     /// Embedding models.
     #[command(subcommand)]
     Model(cli::model::ModelCommand),
+    /// JSON Schemas of document events, bus queries and replies, errors and dead letters.
+    Schema(cli::schema::SchemaArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,5 +74,6 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Index(command) => cli::index::run(config, command).await,
         Command::Eval(command) => cli::eval::run(config, command).await,
         Command::Model(command) => cli::model::run(config, command).await,
+        Command::Schema(args) => cli::schema::run(args).await,
     }
 }

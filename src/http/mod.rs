@@ -34,6 +34,7 @@ use serde_json::{json, Value};
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+pub mod json_schema;
 pub mod openapi;
 pub mod ui;
 

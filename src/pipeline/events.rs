@@ -68,6 +68,24 @@ pub enum PoisonReason {
     Forbidden(String),
 }
 
+/// The other `error.code`s of dead letters: valid events a later stage refuses (the
+/// chunker's `embedder_mismatch`, the embedder client's, the triple extractor's), and bus
+/// queries that name no way to answer them (the query handler's).
+pub const OTHER_DEAD_LETTER_CODES: [&str; 5] = [
+    "embedder_mismatch",
+    "embedding_rejected",
+    "extraction_rejected",
+    "missing_reply_headers",
+    "reply_topic_not_allowed",
+];
+
+/// Every `error.code` a dead letter may carry.
+pub fn dead_letter_codes() -> impl Iterator<Item = &'static str> {
+    PoisonReason::CODES
+        .into_iter()
+        .chain(OTHER_DEAD_LETTER_CODES)
+}
+
 impl PoisonReason {
     /// Every [`PoisonReason::code`].
     pub const CODES: [&'static str; 9] = [
@@ -105,8 +123,11 @@ fn schema(field: &str, rule: impl Into<String>) -> PoisonReason {
     }
 }
 
+/// The event around a document. Fields it does not know are ignored (a newer producer's
+/// additions must not dead-letter its events), counted in
+/// `ragstream_event_unknown_fields_total` and logged once per name; the document's own
+/// fields stay strict.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct Envelope {
     schema_version: Option<u64>,
     op: String,
@@ -115,6 +136,31 @@ struct Envelope {
     document: Option<Value>,
     #[serde(default)]
     document_id: Option<String>,
+    #[serde(flatten)]
+    unknown: std::collections::BTreeMap<String, Value>,
+}
+
+/// Counts an event with unknown envelope fields, and logs each field name the first time
+/// (up to a bound, so hostile producers cannot grow the set without end).
+fn note_unknown_fields(fields: &std::collections::BTreeMap<String, Value>) {
+    const LOGGED_NAMES: usize = 100;
+    static LOGGED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    if fields.is_empty() {
+        return;
+    }
+    if let Some(m) = crate::telemetry::metrics::metrics() {
+        m.event_unknown_fields_total
+            .with_label_values(&[] as &[&str])
+            .inc();
+    }
+    let mut logged = LOGGED.lock().unwrap_or_else(|e| e.into_inner());
+    for name in fields.keys() {
+        if logged.len() < LOGGED_NAMES && logged.insert(name.clone()) {
+            let field: String = name.chars().take(100).collect();
+            tracing::warn!(%field, "a document event holds a field this version does not know: ignored");
+        }
+    }
 }
 
 /// Parses and validates one message payload.
@@ -136,6 +182,7 @@ pub fn parse_event(
         serde_json::from_slice(bytes).map_err(|e| PoisonReason::BadJson(e.to_string()))?;
     let env: Envelope =
         serde_json::from_value(value).map_err(|e| schema("event", e.to_string()))?;
+    note_unknown_fields(&env.unknown);
     match env.schema_version {
         Some(SCHEMA_VERSION) => {}
         Some(v) => {
@@ -365,5 +412,33 @@ mod tests {
         for (v, code) in cases {
             assert_eq!(parse(&v).unwrap_err().code(), code, "{v}");
         }
+    }
+
+    #[test]
+    fn unknown_envelope_fields_are_ignored_and_unknown_document_fields_refused() {
+        let limits = DocumentLimits::default();
+        let parse =
+            |v: &serde_json::Value| parse_event(Some(v.to_string().as_bytes()), 1 << 20, &limits);
+        let counted = || {
+            crate::telemetry::metrics::metrics().map(|m| {
+                m.event_unknown_fields_total
+                    .with_label_values(&[] as &[&str])
+                    .get()
+            })
+        };
+        let before = counted();
+        let event = parse(&json!({"schema_version": 1, "op": "upsert", "index": "kb",
+            "trace_context": {"v": 1}, "priority": "high",
+            "document": {"id": "d", "text": "t"}}))
+        .unwrap();
+        assert_eq!(event.index.as_str(), "kb");
+        if let (Some(before), Some(after)) = (before, counted()) {
+            assert!(after > before);
+        }
+        let e = parse(&json!({"schema_version": 1, "op": "upsert", "index": "kb",
+            "document": {"id": "d", "text": "t", "colour": "red"}}))
+        .unwrap_err();
+        assert_eq!(e.code(), "schema_violation");
+        assert!(e.to_string().contains("colour"), "{e}");
     }
 }

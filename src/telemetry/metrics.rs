@@ -63,6 +63,8 @@ pub struct Metrics {
     pub dead_letters_total: IntCounterVec,
     /// Dead letters the topic refused, parked in the data directory instead, by reason.
     pub dead_letters_parked_total: IntCounterVec,
+    /// Document events whose envelope held fields this version does not know (ignored).
+    pub event_unknown_fields_total: IntCounterVec,
     /// Stored Kafka checkpoints found to belong to another log (and so not applied).
     pub checkpoint_resets_total: IntCounterVec,
     /// Messages the broker's retention deleted before the pipeline read them, by topic.
@@ -221,6 +223,11 @@ impl Metrics {
                 "Dead letters the dead-letter topic refused, parked in the data directory, by reason.",
                 &["reason"],
             ),
+            event_unknown_fields_total: counter(
+                "ragstream_event_unknown_fields_total",
+                "Document events whose envelope held fields this version does not know; they were ignored (a newer producer's).",
+                &[],
+            ),
             kafka_messages_lost_total: counter(
                 "ragstream_kafka_messages_lost_total",
                 "Messages the broker's retention deleted before the pipeline read them, by topic.",
@@ -326,6 +333,7 @@ impl Metrics {
             m.chunks_indexed_total.clone(),
             m.dead_letters_total.clone(),
             m.dead_letters_parked_total.clone(),
+            m.event_unknown_fields_total.clone(),
             m.checkpoint_resets_total.clone(),
             m.kafka_messages_lost_total.clone(),
             m.actor_restarts_total.clone(),
@@ -362,6 +370,8 @@ impl Metrics {
     /// or an alert over a counter sees its first event instead of a series that appears
     /// with it.
     pub fn start_at_zero(&self, known: &KnownLabels<'_>) {
+        self.event_unknown_fields_total
+            .with_label_values(&[] as &[&str]);
         for reason in known.dead_letter_reasons {
             self.dead_letters_total.with_label_values(&[reason]);
         }

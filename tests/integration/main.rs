@@ -29,6 +29,7 @@ mod reembed;
 mod rerank;
 mod retention;
 mod retrievers;
+mod schemas;
 mod telemetry;
 mod tenancy_matrix;
 mod traces;
