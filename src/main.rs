@@ -53,6 +53,9 @@ enum Command {
     /// Embedding models.
     #[command(subcommand)]
     Model(cli::model::ModelCommand),
+    /// The dead-letter topic: replay letters to the documents topic.
+    #[command(subcommand)]
+    Dlq(cli::dlq::DlqCommand),
     /// JSON Schemas of document events, bus queries and replies, errors and dead letters.
     Schema(cli::schema::SchemaArgs),
 }
@@ -75,5 +78,6 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Eval(command) => cli::eval::run(config, command).await,
         Command::Model(command) => cli::model::run(config, command).await,
         Command::Schema(args) => cli::schema::run(args).await,
+        Command::Dlq(command) => cli::dlq::run(config, command).await,
     }
 }

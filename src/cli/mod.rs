@@ -4,12 +4,14 @@
 
 pub mod bench;
 pub mod config;
+pub mod dlq;
 pub mod eval;
 pub mod explain;
 pub mod index;
 pub mod ingest;
 pub mod model;
 pub mod query;
+pub mod schema;
 pub mod serve;
 
 use std::future::Future;
@@ -113,8 +115,12 @@ pub fn index_name(name: &str) -> Result<IndexName, Failure> {
 /// The configuration (defaults, the file, the environment), telemetry started as it says, and
 /// background work's priority set before anything builds rayon's global pool.
 pub fn start(config_file: Option<&Path>) -> Result<(Config, Telemetry), Failure> {
-    let config = Config::load(config_file).map_err(|e| usage(e.to_string()))?;
+    let (config, loaded) = Config::load(config_file).map_err(|e| usage(e.to_string()))?;
     let telemetry = init_telemetry(&config)?;
+    tracing::info!(sources = %loaded.sources.join(", "), "configuration loaded");
+    for variable in &loaded.ignored_variables {
+        tracing::warn!(%variable, "names no configuration key: ignored");
+    }
     crate::index::background_work::configure(config.index.background_priority);
     Ok((config, telemetry))
 }

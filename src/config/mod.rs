@@ -20,6 +20,7 @@ const NON_KEY_VARIABLES: &[&str] = &[
     "RAGSTREAM_LOG",
     "RAGSTREAM_LOG_FORMAT",
     "RAGSTREAM_FAILPOINT",
+    "RAGSTREAM_REPLAY_TOKEN",
 ];
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -418,6 +419,15 @@ pub struct ConfigError {
     pub reason: String,
 }
 
+/// Where a configuration came from, for the start-up log.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadReport {
+    /// The built-in defaults, the file (if any), then each variable that set a key.
+    pub sources: Vec<String>,
+    /// `RAGSTREAM_*` variables that name no configuration key: ignored, and logged.
+    pub ignored_variables: Vec<String>,
+}
+
 impl Config {
     /// The configuration as TOML, every secret (tokens, passwords, API keys, any key naming
     /// a secret, `[kafka.client]` entries included) replaced by `<redacted>`.
@@ -428,15 +438,15 @@ impl Config {
     }
 
     /// Loads defaults, then `file` if given (it must exist), else `config/ragstream.toml` if it
-    /// exists, then the process environment.
-    pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
+    /// exists, then the process environment; with what was loaded from where.
+    pub fn load(file: Option<&Path>) -> Result<(Config, LoadReport), ConfigError> {
         let default_file = Path::new("config/ragstream.toml");
         let file = match file {
             Some(f) => Some(f),
             None if default_file.exists() => Some(default_file),
             None => None,
         };
-        Self::load_from(file, std::env::vars())
+        Self::load_reporting(file, std::env::vars())
     }
 
     /// As [`Config::load`], with the environment given explicitly (for tests).
@@ -444,6 +454,17 @@ impl Config {
         file: Option<&Path>,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Config, ConfigError> {
+        Self::load_reporting(file, env).map(|(config, _)| config)
+    }
+
+    fn load_reporting(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<(Config, LoadReport), ConfigError> {
+        let mut report = LoadReport {
+            sources: vec!["built-in defaults".to_string()],
+            ignored_variables: Vec::new(),
+        };
         let mut table = toml::Value::try_from(Config::default()).expect("defaults serialise");
         let mut source_name = "built-in defaults".to_string();
         if let Some(path) = file {
@@ -461,6 +482,7 @@ impl Config {
             // Deserialise the file alone first so that its errors name the file.
             check::<Config>(&file_table, &source_name)?;
             merge(&mut table, file_table);
+            report.sources.push(source_name.clone());
         }
         let env: Vec<(String, String)> = env.into_iter().collect();
         let every_variable: std::collections::HashMap<String, String> =
@@ -476,8 +498,13 @@ impl Config {
         // file (whose value it replaced).
         let mut set_by = std::collections::HashMap::new();
         for (var, raw) in env {
-            let key = apply_env(&mut table, &var, &raw)?;
-            set_by.insert(key, var);
+            match apply_env(&mut table, &var, &raw)? {
+                Some(key) => {
+                    set_by.insert(key, var.clone());
+                    report.sources.push(env_source(&var));
+                }
+                None => report.ignored_variables.push(var),
+            }
         }
         let named = |mut e: ConfigError| {
             if let Some(var) = set_by.get(&e.key) {
@@ -497,7 +524,7 @@ impl Config {
                 reason,
             })
             .map_err(named)?;
-        Ok(config)
+        Ok((config, report))
     }
 
     fn validate(&self, source_name: &str) -> Result<(), ConfigError> {
@@ -666,21 +693,41 @@ fn env_source(var: &str) -> String {
     format!("environment variable {var}")
 }
 
-/// `RAGSTREAM_LIMITS_MAX_TOP_K=50` sets `limits.max_top_k`; the value is read with the type
-/// of the key it sets, which is returned (`limits.max_top_k`).
-fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<String, ConfigError> {
-    let err = |key: &str, reason: String| ConfigError {
+/// The key a variable names: `RAGSTREAM_<SECTION>_<KEY>` for a key of a section
+/// (`RAGSTREAM_LIMITS_MAX_TOP_K` is `limits.max_top_k`), or `RAGSTREAM_<A>__<B>__<C>` for any
+/// depth (`RAGSTREAM_EMBEDDERS__OPENAI__API_KEY_ENV` is `embedders.openai.api_key_env`).
+fn env_path(var: &str) -> Option<Vec<String>> {
+    let rest = var.strip_prefix("RAGSTREAM_")?.to_ascii_lowercase();
+    let parts: Vec<String> = if rest.contains("__") {
+        rest.split("__").map(str::to_string).collect()
+    } else {
+        let (section, key) = rest.split_once('_')?;
+        vec![section.to_string(), key.to_string()]
+    };
+    (parts.len() >= 2 && parts.iter().all(|p| !p.is_empty())).then_some(parts)
+}
+
+/// Sets the key `var` names to `raw` and returns it (`limits.max_top_k`), or `None` when
+/// `var` names no configuration key: such a variable is reported and ignored, since other
+/// tools share the prefix (a compose file's `RAGSTREAM_MODELS`, a script's `RAGSTREAM_BIN`).
+/// The value is read with the type of the key's default; a key without one (an optional
+/// key, or one in a table the defaults do not hold) takes it as TOML (a number, a boolean,
+/// a list) or else as text, whichever the configuration's types accept.
+fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<Option<String>, ConfigError> {
+    let Some(path) = env_path(var) else {
+        return Ok(None);
+    };
+    let dotted = path.join(".");
+    let err = |reason: String| ConfigError {
         source_name: env_source(var),
-        key: key.to_string(),
+        key: dotted.clone(),
         reason,
     };
-    let rest = var["RAGSTREAM_".len()..].to_ascii_lowercase();
-    let Some((section, key)) = rest.split_once('_') else {
-        return Err(err(&rest, "expected RAGSTREAM_<SECTION>_<KEY>".into()));
-    };
-    let dotted = format!("{section}.{key}");
-    let Some(slot) = table.get_mut(section).and_then(|s| s.get_mut(key)) else {
-        return Err(err(&dotted, "no such configuration key".into()));
+    let slot = path
+        .iter()
+        .try_fold(&mut *table, |t, k| t.get_mut(k.as_str()));
+    let Some(slot) = slot else {
+        return set_without_default(table, &path, raw).map_err(err);
     };
     let value = match slot {
         toml::Value::String(_) => toml::Value::String(raw.to_string()),
@@ -688,24 +735,75 @@ fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<String, Co
             .trim()
             .parse::<i64>()
             .map(toml::Value::Integer)
-            .map_err(|_| err(&dotted, format!("expected an integer, got {raw:?}")))?,
+            .map_err(|_| err(format!("expected an integer, got {raw:?}")))?,
         toml::Value::Float(_) => raw
             .trim()
             .parse::<f64>()
             .map(toml::Value::Float)
-            .map_err(|_| err(&dotted, format!("expected a number, got {raw:?}")))?,
+            .map_err(|_| err(format!("expected a number, got {raw:?}")))?,
         toml::Value::Boolean(_) => raw
             .trim()
             .parse::<bool>()
             .map(toml::Value::Boolean)
-            .map_err(|_| err(&dotted, format!("expected true or false, got {raw:?}")))?,
-        _ => toml::from_str::<toml::Table>(&format!("v = {raw}"))
-            .ok()
-            .and_then(|mut t| t.remove("v"))
-            .ok_or_else(|| err(&dotted, format!("expected a TOML value, got {raw:?}")))?,
+            .map_err(|_| err(format!("expected true or false, got {raw:?}")))?,
+        _ => toml_value(raw).ok_or_else(|| err(format!("expected a TOML value, got {raw:?}")))?,
     };
     *slot = value;
-    Ok(dotted)
+    Ok(Some(dotted))
+}
+
+/// `raw` as a TOML value (`30`, `true`, `["a", "b"]`, `{ k = 1 }`), if it is one.
+fn toml_value(raw: &str) -> Option<toml::Value> {
+    toml::from_str::<toml::Table>(&format!("v = {raw}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+}
+
+/// Sets a key the defaults do not hold: `Ok(None)` when the configuration has no such key,
+/// the reason when it refuses both readings of `raw`. An error elsewhere (another table's
+/// field still missing, say) is left to the final check, which names its own source.
+fn set_without_default(
+    table: &mut toml::Value,
+    path: &[String],
+    raw: &str,
+) -> Result<Option<String>, String> {
+    let dotted = path.join(".");
+    let mut refused = None;
+    for value in [toml_value(raw), Some(toml::Value::String(raw.to_string()))]
+        .into_iter()
+        .flatten()
+    {
+        let mut trial = table.clone();
+        let (key, parents) = path.split_last().expect("at least two parts");
+        let mut parent = &mut trial;
+        for p in parents {
+            let Some(t) = parent.as_table_mut() else {
+                return Ok(None);
+            };
+            parent = t
+                .entry(p.as_str())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        }
+        let Some(t) = parent.as_table_mut() else {
+            return Ok(None);
+        };
+        t.insert(key.clone(), value);
+        match check::<Config>(&trial, "") {
+            // The key, or a table on its path, is not one the configuration has.
+            Err(e)
+                if e.reason.starts_with("unknown field")
+                    && (e.key == dotted || dotted.starts_with(&format!("{}.", e.key))) =>
+            {
+                return Ok(None)
+            }
+            Err(e) if e.key == dotted => refused = Some(e.reason),
+            _ => {
+                *table = trial;
+                return Ok(Some(dotted));
+            }
+        }
+    }
+    Err(refused.unwrap_or_else(|| format!("cannot read {raw:?}")))
 }
 
 /// Expands a leading `~/` to `$HOME`.
@@ -717,222 +815,4 @@ pub fn expand_home(path: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn write(text: &str) -> tempfile::NamedTempFile {
-        let f = tempfile::NamedTempFile::new().unwrap();
-        std::fs::write(f.path(), text).unwrap();
-        f
-    }
-
-    #[test]
-    fn defaults_load_without_a_file() {
-        let c = Config::load_from(None, vec![]).unwrap();
-        assert_eq!(c.limits.max_top_k, 100);
-    }
-
-    #[test]
-    fn file_overrides_defaults_and_env_overrides_file() {
-        let f = write("[limits]\nmax_top_k = 20\n[storage]\ndata_dir = \"/tmp/x\"\n");
-        let c = Config::load_from(Some(f.path()), vec![]).unwrap();
-        assert_eq!(c.limits.max_top_k, 20);
-        assert_eq!(c.storage.data_dir, PathBuf::from("/tmp/x"));
-        let env = vec![
-            ("RAGSTREAM_LIMITS_MAX_TOP_K".to_string(), "30".to_string()),
-            ("RAGSTREAM_STORAGE_DATA_DIR".to_string(), "123".to_string()),
-            ("PATH".to_string(), "/bin".to_string()),
-        ];
-        let c = Config::load_from(Some(f.path()), env).unwrap();
-        assert_eq!(c.limits.max_top_k, 30);
-        assert_eq!(c.storage.data_dir, PathBuf::from("123"));
-    }
-
-    #[test]
-    fn bad_file_names_file_key_and_reason() {
-        let f = write("[limits]\nmax_top_k = \"many\"\n");
-        let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
-        assert_eq!(e.source_name, f.path().display().to_string());
-        assert_eq!(e.key, "limits.max_top_k");
-        assert!(e.reason.contains("invalid type"), "{}", e.reason);
-    }
-
-    #[test]
-    fn unknown_key_in_file_is_an_error() {
-        let f = write("[limits]\nmax_topk = 3\n");
-        let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
-        assert!(e.reason.contains("max_topk"), "{e}");
-    }
-
-    #[test]
-    fn bad_env_values_name_the_variable() {
-        let env = vec![("RAGSTREAM_LIMITS_MAX_TOP_K".to_string(), "x".to_string())];
-        let e = Config::load_from(None, env).unwrap_err();
-        assert_eq!(
-            e.source_name,
-            "environment variable RAGSTREAM_LIMITS_MAX_TOP_K"
-        );
-        assert_eq!(e.key, "limits.max_top_k");
-        let env = vec![("RAGSTREAM_LIMITS_NOPE".to_string(), "1".to_string())];
-        let e = Config::load_from(None, env).unwrap_err();
-        assert_eq!(e.key, "limits.nope");
-        // A value of the right type that a rule or an enum refuses names the variable too,
-        // even with a file loaded: the file's value is not the one refused.
-        let f = write("[index]\nkeyword_writer_memory_mb = 64\n");
-        for (var, raw, key) in [
-            (
-                "KEYWORD_WRITER_MEMORY_MB",
-                "14",
-                "index.keyword_writer_memory_mb",
-            ),
-            (
-                "KEYWORD_DISJUNCTION_SEARCH",
-                "wand",
-                "index.keyword_disjunction_search",
-            ),
-        ] {
-            let var = format!("RAGSTREAM_INDEX_{var}");
-            let e = Config::load_from(Some(f.path()), vec![(var.clone(), raw.to_string())])
-                .unwrap_err();
-            assert_eq!(e.key, key);
-            assert_eq!(e.source_name, format!("environment variable {var}"));
-        }
-        // An error about a key no variable set still names the file.
-        let bad_file = write("[chunking]\nmax_tokens = 0\n");
-        let env = vec![("RAGSTREAM_LIMITS_MAX_TOP_K".to_string(), "30".to_string())];
-        let e = Config::load_from(Some(bad_file.path()), env).unwrap_err();
-        assert_eq!(e.key, "chunking.max_tokens");
-        assert_eq!(e.source_name, bad_file.path().display().to_string());
-    }
-
-    #[test]
-    fn semantic_rules_are_checked() {
-        let f = write("[chunking]\nmax_tokens = 10\noverlap_tokens = 10\n");
-        let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
-        assert_eq!(e.key, "chunking.overlap_tokens");
-    }
-
-    #[test]
-    fn keyword_store_settings_are_checked_and_reach_the_store() {
-        let env = |k: &str, v: &str| vec![(format!("RAGSTREAM_INDEX_{k}"), v.to_string())];
-        let e = Config::load_from(None, env("KEYWORD_WRITER_MEMORY_MB", "14")).unwrap_err();
-        assert_eq!(e.key, "index.keyword_writer_memory_mb");
-        let e = Config::load_from(None, env("KEYWORD_MERGE_MIN_SEGMENTS", "1")).unwrap_err();
-        assert_eq!(e.key, "index.keyword_merge_min_segments");
-        let c = Config::load_from(None, env("KEYWORD_MERGE_MIN_SEGMENTS", "0")).unwrap();
-        assert_eq!(c.index.keyword().merge_min_segments, 0);
-        let c = Config::load_from(None, env("KEYWORD_WRITER_MEMORY_MB", "16")).unwrap();
-        assert_eq!(c.index.keyword().writer_memory_bytes, 16 << 20);
-        let c = Config::load_from(None, env("KEYWORD_MERGE_MAX_DOCS", "40000")).unwrap();
-        assert_eq!(c.index.keyword().merge_max_docs, 40_000);
-        let c = Config::load_from(None, env("KEYWORD_MAX_QUERY_TERMS", "12")).unwrap();
-        assert_eq!(c.index.keyword().max_query_terms, 12);
-        let c = Config::load_from(None, env("KEYWORD_DISJUNCTION_SEARCH", "max_score")).unwrap();
-        assert_eq!(
-            c.index.keyword().disjunction_search,
-            crate::index::DisjunctionSearch::MaxScore
-        );
-        let e = Config::load_from(None, env("KEYWORD_DISJUNCTION_SEARCH", "wand")).unwrap_err();
-        assert_eq!(e.key, "index.keyword_disjunction_search");
-    }
-
-    #[test]
-    fn the_background_priority_is_checked() {
-        use crate::index::background_work::BackgroundPriority;
-        let env = |v: &str| {
-            vec![(
-                "RAGSTREAM_INDEX_BACKGROUND_PRIORITY".to_string(),
-                v.to_string(),
-            )]
-        };
-        let priority =
-            |v: &str| Config::load_from(None, env(v)).map(|c| c.index.background_priority);
-        assert_eq!(
-            Config::load_from(None, vec![])
-                .unwrap()
-                .index
-                .background_priority,
-            BackgroundPriority::Idle
-        );
-        assert_eq!(priority("low").unwrap(), BackgroundPriority::Low);
-        assert_eq!(priority("normal").unwrap(), BackgroundPriority::Normal);
-        assert_eq!(
-            priority("nice").unwrap_err().key,
-            "index.background_priority"
-        );
-    }
-
-    #[test]
-    fn hnsw_graph_settings_are_checked_and_reach_the_vector_index() {
-        let env = |pairs: &[(&str, &str)]| {
-            pairs
-                .iter()
-                .map(|(k, v)| (format!("RAGSTREAM_INDEX_{k}"), v.to_string()))
-                .collect::<Vec<_>>()
-        };
-        let e = Config::load_from(None, env(&[("VECTOR_HNSW_M", "1")])).unwrap_err();
-        assert_eq!(e.key, "index.vector_hnsw_m");
-        let too_narrow = [
-            ("VECTOR_HNSW_M", "32"),
-            ("VECTOR_HNSW_EF_CONSTRUCTION", "16"),
-        ];
-        let e = Config::load_from(None, env(&too_narrow)).unwrap_err();
-        assert_eq!(e.key, "index.vector_hnsw_m");
-        let set = [
-            ("VECTOR_HNSW_M", "32"),
-            ("VECTOR_HNSW_EF_CONSTRUCTION", "300"),
-        ];
-        let v = Config::load_from(None, env(&set)).unwrap().index.vector();
-        assert_eq!((v.hnsw_m, v.hnsw_ef_construction), (32, 300));
-    }
-
-    #[test]
-    fn resident_search_settings_are_checked_and_reach_the_vector_index() {
-        let env = |k: &str, v: &str| vec![(format!("RAGSTREAM_INDEX_{k}"), v.to_string())];
-        let e = Config::load_from(None, env("VECTOR_RESIDENT_HAMMING_SHARE", "1.5")).unwrap_err();
-        assert_eq!(e.key, "index.vector_resident_hamming_share");
-        let e = Config::load_from(None, env("VECTOR_RESIDENT_SHORTLIST", "-1")).unwrap_err();
-        assert!(e.key.contains("vector_resident_shortlist"), "{}", e.key);
-        let v = Config::load_from(None, env("VECTOR_RESIDENT_SHORTLIST", "0"))
-            .unwrap()
-            .index
-            .vector();
-        assert_eq!(
-            v.resident_search().shortlist,
-            0,
-            "0 turns the resident search off"
-        );
-        let v = Config::load_from(None, env("VECTOR_RESIDENT_HAMMING_SHARE", "0.05"))
-            .unwrap()
-            .index
-            .vector();
-        assert_eq!(v.resident_search().hamming_share, 0.05);
-        assert_eq!(v.resident_search().shortlist, 2000);
-    }
-
-    #[test]
-    fn embedders_name_a_built_in_or_a_provider_section() {
-        let f = write(
-            "[model]\nembedder = \"remote\"\n[embedders.remote]\nprovider = \"tei\"\nurl = \"http://127.0.0.1:9\"\ndimensions = 8\n",
-        );
-        let c = Config::load_from(Some(f.path()), vec![]).unwrap();
-        assert_eq!(c.embedders["remote"].max_batch, 64, "defaults fill in");
-        let f = write("[model]\nembedder = \"nowhere\"\n");
-        let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
-        assert_eq!(e.key, "model.embedder");
-        let f = write(
-            "[embedders.x]\nprovider = \"openai\"\nurl = \"ftp://h\"\nmodel = \"m\"\ndimensions = 8\n",
-        );
-        let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
-        assert_eq!(e.key, "embedders.x.url");
-        let f = write("[embedders.x]\nprovider = \"cohere\"\nurl = \"http://h\"\ndimensions = 8\n");
-        let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
-        assert_eq!(e.key, "embedders.x.provider");
-    }
-
-    #[test]
-    fn missing_file_is_an_error() {
-        let e = Config::load_from(Some(Path::new("/nonexistent/r.toml")), vec![]).unwrap_err();
-        assert!(e.reason.contains("cannot read"));
-    }
-}
+mod tests;

@@ -2,6 +2,7 @@
 //! message keys and headers, the embedded broker, and the dead-letter topic.
 
 pub mod broker;
+pub mod dead_letter_replay;
 pub mod dead_letters;
 
 use rdkafka::ClientConfig;

@@ -11,6 +11,7 @@ mod delete_index;
 mod deletes;
 mod deploy;
 mod diff;
+mod dlq_replay;
 mod embedder;
 mod engine;
 mod explain;

@@ -1,0 +1,296 @@
+//! Tests of the configuration loading and validation.
+
+use super::*;
+
+fn write(text: &str) -> tempfile::NamedTempFile {
+    let f = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(f.path(), text).unwrap();
+    f
+}
+
+#[test]
+fn defaults_load_without_a_file() {
+    let c = Config::load_from(None, vec![]).unwrap();
+    assert_eq!(c.limits.max_top_k, 100);
+}
+
+#[test]
+fn file_overrides_defaults_and_env_overrides_file() {
+    let f = write("[limits]\nmax_top_k = 20\n[storage]\ndata_dir = \"/tmp/x\"\n");
+    let c = Config::load_from(Some(f.path()), vec![]).unwrap();
+    assert_eq!(c.limits.max_top_k, 20);
+    assert_eq!(c.storage.data_dir, PathBuf::from("/tmp/x"));
+    let env = vec![
+        ("RAGSTREAM_LIMITS_MAX_TOP_K".to_string(), "30".to_string()),
+        ("RAGSTREAM_STORAGE_DATA_DIR".to_string(), "123".to_string()),
+        ("PATH".to_string(), "/bin".to_string()),
+    ];
+    let c = Config::load_from(Some(f.path()), env).unwrap();
+    assert_eq!(c.limits.max_top_k, 30);
+    assert_eq!(c.storage.data_dir, PathBuf::from("123"));
+}
+
+#[test]
+fn bad_file_names_file_key_and_reason() {
+    let f = write("[limits]\nmax_top_k = \"many\"\n");
+    let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+    assert_eq!(e.source_name, f.path().display().to_string());
+    assert_eq!(e.key, "limits.max_top_k");
+    assert!(e.reason.contains("invalid type"), "{}", e.reason);
+}
+
+#[test]
+fn unknown_key_in_file_is_an_error() {
+    let f = write("[limits]\nmax_topk = 3\n");
+    let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+    assert!(e.reason.contains("max_topk"), "{e}");
+}
+
+#[test]
+fn bad_env_values_name_the_variable() {
+    let env = vec![("RAGSTREAM_LIMITS_MAX_TOP_K".to_string(), "x".to_string())];
+    let e = Config::load_from(None, env).unwrap_err();
+    assert_eq!(
+        e.source_name,
+        "environment variable RAGSTREAM_LIMITS_MAX_TOP_K"
+    );
+    assert_eq!(e.key, "limits.max_top_k");
+    // A value of the right type that a rule or an enum refuses names the variable too,
+    // even with a file loaded: the file's value is not the one refused.
+    let f = write("[index]\nkeyword_writer_memory_mb = 64\n");
+    for (var, raw, key) in [
+        (
+            "KEYWORD_WRITER_MEMORY_MB",
+            "14",
+            "index.keyword_writer_memory_mb",
+        ),
+        (
+            "KEYWORD_DISJUNCTION_SEARCH",
+            "wand",
+            "index.keyword_disjunction_search",
+        ),
+    ] {
+        let var = format!("RAGSTREAM_INDEX_{var}");
+        let e =
+            Config::load_from(Some(f.path()), vec![(var.clone(), raw.to_string())]).unwrap_err();
+        assert_eq!(e.key, key);
+        assert_eq!(e.source_name, format!("environment variable {var}"));
+    }
+    // An error about a key no variable set still names the file.
+    let bad_file = write("[chunking]\nmax_tokens = 0\n");
+    let env = vec![("RAGSTREAM_LIMITS_MAX_TOP_K".to_string(), "30".to_string())];
+    let e = Config::load_from(Some(bad_file.path()), env).unwrap_err();
+    assert_eq!(e.key, "chunking.max_tokens");
+    assert_eq!(e.source_name, bad_file.path().display().to_string());
+}
+
+#[test]
+fn variables_that_name_no_key_are_ignored_and_reported() {
+    let env = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let (config, report) = Config::load_reporting(
+        None,
+        env(&[
+            ("RAGSTREAM_MODELS", "/models"),
+            ("RAGSTREAM_BIN", "/usr/bin/ragstream"),
+            ("RAGSTREAM_LIMITS_NOPE", "1"),
+            ("RAGSTREAM_LIMITS_MAX_TOP_K__DEEPER", "1"),
+            ("RAGSTREAM_", "x"),
+            ("RAGSTREAM_LIMITS_MAX_TOP_K", "30"),
+            ("OTHER_TOOL", "y"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(config.limits.max_top_k, 30);
+    assert_eq!(
+        report.ignored_variables,
+        [
+            "RAGSTREAM_",
+            "RAGSTREAM_BIN",
+            "RAGSTREAM_LIMITS_MAX_TOP_K__DEEPER",
+            "RAGSTREAM_LIMITS_NOPE",
+            "RAGSTREAM_MODELS"
+        ]
+    );
+    assert_eq!(
+        report.sources,
+        [
+            "built-in defaults",
+            "environment variable RAGSTREAM_LIMITS_MAX_TOP_K"
+        ]
+    );
+}
+
+#[test]
+fn double_underscores_nest_and_optional_keys_can_be_set() {
+    let env = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let c = Config::load_from(
+        None,
+        env(&[
+            ("RAGSTREAM_INDEX__RETAIN_VERSIONS", "7"),
+            ("RAGSTREAM_RERANKER_MODEL", "123"),
+            ("RAGSTREAM_RERANKER__API_KEY_ENV", "RERANK_KEY"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(c.index.retain_versions, 7);
+    // An optional text key takes digits as text.
+    assert_eq!(c.reranker.model.as_deref(), Some("123"));
+    assert_eq!(c.reranker.api_key_env.as_deref(), Some("RERANK_KEY"));
+    // A provider defined from the environment alone, key by key.
+    let c = Config::load_from(
+        None,
+        env(&[
+            ("RAGSTREAM_EMBEDDERS__REMOTE__PROVIDER", "openai"),
+            ("RAGSTREAM_EMBEDDERS__REMOTE__URL", "http://127.0.0.1:9/v1"),
+            ("RAGSTREAM_EMBEDDERS__REMOTE__MODEL", "m"),
+            ("RAGSTREAM_EMBEDDERS__REMOTE__DIMENSIONS", "8"),
+        ]),
+    );
+    let c = c.unwrap();
+    assert_eq!(c.embedders["remote"].dimensions, 8);
+    // A value no reading of which the key's type takes names the variable and the key.
+    let var = "RAGSTREAM_EMBEDDERS__REMOTE__DIMENSIONS";
+    let e = Config::load_from(None, env(&[(var, "many")])).unwrap_err();
+    assert_eq!(e.key, "embedders.remote.dimensions");
+    assert_eq!(e.source_name, format!("environment variable {var}"));
+}
+
+#[test]
+fn semantic_rules_are_checked() {
+    let f = write("[chunking]\nmax_tokens = 10\noverlap_tokens = 10\n");
+    let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+    assert_eq!(e.key, "chunking.overlap_tokens");
+}
+
+#[test]
+fn keyword_store_settings_are_checked_and_reach_the_store() {
+    let env = |k: &str, v: &str| vec![(format!("RAGSTREAM_INDEX_{k}"), v.to_string())];
+    let e = Config::load_from(None, env("KEYWORD_WRITER_MEMORY_MB", "14")).unwrap_err();
+    assert_eq!(e.key, "index.keyword_writer_memory_mb");
+    let e = Config::load_from(None, env("KEYWORD_MERGE_MIN_SEGMENTS", "1")).unwrap_err();
+    assert_eq!(e.key, "index.keyword_merge_min_segments");
+    let c = Config::load_from(None, env("KEYWORD_MERGE_MIN_SEGMENTS", "0")).unwrap();
+    assert_eq!(c.index.keyword().merge_min_segments, 0);
+    let c = Config::load_from(None, env("KEYWORD_WRITER_MEMORY_MB", "16")).unwrap();
+    assert_eq!(c.index.keyword().writer_memory_bytes, 16 << 20);
+    let c = Config::load_from(None, env("KEYWORD_MERGE_MAX_DOCS", "40000")).unwrap();
+    assert_eq!(c.index.keyword().merge_max_docs, 40_000);
+    let c = Config::load_from(None, env("KEYWORD_MAX_QUERY_TERMS", "12")).unwrap();
+    assert_eq!(c.index.keyword().max_query_terms, 12);
+    let c = Config::load_from(None, env("KEYWORD_DISJUNCTION_SEARCH", "max_score")).unwrap();
+    assert_eq!(
+        c.index.keyword().disjunction_search,
+        crate::index::DisjunctionSearch::MaxScore
+    );
+    let e = Config::load_from(None, env("KEYWORD_DISJUNCTION_SEARCH", "wand")).unwrap_err();
+    assert_eq!(e.key, "index.keyword_disjunction_search");
+}
+
+#[test]
+fn the_background_priority_is_checked() {
+    use crate::index::background_work::BackgroundPriority;
+    let env = |v: &str| {
+        vec![(
+            "RAGSTREAM_INDEX_BACKGROUND_PRIORITY".to_string(),
+            v.to_string(),
+        )]
+    };
+    let priority = |v: &str| Config::load_from(None, env(v)).map(|c| c.index.background_priority);
+    assert_eq!(
+        Config::load_from(None, vec![])
+            .unwrap()
+            .index
+            .background_priority,
+        BackgroundPriority::Idle
+    );
+    assert_eq!(priority("low").unwrap(), BackgroundPriority::Low);
+    assert_eq!(priority("normal").unwrap(), BackgroundPriority::Normal);
+    assert_eq!(
+        priority("nice").unwrap_err().key,
+        "index.background_priority"
+    );
+}
+
+#[test]
+fn hnsw_graph_settings_are_checked_and_reach_the_vector_index() {
+    let env = |pairs: &[(&str, &str)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| (format!("RAGSTREAM_INDEX_{k}"), v.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let e = Config::load_from(None, env(&[("VECTOR_HNSW_M", "1")])).unwrap_err();
+    assert_eq!(e.key, "index.vector_hnsw_m");
+    let too_narrow = [
+        ("VECTOR_HNSW_M", "32"),
+        ("VECTOR_HNSW_EF_CONSTRUCTION", "16"),
+    ];
+    let e = Config::load_from(None, env(&too_narrow)).unwrap_err();
+    assert_eq!(e.key, "index.vector_hnsw_m");
+    let set = [
+        ("VECTOR_HNSW_M", "32"),
+        ("VECTOR_HNSW_EF_CONSTRUCTION", "300"),
+    ];
+    let v = Config::load_from(None, env(&set)).unwrap().index.vector();
+    assert_eq!((v.hnsw_m, v.hnsw_ef_construction), (32, 300));
+}
+
+#[test]
+fn resident_search_settings_are_checked_and_reach_the_vector_index() {
+    let env = |k: &str, v: &str| vec![(format!("RAGSTREAM_INDEX_{k}"), v.to_string())];
+    let e = Config::load_from(None, env("VECTOR_RESIDENT_HAMMING_SHARE", "1.5")).unwrap_err();
+    assert_eq!(e.key, "index.vector_resident_hamming_share");
+    let e = Config::load_from(None, env("VECTOR_RESIDENT_SHORTLIST", "-1")).unwrap_err();
+    assert!(e.key.contains("vector_resident_shortlist"), "{}", e.key);
+    let v = Config::load_from(None, env("VECTOR_RESIDENT_SHORTLIST", "0"))
+        .unwrap()
+        .index
+        .vector();
+    assert_eq!(
+        v.resident_search().shortlist,
+        0,
+        "0 turns the resident search off"
+    );
+    let v = Config::load_from(None, env("VECTOR_RESIDENT_HAMMING_SHARE", "0.05"))
+        .unwrap()
+        .index
+        .vector();
+    assert_eq!(v.resident_search().hamming_share, 0.05);
+    assert_eq!(v.resident_search().shortlist, 2000);
+}
+
+#[test]
+fn embedders_name_a_built_in_or_a_provider_section() {
+    let f = write(
+        "[model]\nembedder = \"remote\"\n[embedders.remote]\nprovider = \"tei\"\nurl = \"http://127.0.0.1:9\"\ndimensions = 8\n",
+    );
+    let c = Config::load_from(Some(f.path()), vec![]).unwrap();
+    assert_eq!(c.embedders["remote"].max_batch, 64, "defaults fill in");
+    let f = write("[model]\nembedder = \"nowhere\"\n");
+    let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+    assert_eq!(e.key, "model.embedder");
+    let f = write(
+        "[embedders.x]\nprovider = \"openai\"\nurl = \"ftp://h\"\nmodel = \"m\"\ndimensions = 8\n",
+    );
+    let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+    assert_eq!(e.key, "embedders.x.url");
+    let f = write("[embedders.x]\nprovider = \"cohere\"\nurl = \"http://h\"\ndimensions = 8\n");
+    let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+    assert_eq!(e.key, "embedders.x.provider");
+}
+
+#[test]
+fn missing_file_is_an_error() {
+    let e = Config::load_from(Some(Path::new("/nonexistent/r.toml")), vec![]).unwrap_err();
+    assert!(e.reason.contains("cannot read"));
+}

@@ -1,0 +1,159 @@
+//! `ragstream dlq replay` against a standalone broker: a document refused by one daemon's
+//! limit is dead-lettered; a second daemon with the limit raised indexes it once the letter
+//! is replayed, with its key and original headers and without the dead-letter headers.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::daemon::{curl, kcat_count, kcat_produce, start_daemon_at, upsert, wait_for};
+
+/// The standalone broker, killed when dropped.
+struct Broker {
+    child: Child,
+    bootstrap: String,
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_broker(dir: &std::path::Path) -> Broker {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ragstream"))
+        .arg("broker")
+        .env("RAGSTREAM_STORAGE_DATA_DIR", dir)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let bootstrap = loop {
+        let line = out.next().expect("broker announces").unwrap();
+        if let Some(b) = line.strip_prefix("kafka bootstrap: ") {
+            break b.to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in out {});
+    Broker { child, bootstrap }
+}
+
+/// `ragstream dlq replay ARGS` with `env`: exit code and stdout as JSON (Null if not JSON).
+fn replay(env: &[(&str, &str)], args: &[&str]) -> (i32, Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ragstream"))
+        .args(["dlq", "replay"])
+        .args(args)
+        .env_remove("RAGSTREAM_KAFKA_BROKERS")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn replayed_dead_letters_are_indexed_once_the_cause_is_fixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = start_broker(&dir.path().join("broker"));
+    let brokers = [("RAGSTREAM_KAFKA_BROKERS", broker.bootstrap.as_str())];
+    let data = dir.path().join("data");
+    let stats = |http: &str| curl(&[&format!("{http}/v1/indexes/kb/stats")]).1;
+
+    // The first daemon refuses documents over 1,024 bytes.
+    let first = start_daemon_at(
+        &data,
+        &[brokers[0], ("RAGSTREAM_LIMITS_MAX_DOCUMENT_BYTES", "1024")],
+    );
+    let big = "lava ".repeat(400);
+    kcat_produce(
+        &broker.bootstrap,
+        "ragstream.documents",
+        &["-k", "kb/small"],
+        &[upsert("small", "Basalt is cooled lava.")],
+    );
+    kcat_produce(
+        &broker.bootstrap,
+        "ragstream.documents",
+        &["-k", "kb/big", "-H", "origin=importer"],
+        &[upsert("big", &big)],
+    );
+    kcat_produce(
+        &broker.bootstrap,
+        "ragstream.documents",
+        &[],
+        &["{nope".to_string()],
+    );
+    wait_for("two dead letters", || {
+        kcat_count(&broker.bootstrap, "ragstream.dlq") == 2
+    });
+    wait_for("the small document", || {
+        stats(&first.http)["documents"] == 1
+    });
+    assert!(first.terminate().success());
+
+    // Without brokers, or with a backwards range: a usage error.
+    let (code, _, err) = replay(&[], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("kafka.brokers"), "{err}");
+    let (code, _, err) = replay(&brokers, &["--from-offset", "5", "--to-offset", "1"]);
+    assert_eq!(code, 2, "{err}");
+
+    // The limit raised; a dry run selects the refused document and sends nothing.
+    let second = start_daemon_at(&data, &brokers);
+    let (code, report, err) = replay(&brokers, &["--code", "schema_violation", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(report["scanned"], 2, "{report}");
+    assert_eq!(report["dry_run"], true);
+    let taken = report["replayed"].as_array().unwrap();
+    assert_eq!(taken.len(), 1, "{report}");
+    assert_eq!(taken[0]["key"], "kb/big");
+    assert_eq!(taken[0]["code"], "schema_violation");
+    assert!(taken[0]["sent_to"].is_null());
+
+    // The replay: the document is indexed, and not dead-lettered again.
+    let (code, report, err) = replay(&brokers, &["--key", "kb/big"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(report["replayed"].as_array().unwrap().len(), 1, "{report}");
+    assert!(report["replayed"][0]["sent_to"].is_array(), "{report}");
+    wait_for("the replayed document", || {
+        stats(&second.http)["documents"] == 2
+    });
+    assert_eq!(kcat_count(&broker.bootstrap, "ragstream.dlq"), 2);
+    let (status, answer) = curl(&[
+        "-X",
+        "POST",
+        "-d",
+        &json!({"query": "lava", "top_k": 1}).to_string(),
+        &format!("{}/v1/indexes/kb/query", second.http),
+    ]);
+    assert_eq!(status, 200);
+    assert_eq!(answer["results"][0]["document_id"], "big", "{answer}");
+
+    // What was re-sent: the key and the original header, no dead-letter header.
+    let out = Command::new("kcat")
+        .args([
+            "-C",
+            "-b",
+            &broker.bootstrap,
+            "-t",
+            "ragstream.documents",
+            "-e",
+            "-q",
+            "-f",
+            "%k %h\n",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let resent: Vec<&str> = text.lines().filter(|l| l.starts_with("kb/big ")).collect();
+    assert_eq!(resent.len(), 2, "{text}");
+    for line in resent {
+        assert!(line.contains("origin=importer"), "{line}");
+        assert!(!line.contains("error.code"), "{line}");
+    }
+}
