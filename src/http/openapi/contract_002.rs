@@ -1,0 +1,851 @@
+//! Component schemas of contract 002 (retrieval API): query, explain, diff, hydrate, settings.
+
+use super::*;
+
+// ----- contract 002: query, hydrate, settings ------------------------------------------------
+
+pub(super) fn contract_002_schemas() -> Vec<(&'static str, Value)> {
+    let profiles = [
+        Profile::Auto,
+        Profile::Exact,
+        Profile::Balanced,
+        Profile::Semantic,
+    ];
+    vec![
+        (
+            "RetrievalProfile",
+            enumeration(
+                profiles.iter().map(|p| json!(p.name())).collect(),
+                "auto: chosen by query analysis; exact: semantic weight 0.2; balanced: 0.5; \
+                 semantic: 0.8.",
+            ),
+        ),
+        ("QueryRequest", query_request_schema()),
+        ("ExplainRequest", explain_request_schema()),
+        ("Explanation", explanation_schema()),
+        ("DiffRequest", diff_request_schema()),
+        ("Diff", diff_schema()),
+        ("QueryFilters", query_filters_schema()),
+        ("QueryResponse", query_response_schema()),
+        ("Passage", passage_schema()),
+        ("DocumentGroup", document_group_schema()),
+        ("HydrateRequest", hydrate_request_schema()),
+        ("HydrateResponse", hydrate_response_schema()),
+        ("HydratedChunk", hydrated_chunk_schema()),
+        (
+            "ChunkBrief",
+            object(
+                &["chunk_id", "chunk_index", "text"],
+                vec![
+                    ("chunk_id", string("The neighbour's id.")),
+                    ("chunk_index", integer(0, "Its position in the document.")),
+                    ("text", string("Its text.")),
+                ],
+            ),
+        ),
+        ("HydratedSection", hydrated_section_schema()),
+        ("IndexSettings", index_settings_schema()),
+        (
+            "IndexSettingsResponse",
+            object(
+                &["index", "settings"],
+                vec![
+                    ("index", schema_ref("IndexName")),
+                    (
+                        "settings",
+                        ref_described(
+                            "IndexSettings",
+                            "The settings now in force: both keys, null when unset.",
+                        ),
+                    ),
+                ],
+            ),
+        ),
+    ]
+}
+
+fn query_request_schema() -> Value {
+    let schema = object(
+        &["query"],
+        vec![
+            (
+                "query",
+                text("The query: at most `limits.max_query_bytes` bytes (default 8192)."),
+            ),
+            (
+                "retrieval_profile",
+                ref_described(
+                    "RetrievalProfile",
+                    "Absent: the index's default_retrieval_profile, else auto.",
+                ),
+            ),
+            (
+                "semantic_weight",
+                unit_number("Overrides the profile's weight."),
+            ),
+            ("filters", schema_ref("QueryFilters")),
+            (
+                "top_k",
+                json!({
+                    "type": "integer",
+                    "minimum": 1,
+                    "default": 5,
+                    "description": "Passages wanted: at most `limits.max_top_k` (default 100).",
+                }),
+            ),
+            (
+                "debug",
+                json!({
+                    "type": "boolean",
+                    "default": false,
+                    "description": "Adds the retrieval explanation to the answer.",
+                }),
+            ),
+            (
+                "rerank",
+                json!({
+                    "type": "boolean",
+                    "default": true,
+                    "description": "Rerank with the configured `[reranker]`; without one, nothing happens.",
+                }),
+            ),
+            (
+                "index_version",
+                ref_described(
+                    "IndexVersion",
+                    "Answer from this retained version instead of the newest.",
+                ),
+            ),
+            (
+                "graph_depth",
+                json!({"type": "integer", "minimum": 0, "maximum": 5, "description":
+                    "ragstream extension (opt-in): knowledge-graph relations within this many \
+                     hops of the query's entities are returned as `relations`, with \
+                     `rewrite_terms`; the entities' names also widen the lexical branch. At \
+                     most graph.max_depth."}),
+            ),
+        ],
+    );
+    with(
+        closed(schema),
+        "description",
+        json!(
+            "Every query is hybrid; the weight comes from, first to last: the request's \
+               semantic_weight, its retrieval_profile, the index's default_semantic_weight, its \
+               default_retrieval_profile, auto. `null` is the same as an absent field."
+        ),
+    )
+}
+
+fn query_filters_schema() -> Value {
+    let schema = object(
+        &[],
+        vec![
+            (
+                "project_id",
+                string("The document's project_id equals this."),
+            ),
+            (
+                "path_prefix",
+                json!({
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "The document's source_path or uri starts with this; at \
+                        most 512 bytes.",
+                }),
+            ),
+            (
+                "tags",
+                json!({
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {"type": "string"},
+                    "description": "The document carries any of these tags.",
+                }),
+            ),
+            (
+                "updated_after",
+                json!({
+                    "type": "string",
+                    "description": "The document's updated_at is strictly later. ISO 8601: a \
+                        date-time with an offset, a date-time without one (UTC), or a date \
+                        alone (its midnight, UTC). Documents without one do not match.",
+                }),
+            ),
+        ],
+    );
+    closed(schema)
+}
+
+fn query_response_schema() -> Value {
+    let effective = [Profile::Exact, Profile::Balanced, Profile::Semantic];
+    let signals: Vec<Value> = LEXICAL_SIGNALS
+        .iter()
+        .chain(SEMANTIC_SIGNALS)
+        .map(|s| json!(s))
+        .collect();
+    let schema =
+        object(
+            &[
+                "query_id",
+                "index_version",
+                "latency_ms",
+                "results",
+                "documents",
+            ],
+            vec![
+            (
+                "query_id",
+                json!({"type": "string", "format": "uuid", "description": "Names this answer."}),
+            ),
+            (
+                "index_version",
+                ref_described("IndexVersion", "The version answered from."),
+            ),
+            (
+                "latency_ms",
+                json!({"type": "number", "minimum": 0, "description": "Server-side time."}),
+            ),
+            ("results", array(schema_ref("Passage"), "Passages, best first.")),
+            (
+                "documents",
+                array(
+                    schema_ref("DocumentGroup"),
+                    "The passages grouped by document, in order of each document's best passage.",
+                ),
+            ),
+            (
+                "relations",
+                json!({"type": "array", "description": "Only with graph_depth: relations \
+                    reached from the query's entities, best first (score = 0.7 semantic + 0.3 \
+                    lexical, times 0.8 per hop beyond the first).", "items": {"type": "object",
+                    "properties": {"subject": {"type": "string"}, "relation": {"type": "string"},
+                    "object": {"type": "string"}, "document_id": {"type": "string"},
+                    "chunk_id": {"type": ["string", "null"]}, "depth": {"type": "integer"},
+                    "score": {"type": "number"}, "score_detail": {"type": "object"}}}}),
+            ),
+            (
+                "rewrite_terms",
+                strings("Only with graph_depth: normalised names of the entities the query named."),
+            ),
+            (
+                "retrieval_profile_effective",
+                enumeration(
+                    effective.iter().map(|p| json!(p.name())).collect(),
+                    "debug only: the profile the query ran with (auto resolves to one of these).",
+                ),
+            ),
+            (
+                "semantic_weight_effective",
+                unit_number("debug only: the semantic weight of fusion."),
+            ),
+            (
+                "auto_signals_detected",
+                array(
+                    enumeration(signals, "A query-analysis signal."),
+                    "debug only: what auto found; empty unless auto ran.",
+                ),
+            ),
+            (
+                "lexical_candidates",
+                integer(0, "debug only: keyword candidates before fusion."),
+            ),
+            (
+                "semantic_candidates",
+                integer(0, "debug only: vector candidates before fusion."),
+            ),
+            (
+                "reranker_applied",
+                boolean("debug only: whether a reranker reordered the passages."),
+            ),
+            (
+                "keyword_terms_dropped",
+                array(
+                    string("A query term."),
+                    "debug only: query terms the keyword branch left out as too common \
+                     (only with `index.keyword_max_query_terms` set; empty by default).",
+                ),
+            ),
+            (
+                "filters_applied",
+                json!({"type": "object", "description": "debug only: the filters as given."}),
+            ),
+        ],
+        );
+    described(
+        schema,
+        "The debug fields are present only when the request set `debug: true`.",
+    )
+}
+
+fn passage_schema() -> Value {
+    let detail = object(
+        &["semantic", "lexical", "final"],
+        vec![
+            (
+                "semantic",
+                nullable(
+                    "number",
+                    "The normalised semantic score; null when there is none.",
+                ),
+            ),
+            (
+                "lexical",
+                nullable(
+                    "number",
+                    "The normalised lexical score; null when there is none.",
+                ),
+            ),
+            (
+                "rerank",
+                nullable(
+                    "number",
+                    "The reranker's score, which ordered the passage; null when no reranker ran.",
+                ),
+            ),
+            ("final", number("Equal to score.")),
+        ],
+    );
+    object(
+        &[
+            "chunk_id",
+            "document_id",
+            "source_uri",
+            "title",
+            "section_path",
+            "text",
+            "score",
+            "score_detail",
+            "offsets",
+        ],
+        vec![
+            (
+                "chunk_id",
+                string("Content-derived, stable across re-indexing."),
+            ),
+            ("document_id", string("The source document.")),
+            (
+                "source_uri",
+                nullable("string", "The document's uri, else its source_path."),
+            ),
+            ("title", nullable("string", "The document's title.")),
+            (
+                "section_path",
+                strings("The headings enclosing the passage, outermost first."),
+            ),
+            ("text", string("The passage.")),
+            (
+                "score",
+                number("semantic_weight·semantic + (1 − semantic_weight)·lexical."),
+            ),
+            ("score_detail", detail),
+            ("offsets", schema_ref("Offsets")),
+        ],
+    )
+}
+
+fn document_group_schema() -> Value {
+    object(
+        &["document_id", "title", "source_uri", "score", "passages"],
+        vec![
+            ("document_id", string("The document.")),
+            ("title", nullable("string", "The document's title.")),
+            (
+                "source_uri",
+                nullable("string", "The document's uri, else its source_path."),
+            ),
+            ("score", number("The score of the document's best passage.")),
+            (
+                "passages",
+                strings("The chunk ids of its passages among the results, best first."),
+            ),
+        ],
+    )
+}
+
+fn hydrate_request_schema() -> Value {
+    let schema = object(
+        &["chunk_ids"],
+        vec![
+            (
+                "chunk_ids",
+                json!({
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": c002::MAX_HYDRATE_IDS,
+                    "items": {"type": "string"},
+                    "description": "The chunks to fetch; an id asked twice is answered once.",
+                }),
+            ),
+            (
+                "window",
+                json!({
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": c002::MAX_WINDOW,
+                    "default": 1,
+                    "description": "Neighbours to include on each side, within the document.",
+                }),
+            ),
+            (
+                "sections",
+                json!({
+                    "type": "boolean",
+                    "default": false,
+                    "description": "Also group the chunks by the section they belong to.",
+                }),
+            ),
+            (
+                "index_version",
+                ref_described(
+                    "IndexVersion",
+                    "Read this retained version instead of the newest.",
+                ),
+            ),
+        ],
+    );
+    closed(schema)
+}
+
+fn hydrate_response_schema() -> Value {
+    object(
+        &["index_version", "chunks", "not_found"],
+        vec![
+            (
+                "index_version",
+                ref_described("IndexVersion", "The version read."),
+            ),
+            (
+                "chunks",
+                array(
+                    schema_ref("HydratedChunk"),
+                    "The chunks found, in request order.",
+                ),
+            ),
+            (
+                "not_found",
+                strings("Requested ids that are not (or no longer) in the index: not an error."),
+            ),
+            (
+                "sections",
+                array(
+                    schema_ref("HydratedSection"),
+                    "Present when the request set `sections: true`: each section once.",
+                ),
+            ),
+        ],
+    )
+}
+
+fn hydrated_chunk_schema() -> Value {
+    let context = object(
+        &["before", "after", "stitched_text"],
+        vec![
+            (
+                "before",
+                array(
+                    schema_ref("ChunkBrief"),
+                    "Up to `window` preceding chunks, in order.",
+                ),
+            ),
+            (
+                "after",
+                array(
+                    schema_ref("ChunkBrief"),
+                    "Up to `window` following chunks, in order.",
+                ),
+            ),
+            (
+                "stitched_text",
+                string("The run of chunks joined with their overlap removed."),
+            ),
+        ],
+    );
+    object(
+        &[
+            "chunk_id",
+            "document_id",
+            "chunk_index",
+            "title",
+            "section_path",
+            "breadcrumb",
+            "source_uri",
+            "text",
+            "offsets",
+            "metadata",
+            "context",
+        ],
+        vec![
+            ("chunk_id", string("The chunk.")),
+            ("document_id", string("Its document.")),
+            ("chunk_index", integer(0, "Its position in the document.")),
+            ("title", nullable("string", "The document's title.")),
+            (
+                "section_path",
+                strings("The enclosing headings, outermost first."),
+            ),
+            (
+                "breadcrumb",
+                string("`Title › Section › Subsection`, for citing."),
+            ),
+            (
+                "source_uri",
+                nullable("string", "The document's uri, else its source_path."),
+            ),
+            ("text", string("The chunk's full text.")),
+            ("offsets", schema_ref("Offsets")),
+            ("metadata", schema_ref("ChunkMetadata")),
+            ("context", context),
+        ],
+    )
+}
+
+fn hydrated_section_schema() -> Value {
+    object(
+        &[
+            "document_id",
+            "section_path",
+            "breadcrumb",
+            "chunk_ids",
+            "section_chunk_ids",
+            "stitched_text",
+        ],
+        vec![
+            ("document_id", string("The document.")),
+            (
+                "section_path",
+                strings("The section's headings, outermost first."),
+            ),
+            ("breadcrumb", string("`Title › Section › Subsection`.")),
+            (
+                "chunk_ids",
+                strings("The requested chunks that fall in this section."),
+            ),
+            (
+                "section_chunk_ids",
+                strings("Every chunk of the section, in order."),
+            ),
+            (
+                "stitched_text",
+                string("The whole section's text, overlap removed."),
+            ),
+        ],
+    )
+}
+
+fn index_settings_schema() -> Value {
+    let schema = object(
+        &[],
+        vec![
+            (
+                "default_retrieval_profile",
+                json!({
+                    "anyOf": [schema_ref("RetrievalProfile"), {"type": "null"}],
+                    "description": "The profile of queries that give neither a profile nor a \
+                        weight.",
+                }),
+            ),
+            (
+                "default_semantic_weight",
+                json!({
+                    "type": ["number", "null"],
+                    "minimum": 0,
+                    "maximum": 1,
+                    "description": "The weight of queries that give neither a profile nor a \
+                        weight (it beats default_retrieval_profile).",
+                }),
+            ),
+            (
+                "auto_semantic_center",
+                json!({
+                    "type": ["number", "null"],
+                    "minimum": 0.2,
+                    "maximum": 0.8,
+                    "description": "Where auto starts on this index (null: 0.5, balanced); \
+                        `ragstream index calibrate` measures it.",
+                }),
+            ),
+            (
+                "auto_calibration",
+                json!({
+                    "type": "object",
+                    "readOnly": true,
+                    "required": ["source", "rows"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "source": {"type": "string", "enum": ["judged", "synthetic"]},
+                        "rows": {"type": "integer", "minimum": 0},
+                    },
+                    "description": "Read-only: how auto_semantic_center was measured (judged \
+                        queries, or queries the index cut from its own chunks) and the chunks \
+                        the index had then; absent when the centre was set by hand. A PUT \
+                        ignores it.",
+                }),
+            ),
+        ],
+    );
+    described(
+        closed(schema),
+        "Contract 002's index-level defaults. A PUT replaces all three: an absent or null key \
+           clears that setting. A query's own values beat them.",
+    )
+}
+
+fn explain_request_schema() -> Value {
+    let target = json!({
+        "type": "object",
+        "minProperties": 1,
+        "maxProperties": 1,
+        "additionalProperties": false,
+        "properties": {
+            "document_id": {"type": "string", "minLength": 1},
+            "chunk_id": {"type": "string", "minLength": 1},
+            "text": {"type": "string", "minLength": 1,
+                "description": "A snippet, located in the index (case and spacing ignored)."},
+        },
+    });
+    closed(object(
+        &["request", "targets"],
+        vec![
+            (
+                "contract",
+                enumeration(
+                    vec![json!("002"), json!("000")],
+                    "The shape of `request` (default 002).",
+                ),
+            ),
+            (
+                "request",
+                json!({"type": "object", "description":
+                    "The query as its contract takes it: a QueryRequest (002), or {\"retrieval\": {...}} naming this index (000). graph_depth is not explained."}),
+            ),
+            (
+                "targets",
+                with(
+                    with(
+                        array(target, "What to explain: 1 to 20 targets."),
+                        "minItems",
+                        json!(1),
+                    ),
+                    "maxItems",
+                    json!(crate::retrieval::explain::MAX_TARGETS),
+                ),
+            ),
+        ],
+    ))
+}
+
+fn diff_request_schema() -> Value {
+    closed(object(
+        &["request", "from_version", "to_version"],
+        vec![
+            (
+                "contract",
+                enumeration(
+                    vec![json!("002"), json!("000")],
+                    "The shape of `request` (default 002).",
+                ),
+            ),
+            (
+                "request",
+                json!({"type": "object", "description":
+                    "The query as its contract takes it, without index_version."}),
+            ),
+            (
+                "from_version",
+                ref_described("IndexVersion", "The older version."),
+            ),
+            (
+                "to_version",
+                ref_described("IndexVersion", "The newer version."),
+            ),
+        ],
+    ))
+}
+
+fn diff_schema() -> Value {
+    let change = object(
+        &["chunk_id", "document_id", "cause"],
+        vec![
+            ("chunk_id", string("The chunk.")),
+            ("document_id", string("Its document.")),
+            ("from_rank", nullable("integer", "Its rank at from_version.")),
+            ("to_rank", nullable("integer", "Its rank at to_version.")),
+            ("from_score", nullable("number", "Its score at from_version.")),
+            ("to_score", nullable("number", "Its score at to_version.")),
+            (
+                "cause",
+                enumeration(
+                    vec![json!("added"), json!("upserted"), json!("deleted"), json!("unchanged")],
+                    "What the writes in between did to its document (unchanged: writes to other documents moved it).",
+                ),
+            ),
+        ],
+    );
+    object(
+        &[
+            "index",
+            "from_version",
+            "to_version",
+            "entered",
+            "left",
+            "moved",
+        ],
+        vec![
+            ("index", schema_ref("IndexName")),
+            ("contract", string("The shape the query was given in.")),
+            (
+                "from_version",
+                ref_described("IndexVersion", "The older version."),
+            ),
+            (
+                "to_version",
+                ref_described("IndexVersion", "The newer version."),
+            ),
+            ("query", string("The query as searched.")),
+            (
+                "entered",
+                array(change.clone(), "In the results at to_version only."),
+            ),
+            (
+                "left",
+                array(change.clone(), "In the results at from_version only."),
+            ),
+            ("moved", array(change, "In both, at another rank.")),
+            ("unchanged", integer(0, "Results at the same rank in both.")),
+            (
+                "writes",
+                json!({"type": "object", "description": "The results' documents written in between.",
+                    "properties": {"added": {"type": "array", "items": {"type": "string"}},
+                        "upserted": {"type": "array", "items": {"type": "string"}},
+                        "deleted": {"type": "array", "items": {"type": "string"}}}}),
+            ),
+        ],
+    )
+}
+
+fn explanation_schema() -> Value {
+    let branch = json!({
+        "type": ["object", "null"],
+        "properties": {
+            "rank": {"type": ["integer", "null"], "description": "Rank among the branch's best 1,000; null beyond."},
+            "score": {"type": ["number", "null"], "description": "Similarity in [0, 1] (semantic) or BM25 (keyword)."},
+            "normalized": {"type": ["number", "null"], "description": "The keyword score as fusion scaled it (min-max over the pool)."},
+            "in_pool": {"type": "boolean"},
+            "pool": {"type": "integer"},
+            "matched_terms": {"type": "array", "items": {"type": "string"}},
+            "term_scores": {"type": "array", "description": "Keyword: what each searched query term the chunk holds adds to its BM25 score; the parts sum to score.",
+                "items": {"type": "object", "required": ["term", "score"],
+                    "properties": {"term": {"type": "string"}, "score": {"type": "number"}}}},
+        },
+    });
+    let chunk = object(
+        &["chunk_id", "document_id", "chunk_index", "verdict"],
+        vec![
+            ("chunk_id", string("The chunk.")),
+            ("document_id", string("Its document.")),
+            ("chunk_index", integer(0, "Its place in the document.")),
+            (
+                "rank",
+                nullable("integer", "Its rank in the results, when returned."),
+            ),
+            (
+                "deleted_at",
+                nullable("string", "When its document was deleted."),
+            ),
+            (
+                "excluded_by_filter",
+                json!({"type": ["object", "null"], "description": "The first filter it fails: the field and the value it holds.",
+                    "properties": {"field": {"type": "string"}, "value": {}}}),
+            ),
+            ("semantic", branch.clone()),
+            ("keyword", branch),
+            (
+                "fused_score",
+                nullable("number", "Its fused score, when a candidate (hybrid)."),
+            ),
+            (
+                "fused_rank",
+                nullable(
+                    "integer",
+                    "Its place in the fused order: 1 + the candidates with a higher fused score.",
+                ),
+            ),
+            (
+                "rerank",
+                json!({"type": "object", "description": "When the reranker ran and scored it: its place among the reranker's candidates.",
+                    "required": ["rank", "candidates", "score", "fused_rank"],
+                    "properties": {"rank": {"type": "integer"}, "candidates": {"type": "integer"},
+                        "score": {"type": "number", "description": "The reranker's score."},
+                        "fused_rank": {"type": "integer", "description": "Its place in the fused order the reranker was given."}}}),
+            ),
+            ("verdict", string("What decided, in one line.")),
+        ],
+    );
+    object(
+        &["index", "index_version", "query", "results", "targets"],
+        vec![
+            ("index", schema_ref("IndexName")),
+            ("contract", string("The shape the query was given in.")),
+            (
+                "index_version",
+                ref_described("IndexVersion", "The version explained."),
+            ),
+            ("query", string("The query as searched.")),
+            ("search_method", string("semantic, keyword or hybrid.")),
+            (
+                "hybrid_alpha",
+                nullable("number", "The semantic weight (hybrid)."),
+            ),
+            ("top_k", integer(1, "Results asked for.")),
+            (
+                "pools",
+                json!({"type": "object", "properties": {
+                    "semantic": {"type": ["integer", "null"]}, "keyword": {"type": ["integer", "null"]}}}),
+            ),
+            (
+                "results",
+                array(
+                    json!({"type": "object", "properties": {"rank": {"type": "integer"},
+                        "chunk_id": {"type": "string"}, "document_id": {"type": "string"},
+                        "score": {"type": "number"}}}),
+                    "What the query returned, best first.",
+                ),
+            ),
+            (
+                "last_returned_score",
+                nullable("number", "The score of the last result."),
+            ),
+            (
+                "keyword_terms_dropped",
+                strings("Query terms the keyword branch left out."),
+            ),
+            (
+                "targets",
+                array(
+                    object(
+                        &["target", "presence", "verdict", "chunks"],
+                        vec![
+                            ("target", json!({"type": "object"})),
+                            (
+                                "presence",
+                                enumeration(
+                                    vec![
+                                        json!("in_version"),
+                                        json!("deleted"),
+                                        json!("ingested_later"),
+                                        json!("not_found"),
+                                    ],
+                                    "Where the target stands in the version explained.",
+                                ),
+                            ),
+                            ("verdict", string("What decided, for its best chunk.")),
+                            ("chunks", array(chunk, "Its chunks in that version.")),
+                        ],
+                    ),
+                    "One explanation per target, in request order.",
+                ),
+            ),
+        ],
+    )
+}
