@@ -2,6 +2,7 @@
 //! with the command that produced them.
 
 pub mod embed;
+pub mod explain_cost;
 pub mod export;
 pub mod fuzz;
 pub mod graph;

@@ -39,6 +39,8 @@ pub struct ScaleBenchOptions {
     /// per second, with hybrid queries running alongside (0: none).
     pub steady_seconds: u64,
     pub steady_rate: usize,
+    /// Queries whose explanation is timed against the query itself (0: none).
+    pub explain_queries: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -135,6 +137,7 @@ pub struct ScaleBenchReport {
     /// Recall@10 and latency of the vector search per (nprobes, refine factor).
     pub sweep: Vec<SweepPoint>,
     pub steady: Option<SteadyReport>,
+    pub explain: Option<super::explain_cost::ExplainCost>,
     pub rss_mib: f64,
     /// Of the RSS, MiB on transparent huge pages.
     pub huge_pages_mib: f64,
@@ -389,6 +392,12 @@ async fn measure(
     let phases = time_phases(engine, &index, &queries[..queries.len().min(100)])
         .await
         .map_err(|e| failed("phases", &e))?;
+    let explain = if options.explain_queries > 0 {
+        let sample = &queries[..queries.len().min(options.explain_queries)];
+        Some(super::explain_cost::measure(engine, &name, sample).await?)
+    } else {
+        None
+    };
     let mut steady = if options.steady_seconds > 0 {
         let first = index
             .stats()
@@ -445,6 +454,7 @@ async fn measure(
         phases,
         sweep,
         steady,
+        explain,
         rss_mib: rss_mib(),
         huge_pages_mib: huge_pages_mib(),
         disk_mib: disk_mib(&config.storage.data_dir),

@@ -94,6 +94,9 @@ pub enum BenchCommand {
         /// Documents per second in the steady phase.
         #[arg(long, default_value_t = 100)]
         steady_rate: usize,
+        /// Also time this many explanations (two targets each) against their queries.
+        #[arg(long, default_value_t = 0)]
+        explain_queries: usize,
         /// Also write the report as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -394,6 +397,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             shortlists,
             steady_seconds,
             steady_rate,
+            explain_queries,
             json: out,
         } => {
             if chunks == 0 || query_count == 0 || concurrency == 0 || steady_rate == 0 {
@@ -453,6 +457,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                 shortlists,
                 steady_seconds,
                 steady_rate,
+                explain_queries,
             };
             let report =
                 crate::bench::scale::run(config.clone(), load_embedder(&config)?, &options)
@@ -486,6 +491,13 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                 println!(
                     "  nprobes {:>4} refine {:>3} ef {:>4}: recall@10 {:.4}, vector search p50 {:.2} ms p99 {:.2} ms",
                     p.nprobes, p.refine_factor, p.ef, p.recall_at_10, p.p50_ms, p.p99_ms
+                );
+            }
+            if let Some(e) = &report.explain {
+                println!(
+                    "explain (2 targets) n={}: p50 {:.2} ms p99 {:.2} ms against its query's p50 {:.2} ms p99 {:.2} ms: x{:.2} p50, x{:.2} p99",
+                    e.queries, e.explain_p50_ms, e.explain_p99_ms, e.query_p50_ms, e.query_p99_ms,
+                    e.ratio_p50, e.ratio_p99
                 );
             }
             if let Some(s) = &report.steady {

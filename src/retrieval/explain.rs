@@ -5,9 +5,9 @@
 //! each branch against that branch's candidate pool, its fused score against the last result
 //! returned, and one sentence that says what decided.
 //!
-//! Each branch runs twice: with the pool the query really used (so that the explanation
-//! fuses exactly what the search fused) and with the largest pool, [`MAX_POOL`], to tell how
-//! far outside the pool a chunk ranked. Pinned versions explain identically forever, like
+//! The query keeps what each branch ranked in its pool, so the explanation fuses exactly
+//! what the search fused; each branch also runs once more, [`WIDE_POOL`] deep, to tell how far
+//! outside the pool a chunk ranked. Pinned versions explain identically forever, like
 //! queries.
 
 use std::collections::HashMap;
@@ -16,11 +16,11 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::filters::{sql_string, FilterTarget, Filters, Visibility};
-use super::fusion::{fuse, overfetch, semantic_similarity};
+use super::fusion::{overfetch, semantic_similarity};
 use super::rerank::Reranker;
 use super::search::{
     effective_filters, embed_query, keyword_top, search, semantic_branch, with_query_vector,
-    MAX_POOL,
+    BranchPools, MAX_POOL,
 };
 use super::{RetrievalError, SearchMethod, SearchRequest};
 use crate::embedding::Embedder;
@@ -141,11 +141,14 @@ pub struct FilterMiss {
     pub value: serde_json::Value,
 }
 
-/// A chunk in one branch: its rank among the best [`MAX_POOL`] (none beyond), its raw score,
-/// and whether the branch's pool held it.
+/// A chunk in one branch: its rank among the branch's best `depth` (none beyond), its raw
+/// score, and whether the branch's pool held it.
 #[derive(Debug, Clone, Serialize)]
 pub struct BranchPosition {
     pub rank: Option<usize>,
+    /// How deep the branch was searched to rank the chunk: [`WIDE_POOL`], or the pool when
+    /// larger.
+    pub depth: usize,
     /// Similarity in [0, 1] (semantic), or BM25 (keyword; none when no query term matched).
     pub score: Option<f64>,
     /// The score fusion used: min-max scaled over the pool (keyword, hybrid only).
@@ -167,6 +170,12 @@ pub struct TermScore {
     pub term: String,
     pub score: f64,
 }
+
+/// How deep each branch is searched a second time, to place a chunk that fell outside its
+/// pool (the pool itself when larger): deeper costs more, and pools are at most 50 by
+/// default, so a chunk past this rank is far outside any (BENCHMARKS.md, "What an
+/// explanation costs").
+pub const WIDE_POOL: usize = 200;
 
 /// A branch's ranking: chunk ids and scores, best first.
 type Ranking = Vec<(String, f64)>;
@@ -192,8 +201,21 @@ pub async fn explain(
     let snapshot = index.snapshot(request.index_version).await?;
     let mut pinned = with_query_vector(embedder, request).await?;
     pinned.index_version = Some(snapshot.version);
-    let answer = search(index, embedder, reranker, &pinned).await?;
-    let branches = Branches::run(index, embedder, &snapshot, &pinned, &answer.query).await?;
+    // The query, each branch's deeper ranking and the targets' rows are independent reads of
+    // one snapshot: they run at once (BENCHMARKS.md, "What an explanation costs").
+    pinned.keep_pools = true;
+    let query = pinned.preprocessing.apply(&pinned.query);
+    let rows = futures::future::try_join_all(
+        targets
+            .iter()
+            .map(|t| target_rows(index, &snapshot, t, reveal_deleted)),
+    );
+    let (mut answer, branches, rows) = futures::try_join!(
+        search(index, embedder, reranker, &pinned),
+        Branches::run(index, embedder, &snapshot, &pinned, &query),
+        rows,
+    )?;
+    let branches = branches.with_pools(std::mem::take(&mut answer.pools), pinned.method);
     let returned: Vec<Returned> = answer
         .hits
         .iter()
@@ -217,10 +239,13 @@ pub async fn explain(
         reranked: &answer.reranked,
         reveal_deleted,
     };
-    let mut explained = Vec::with_capacity(targets.len());
-    for target in targets {
-        explained.push(context.target(target).await?);
-    }
+    let explained = futures::future::try_join_all(
+        targets
+            .iter()
+            .zip(rows)
+            .map(|(t, rows)| context.target(t, rows)),
+    )
+    .await?;
     Ok(Explanation {
         index_version: answer.index_version,
         query: answer.query,
@@ -238,7 +263,7 @@ pub async fn explain(
     })
 }
 
-/// Both branches of the query, at their real pools and at the largest.
+/// Both branches of the query: the pools the query used, and each branch at the largest.
 struct Branches {
     query_vector: Option<Vec<f32>>,
     semantic_pool: Option<usize>,
@@ -317,60 +342,49 @@ impl Branches {
                 )
             }
         };
-        let (semantic_real, semantic_wide) = match semantic_pool {
-            Some(pool) => (semantic(pool).await?, semantic(MAX_POOL).await?),
-            None => (Vec::new(), Vec::new()),
-        };
-        let (keyword_real, keyword_wide) = match keyword_pool {
-            Some(pool) => (keyword(pool).await?, keyword(MAX_POOL).await?),
-            None => (Vec::new(), Vec::new()),
-        };
-        let semantic_pooled = semantic_real.iter().map(|(id, _)| id.clone()).collect();
-        let keyword_pooled = keyword_real.iter().map(|(id, _)| id.clone()).collect();
-        // The keyword scores as contract fusion scales them (hybrid only).
-        let keyword_scaled: HashMap<String, f64> = if request.method == SearchMethod::Hybrid {
-            let raw: Vec<f64> = keyword_real.iter().map(|(_, s)| *s).collect();
-            keyword_real
-                .iter()
-                .map(|(id, _)| id.clone())
-                .zip(super::fusion::min_max(&raw))
-                .collect()
-        } else {
-            HashMap::new()
-        };
-        let fused = match (request.method, &query_vector) {
-            (SearchMethod::Hybrid, Some(q)) => {
-                // As `search` fuses: the semantic pool's similarities, plus the exact
-                // similarity of keyword-only candidates from their stored vectors.
-                let mut similarity: HashMap<String, f64> = semantic_real.into_iter().collect();
-                let ids: Vec<String> = keyword_real.iter().map(|(id, _)| id.clone()).collect();
-                for c in index.lance().candidates(&snapshot.dataset, &ids).await? {
-                    similarity
-                        .entry(c.chunk_id.clone())
-                        .or_insert_with(|| semantic_similarity(dot(q, &c.vector)));
-                }
-                let keyword: Ranking = keyword_real
-                    .into_iter()
-                    .filter(|(id, _)| similarity.contains_key(id))
-                    .collect();
-                fuse(&similarity, &keyword, request.hybrid_alpha, request.fusion)
-                    .into_iter()
-                    .map(|f| (f.key, f.score))
-                    .collect()
+        let semantic_wide = async {
+            match semantic_pool {
+                Some(pool) => semantic(pool.max(WIDE_POOL)).await,
+                None => Ok(Vec::new()),
             }
-            _ => HashMap::new(),
         };
+        let keyword_wide = async {
+            match keyword_pool {
+                Some(pool) => keyword(pool.max(WIDE_POOL)).await,
+                None => Ok(Vec::new()),
+            }
+        };
+        let (semantic_wide, keyword_wide) = futures::try_join!(semantic_wide, keyword_wide)?;
         Ok(Branches {
             query_vector,
             semantic_pool,
             keyword_pool,
             semantic_wide,
             keyword_wide,
-            semantic_pooled,
-            keyword_pooled,
-            fused,
-            keyword_scaled,
+            semantic_pooled: Default::default(),
+            keyword_pooled: Default::default(),
+            fused: HashMap::new(),
+            keyword_scaled: HashMap::new(),
         })
+    }
+
+    /// Adds what the query's own branches ranked and how it fused them (`search` kept its
+    /// pools), so an explanation compares a chunk with exactly what the answer saw.
+    fn with_pools(mut self, pools: BranchPools, method: SearchMethod) -> Branches {
+        self.semantic_pooled = pools.semantic.iter().map(|(id, _)| id.clone()).collect();
+        self.keyword_pooled = pools.keyword.iter().map(|(id, _)| id.clone()).collect();
+        // The keyword scores as contract fusion scales them (hybrid only).
+        if method == SearchMethod::Hybrid {
+            let raw: Vec<f64> = pools.keyword.iter().map(|(_, s)| *s).collect();
+            self.keyword_scaled = pools
+                .keyword
+                .iter()
+                .map(|(id, _)| id.clone())
+                .zip(super::fusion::min_max(&raw))
+                .collect();
+        }
+        self.fused = pools.fused;
+        self
     }
 }
 
@@ -393,12 +407,18 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    async fn target(&self, target: &Target) -> Result<TargetExplanation, RetrievalError> {
-        let rows = self.rows_of(target, self.snapshot).await?;
+    /// Explains `target`, whose rows in the version explained are `rows`.
+    async fn target(
+        &self,
+        target: &Target,
+        rows: Vec<ChunkRow>,
+    ) -> Result<TargetExplanation, RetrievalError> {
         if rows.is_empty() {
             let newest = self.index.snapshot(None).await?;
             let later = newest.version != self.snapshot.version
-                && !self.rows_of(target, &newest).await?.is_empty();
+                && !target_rows(self.index, &newest, target, self.reveal_deleted)
+                    .await?
+                    .is_empty();
             let (presence, verdict) = match (later, target) {
                 (true, _) => (
                     Presence::IngestedLater,
@@ -470,55 +490,6 @@ impl Context<'_> {
         })
     }
 
-    /// The target's rows in `snapshot`, deleted ones included.
-    async fn rows_of(
-        &self,
-        target: &Target,
-        snapshot: &Snapshot,
-    ) -> Result<Vec<ChunkRow>, RetrievalError> {
-        let lance = self.index.lance();
-        let dataset = &snapshot.dataset;
-        Ok(match target {
-            Target::DocumentId(id) => {
-                lance
-                    .rows_where(
-                        dataset,
-                        Some(format!("document_id = {}", sql_string(id))),
-                        true,
-                    )
-                    .await?
-            }
-            Target::ChunkId(id) => lance.rows(dataset, std::slice::from_ref(id), true).await?,
-            Target::Text(text) => {
-                let wanted = normalized(text);
-                // Deleted chunks are searched only for a caller who may see them.
-                let all = Filters {
-                    visibility: if self.reveal_deleted {
-                        Visibility::All
-                    } else {
-                        Visibility::Active
-                    },
-                    ..Filters::default()
-                };
-                let found = match self
-                    .index
-                    .keyword()
-                    .prepare(&snapshot.searcher, text, &all)?
-                {
-                    Some(q) => q.top(SNIPPET_CANDIDATES)?,
-                    None => Vec::new(),
-                };
-                let ids: Vec<String> = found.into_iter().map(|(id, _)| id).collect();
-                lance
-                    .rows(dataset, &ids, true)
-                    .await?
-                    .into_iter()
-                    .filter(|r| normalized(&r.text).contains(&wanted))
-                    .collect()
-            }
-        })
-    }
-
     async fn chunk(&self, row: &ChunkRow) -> Result<ChunkExplanation, RetrievalError> {
         let id = &row.chunk_id;
         let rank = self
@@ -543,6 +514,7 @@ impl Context<'_> {
                 .map(|(q, v)| semantic_similarity(dot(q, v)));
             BranchPosition {
                 rank,
+                depth: pool.max(WIDE_POOL),
                 score: similarity,
                 normalized: None,
                 in_pool: b.semantic_pooled.contains(id),
@@ -554,7 +526,7 @@ impl Context<'_> {
         let keyword = match b.keyword_pool {
             Some(pool) => {
                 let rank = position(&b.keyword_wide, id);
-                let term_scores = self
+                let term_scores: Vec<TermScore> = self
                     .index
                     .keyword()
                     .term_scores(&self.snapshot.searcher, self.query, id)?
@@ -564,9 +536,19 @@ impl Context<'_> {
                         score: f64::from(score),
                     })
                     .collect();
+                // The branch's own score when it ranked the chunk; past its depth, the sum of
+                // the terms' parts (the same BM25).
+                let score = match rank {
+                    Some(r) => Some(b.keyword_wide[r - 1].1),
+                    None if !term_scores.is_empty() => {
+                        Some(term_scores.iter().map(|t| t.score).sum())
+                    }
+                    None => None,
+                };
                 Some(BranchPosition {
                     rank,
-                    score: rank.map(|r| b.keyword_wide[r - 1].1),
+                    depth: pool.max(WIDE_POOL),
+                    score,
                     normalized: b.keyword_scaled.get(id).copied(),
                     in_pool: b.keyword_pooled.contains(id),
                     pool,
@@ -782,6 +764,53 @@ impl Context<'_> {
     }
 }
 
+/// The target's rows in `snapshot`, deleted ones included (a snippet is looked for among
+/// live chunks only, unless `reveal_deleted`).
+async fn target_rows(
+    index: &Index,
+    snapshot: &Snapshot,
+    target: &Target,
+    reveal_deleted: bool,
+) -> Result<Vec<ChunkRow>, RetrievalError> {
+    let lance = index.lance();
+    let dataset = &snapshot.dataset;
+    Ok(match target {
+        Target::DocumentId(id) => {
+            lance
+                .rows_where(
+                    dataset,
+                    Some(format!("document_id = {}", sql_string(id))),
+                    true,
+                )
+                .await?
+        }
+        Target::ChunkId(id) => lance.rows(dataset, std::slice::from_ref(id), true).await?,
+        Target::Text(text) => {
+            let wanted = normalized(text);
+            // Deleted chunks are searched only for a caller who may see them.
+            let all = Filters {
+                visibility: if reveal_deleted {
+                    Visibility::All
+                } else {
+                    Visibility::Active
+                },
+                ..Filters::default()
+            };
+            let found = match index.keyword().prepare(&snapshot.searcher, text, &all)? {
+                Some(q) => q.top(SNIPPET_CANDIDATES)?,
+                None => Vec::new(),
+            };
+            let ids: Vec<String> = found.into_iter().map(|(id, _)| id).collect();
+            lance
+                .rows(dataset, &ids, true)
+                .await?
+                .into_iter()
+                .filter(|r| normalized(&r.text).contains(&wanted))
+                .collect()
+        }
+    })
+}
+
 /// Orders a target's chunks for its verdict: returned first (by rank), then by how close the
 /// best branch came.
 fn chunk_order(c: &ChunkExplanation) -> f64 {
@@ -808,7 +837,7 @@ fn branch_words(name: &str, b: &BranchPosition, score: impl Fn(f64) -> String) -
             b.pool,
             r.saturating_sub(b.pool)
         ),
-        None => format!("{name}: not among the best {MAX_POOL} ({score})"),
+        None => format!("{name}: not among the best {} ({score})", b.depth),
     }
 }
 
@@ -885,6 +914,7 @@ mod tests {
     fn a_branch_outside_its_pool_says_by_how_much() {
         let b = BranchPosition {
             rank: Some(63),
+            depth: WIDE_POOL,
             score: Some(0.21),
             normalized: None,
             in_pool: false,

@@ -79,6 +79,9 @@ pub struct SearchRequest {
     pub keyword_expansion: Vec<String>,
     /// The query's vector, when the caller already embedded the query (graph lookup).
     pub query_vector: Option<Arc<Vec<f32>>>,
+    /// Keep what each branch ranked in the answer (`SearchResult::pools`): `explain` reads
+    /// the pools the query used instead of searching them again.
+    pub keep_pools: bool,
 }
 
 /// The largest candidate pool any stage fetches, whatever a request asks for: a pool is
@@ -112,6 +115,7 @@ impl SearchRequest {
             rerank: false,
             keyword_expansion: Vec::new(),
             query_vector: None,
+            keep_pools: false,
         }
     }
 }
@@ -156,6 +160,17 @@ pub struct SearchResult {
     /// When the reranker ran: every candidate it scored, in its order (what `explain`
     /// shows of its effect on one chunk).
     pub reranked: Vec<Reranked>,
+    /// With `keep_pools`: what each branch ranked, and the fused scores.
+    pub pools: BranchPools,
+}
+
+/// What each branch ranked for a query, best first (chunk id and similarity, or BM25), and
+/// the fused scores of the candidates (hybrid).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BranchPools {
+    pub semantic: Vec<(String, f64)>,
+    pub keyword: Vec<(String, f64)>,
+    pub fused: HashMap<String, f64>,
 }
 
 /// A candidate the reranker scored: its rank in the fused order it was given, and its score.
@@ -209,6 +224,7 @@ pub async fn search(
     };
     let mut counts = (0, 0);
     let mut keyword_terms_dropped = Vec::new();
+    let mut pools = BranchPools::default();
     let (mut hits, vectors) = match request.method {
         SearchMethod::Semantic => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
@@ -222,6 +238,12 @@ pub async fn search(
             )
             .await?;
             counts.0 = found.len();
+            if request.keep_pools {
+                pools.semantic = found
+                    .iter()
+                    .map(|(c, sim)| (c.chunk_id.clone(), *sim))
+                    .collect();
+            }
             let ranked = found
                 .into_iter()
                 .map(|(candidate, sim)| Ranked {
@@ -246,6 +268,12 @@ pub async fn search(
             .await?;
             counts.1 = ranked.len();
             keyword_terms_dropped = dropped;
+            if request.keep_pools {
+                pools.keyword = ranked
+                    .iter()
+                    .map(|(id, bm25)| (id.clone(), f64::from(*bm25)))
+                    .collect();
+            }
             let ids: Vec<String> = ranked.iter().map(|(id, _)| id.clone()).collect();
             let mut rows = rows_by_id(index, &snapshot, &ids, false).await?;
             let hits = ranked
@@ -267,10 +295,13 @@ pub async fn search(
         SearchMethod::Hybrid => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
             let q = embed(&query).await?;
-            let (ranked, semantic, keyword, dropped) =
-                hybrid(index, &q, &snapshot, &keyword_query, request, &filters).await?;
-            counts = (semantic, keyword);
-            keyword_terms_dropped = dropped;
+            let run = hybrid(index, &q, &snapshot, &keyword_query, request, &filters).await?;
+            counts = (run.pools.semantic.len(), run.pools.keyword.len());
+            keyword_terms_dropped = run.dropped;
+            let ranked = run.ranked;
+            if request.keep_pools {
+                pools = run.pools;
+            }
             hydrate_kept(index, &snapshot, ranked, request, reranker).await?
         }
     };
@@ -325,6 +356,7 @@ pub async fn search(
         reranker_applied,
         keyword_terms_dropped,
         reranked,
+        pools,
     })
 }
 
@@ -512,7 +544,7 @@ async fn hybrid(
     query: &str,
     request: &SearchRequest,
     filters: &Filters,
-) -> Result<(Vec<Ranked>, usize, usize, Vec<String>), RetrievalError> {
+) -> Result<HybridRun, RetrievalError> {
     let fetch = overfetch(request.top_k);
     // The two branches run side by side: tantivy on the blocking pool, then its candidates'
     // rows found (by the resident vectors' ids where they hold the version) and their
@@ -544,7 +576,17 @@ async fn hybrid(
         ),
         keyword_branch,
     )?;
-    let counts = (semantic.len(), keyword.len());
+    let mut pools = BranchPools {
+        semantic: semantic
+            .iter()
+            .map(|(c, sim)| (c.chunk_id.clone(), *sim))
+            .collect(),
+        keyword: keyword
+            .iter()
+            .map(|(id, bm25)| (id.clone(), f64::from(*bm25)))
+            .collect(),
+        fused: HashMap::new(),
+    };
     let mut candidates: HashMap<String, CandidateRow> = HashMap::new();
     let mut similarity: HashMap<String, f64> = HashMap::new();
     let from_semantic: std::collections::HashSet<String> =
@@ -569,6 +611,7 @@ async fn hybrid(
         .collect();
     let fused = tracing::info_span!("fusion")
         .in_scope(|| fuse(&similarity, &keyword, request.hybrid_alpha, request.fusion));
+    pools.fused = fused.iter().map(|f| (f.key.clone(), f.score)).collect();
     let ranked = fused
         .into_iter()
         .filter_map(|f| {
@@ -589,7 +632,19 @@ async fn hybrid(
             })
         })
         .collect();
-    Ok((ranked, counts.0, counts.1, dropped))
+    Ok(HybridRun {
+        ranked,
+        pools,
+        dropped,
+    })
+}
+
+/// The hybrid branches' fused ranking, what each branch ranked, and the query terms the
+/// keyword branch left out.
+struct HybridRun {
+    ranked: Vec<Ranked>,
+    pools: BranchPools,
+    dropped: Vec<String>,
 }
 
 /// `request` with its query vector set, embedded once here unless the caller gave one or the

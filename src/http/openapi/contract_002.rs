@@ -728,8 +728,9 @@ fn explanation_schema() -> Value {
     let branch = json!({
         "type": ["object", "null"],
         "properties": {
-            "rank": {"type": ["integer", "null"], "description": "Rank among the branch's best 1,000; null beyond."},
-            "score": {"type": ["number", "null"], "description": "Similarity in [0, 1] (semantic) or BM25 (keyword)."},
+            "rank": {"type": ["integer", "null"], "description": "Rank among the branch's best depth; null beyond."},
+            "depth": {"type": "integer", "description": "How deep the branch was searched to rank the chunk: 200, or the pool when larger."},
+            "score": {"type": ["number", "null"], "description": "Similarity in [0, 1] (semantic) or BM25 (keyword; null when it holds no searched term)."},
             "normalized": {"type": ["number", "null"], "description": "The keyword score as fusion scaled it (min-max over the pool)."},
             "in_pool": {"type": "boolean"},
             "pool": {"type": "integer"},

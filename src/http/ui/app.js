@@ -232,7 +232,7 @@ async function explain(target) {
 function branchCell(b) {
   if (!b) return h("td", {}, "did not run");
   if (b.matched_terms && b.matched_terms.length === 0) return h("td", {}, "holds no query term");
-  const place = b.rank ? `rank ${b.rank}` : "beyond 1,000";
+  const place = b.rank ? `rank ${b.rank}` : `beyond ${b.depth}`;
   const terms = b.term_scores
     ? b.term_scores.map((t) => `${t.term} ${fmt(t.score)}`).join(", ")
     : (b.matched_terms || []).join(", ");
