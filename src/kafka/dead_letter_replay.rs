@@ -173,6 +173,7 @@ fn read_letters(
         .set("group.id", "ragstream-dlq-replay")
         .set("enable.auto.commit", "false")
         .set("enable.partition.eof", "false")
+        .set("auto.offset.reset", "earliest")
         .create()?;
     let metadata = consumer.fetch_metadata(Some(topic), TIMEOUT)?;
     let partitions: Vec<i32> = metadata
@@ -207,7 +208,8 @@ fn read_letters(
     }
     consumer.assign(&list)?;
     let mut next: std::collections::HashMap<i32, i64> = std::collections::HashMap::new();
-    let deadline = std::time::Instant::now() + TIMEOUT;
+    // The deadline is for a silence: each letter read moves it on.
+    let mut deadline = std::time::Instant::now() + TIMEOUT;
     while ends
         .iter()
         .any(|(p, end)| next.get(p).copied().unwrap_or(0) < *end)
@@ -223,6 +225,7 @@ fn read_letters(
             continue;
         };
         let msg = msg?;
+        deadline = std::time::Instant::now() + TIMEOUT;
         let (p, offset) = (msg.partition(), msg.offset());
         next.insert(p, offset + 1);
         if offset >= ends[&p] {

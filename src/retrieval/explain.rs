@@ -537,10 +537,13 @@ impl Context<'_> {
                     })
                     .collect();
                 // The branch's own score when it ranked the chunk; past its depth, the sum of
-                // the terms' parts (the same BM25).
+                // the terms' parts (the same BM25), unless the branch could never return it.
                 let score = match rank {
                     Some(r) => Some(b.keyword_wide[r - 1].1),
-                    None if !term_scores.is_empty() => {
+                    None if !term_scores.is_empty()
+                        && excluded_by_filter.is_none()
+                        && !hidden_by_deletion =>
+                    {
                         Some(term_scores.iter().map(|t| t.score).sum())
                     }
                     None => None,
@@ -712,13 +715,21 @@ impl Context<'_> {
         let last = self.returned.last().map(|r| r.score);
         let head = match (c.fused_score, last) {
             // Reranked results carry the reranker's scores: no fused score compares with them.
-            _ if let Some(r) = &c.rerank => format!(
-                "not returned: the reranker put it {} of its {} candidates (score {:.4}; fused rank {})",
-                ordinal(r.rank),
-                r.candidates,
-                r.score,
-                r.fused_rank
-            ),
+            _ if let Some(r) = &c.rerank => {
+                let placed = format!(
+                    "not returned: the reranker put it {} of its {} candidates (score {:.4}; fused rank {})",
+                    ordinal(r.rank),
+                    r.candidates,
+                    r.score,
+                    r.fused_rank
+                );
+                // Placed within the top k yet not returned: a later cut-off dropped it.
+                if r.rank <= self.request.top_k {
+                    format!("{placed}; {}", self.reordered())
+                } else {
+                    placed
+                }
+            }
             (Some(f), _) if self.reranker_applied => format!(
                 "not returned: fused rank {}, outside the reranker's {} candidates (fused score {f:.4})",
                 c.fused_rank.unwrap_or_default(),

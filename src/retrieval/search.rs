@@ -296,12 +296,10 @@ pub async fn search(
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
             let q = embed(&query).await?;
             let run = hybrid(index, &q, &snapshot, &keyword_query, request, &filters).await?;
-            counts = (run.pools.semantic.len(), run.pools.keyword.len());
+            counts = run.counts;
             keyword_terms_dropped = run.dropped;
             let ranked = run.ranked;
-            if request.keep_pools {
-                pools = run.pools;
-            }
+            pools = run.pools;
             hydrate_kept(index, &snapshot, ranked, request, reranker).await?
         }
     };
@@ -312,15 +310,19 @@ pub async fn search(
     let mut reranker_applied = false;
     let mut reranked = Vec::new();
     if let (true, Some(r)) = (request.rerank, reranker) {
-        let fused_order: HashMap<String, usize> = hits
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (h.row.chunk_id.clone(), i + 1))
-            .collect();
+        // Only `explain` reads where the reranker put each candidate.
+        let fused_order: HashMap<String, usize> = if request.keep_pools {
+            hits.iter()
+                .enumerate()
+                .map(|(i, h)| (h.row.chunk_id.clone(), i + 1))
+                .collect()
+        } else {
+            HashMap::new()
+        };
         reranker_applied = rerank(r, &query, &mut hits)
             .instrument(tracing::info_span!("rerank", reranker = r.id()))
             .await;
-        if reranker_applied {
+        if reranker_applied && request.keep_pools {
             reranked = hits
                 .iter()
                 .map(|h| Reranked {
@@ -576,17 +578,18 @@ async fn hybrid(
         ),
         keyword_branch,
     )?;
-    let mut pools = BranchPools {
-        semantic: semantic
+    let counts = (semantic.len(), keyword.len());
+    let mut pools = BranchPools::default();
+    if request.keep_pools {
+        pools.semantic = semantic
             .iter()
             .map(|(c, sim)| (c.chunk_id.clone(), *sim))
-            .collect(),
-        keyword: keyword
+            .collect();
+        pools.keyword = keyword
             .iter()
             .map(|(id, bm25)| (id.clone(), f64::from(*bm25)))
-            .collect(),
-        fused: HashMap::new(),
-    };
+            .collect();
+    }
     let mut candidates: HashMap<String, CandidateRow> = HashMap::new();
     let mut similarity: HashMap<String, f64> = HashMap::new();
     let from_semantic: std::collections::HashSet<String> =
@@ -611,7 +614,9 @@ async fn hybrid(
         .collect();
     let fused = tracing::info_span!("fusion")
         .in_scope(|| fuse(&similarity, &keyword, request.hybrid_alpha, request.fusion));
-    pools.fused = fused.iter().map(|f| (f.key.clone(), f.score)).collect();
+    if request.keep_pools {
+        pools.fused = fused.iter().map(|f| (f.key.clone(), f.score)).collect();
+    }
     let ranked = fused
         .into_iter()
         .filter_map(|f| {
@@ -634,15 +639,17 @@ async fn hybrid(
         .collect();
     Ok(HybridRun {
         ranked,
+        counts,
         pools,
         dropped,
     })
 }
 
-/// The hybrid branches' fused ranking, what each branch ranked, and the query terms the
-/// keyword branch left out.
+/// The hybrid branches' fused ranking, how many candidates each branch found, what each
+/// ranked (with `keep_pools`), and the query terms the keyword branch left out.
 struct HybridRun {
     ranked: Vec<Ranked>,
+    counts: (usize, usize),
     pools: BranchPools,
     dropped: Vec<String>,
 }
