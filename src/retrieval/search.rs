@@ -157,8 +157,8 @@ pub struct SearchResult {
     /// `index.keyword_max_query_terms` is set (an approximation; by default every term is
     /// searched).
     pub keyword_terms_dropped: Vec<String>,
-    /// When the reranker ran: every candidate it scored, in its order (what `explain`
-    /// shows of its effect on one chunk).
+    /// With `keep_pools`, when the reranker ran: every candidate it scored, in its order
+    /// (what `explain` shows of its effect on one chunk).
     pub reranked: Vec<Reranked>,
     /// With `keep_pools`: what each branch ranked, and the fused scores.
     pub pools: BranchPools,
