@@ -57,9 +57,8 @@ fn start() -> (String, Arc<Server>) {
     (format!("http://{addr}"), state)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_configured_reranker_orders_002_results_and_debug_says_so() {
-    let (url, server) = start();
+/// An engine whose reranker is the server at `url` (10 candidates), with the corpus in `kb`.
+async fn engine_with_reranker(url: String) -> (ragstream::Engine, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(dir.path());
     c.reranker = RerankerConfig {
@@ -71,6 +70,13 @@ async fn a_configured_reranker_orders_002_results_and_debug_says_so() {
     };
     let e = engine_with(c);
     e.write(&name("kb"), upserts(corpus())).await.unwrap();
+    (e, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_reranker_orders_002_results_and_debug_says_so() {
+    let (url, server) = start();
+    let (e, _dir) = engine_with_reranker(url).await;
     let ask = |body: Value| {
         let e = &e;
         async move {
@@ -130,17 +136,7 @@ async fn without_a_reranker_nothing_claims_to_have_reranked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn explain_shows_where_the_reranker_put_each_chunk() {
     let (url, _server) = start();
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = config(dir.path());
-    c.reranker = RerankerConfig {
-        enabled: true,
-        api: RerankApi::Tei,
-        url,
-        candidates: 10,
-        ..Default::default()
-    };
-    let e = engine_with(c);
-    e.write(&name("kb"), upserts(corpus())).await.unwrap();
+    let (e, _dir) = engine_with_reranker(url).await;
     let body = json!({"request": {"query": "Moon tides astronauts coffee", "top_k": 1},
         "targets": [{"document_id": "coffee"}, {"document_id": "tides"}, {"document_id": "apollo"}]});
     let r = ragstream::contracts::explain::answer(&e, &name("kb"), &body, false).await;
