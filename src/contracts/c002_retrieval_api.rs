@@ -11,7 +11,7 @@
 use serde_json::{json, Map, Value};
 
 use super::Reply;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineError};
 use crate::index::{ChunkRow, IndexDefaults};
 use crate::model::{canonical_iso8601, IndexName, ValidationError};
 use crate::retrieval::profiles::{resolve, Profile, Resolved, AUTO_MIN_WEIGHT};
@@ -234,6 +234,35 @@ pub fn search_request(req: &QueryRequest, defaults: &IndexDefaults) -> (SearchRe
     (search, resolved)
 }
 
+/// For a request with `graph_depth`: looks the query up in the index's knowledge graph and
+/// points `search` at what it found (the version whose graph was read, the expansion terms
+/// for the keyword branch, the query's vector). `None` without `graph_depth`.
+pub async fn expand_with_graph(
+    engine: &Engine,
+    index: &IndexName,
+    req: &QueryRequest,
+    search: &mut SearchRequest,
+) -> Result<Option<crate::graph::GraphLookup>, EngineError> {
+    let Some(depth) = req.graph_depth else {
+        return Ok(None);
+    };
+    let max = engine.config().graph.max_depth;
+    if depth > max {
+        return Err(bad(
+            "graph_depth",
+            format!("must be at most graph.max_depth ({max})"),
+        )
+        .into());
+    }
+    let (found, vector) = engine
+        .graph_lookup(index, &req.query, req.index_version, depth)
+        .await?;
+    search.index_version = Some(found.index_version);
+    search.keyword_expansion = found.keyword_expansion.clone();
+    search.query_vector = vector;
+    Ok(Some(found))
+}
+
 pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
     let started = std::time::Instant::now();
     let limits = &engine.config().limits;
@@ -247,29 +276,10 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
     };
     let defaults = handle.info().defaults;
     let (mut search, resolved) = search_request(&req, &defaults);
-    let mut graph = None;
-    if let Some(depth) = req.graph_depth {
-        let max = engine.config().graph.max_depth;
-        if depth > max {
-            let e = bad(
-                "graph_depth",
-                format!("must be at most graph.max_depth ({max})"),
-            );
-            return super::error_reply(&e.into());
-        }
-        match engine
-            .graph_lookup(index, &req.query, req.index_version, depth)
-            .await
-        {
-            Ok((found, vector)) => {
-                search.index_version = Some(found.index_version);
-                search.keyword_expansion = found.keyword_expansion.clone();
-                search.query_vector = vector;
-                graph = Some(found);
-            }
-            Err(e) => return super::error_reply(&e),
-        }
-    }
+    let graph = match expand_with_graph(engine, index, &req, &mut search).await {
+        Ok(g) => g,
+        Err(e) => return super::error_reply(&e),
+    };
     let result = match engine.search(index, &search).await {
         Ok(r) => r,
         Err(e) => return super::error_reply(&e),

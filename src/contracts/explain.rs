@@ -159,15 +159,15 @@ pub(super) async fn search_request(
         limits.max_query_bytes,
     )
     .map_err(nested)?;
-    if req.graph_depth.is_some() {
-        return Err(ValidationError::new(
-            "request.graph_depth",
-            "is not explained: explain the query without it",
-        )
-        .into());
-    }
     let defaults = engine.index(index).await?.info().defaults;
-    Ok(c002_retrieval_api::search_request(&req, &defaults).0)
+    let mut search = c002_retrieval_api::search_request(&req, &defaults).0;
+    c002_retrieval_api::expand_with_graph(engine, index, &req, &mut search)
+        .await
+        .map_err(|e| match e {
+            EngineError::Invalid(v) => nested(v).into(),
+            other => other,
+        })?;
+    Ok(search)
 }
 
 /// `{"index", "contract"}` and the fields of `answer`, answered from `version`.

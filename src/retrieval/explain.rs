@@ -10,17 +10,17 @@
 //! outside the pool a chunk ranked. Pinned versions explain identically forever, like
 //! queries.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::filters::{sql_string, FilterTarget, Filters, Visibility};
-use super::fusion::{overfetch, semantic_similarity};
+use super::fusion::semantic_similarity;
 use super::rerank::Reranker;
 use super::search::{
     effective_filters, embed_query, keyword_top, search, semantic_branch, with_query_vector,
-    BranchPools, MAX_POOL,
+    BranchPools,
 };
 use super::{RetrievalError, SearchMethod, SearchRequest};
 use crate::embedding::Embedder;
@@ -75,6 +75,10 @@ pub struct Explanation {
     pub last_returned_score: Option<f64>,
     /// Query terms the keyword branch left out (`index.keyword_max_query_terms`).
     pub keyword_terms_dropped: Vec<String>,
+    /// Terms the knowledge graph added to the keyword branch (a contract 002 query with
+    /// `graph_depth`): the names and aliases of the entities the query named. A chunk's
+    /// `matched_terms` and `term_scores` include them.
+    pub keyword_expansion: Vec<String>,
     pub targets: Vec<TargetExplanation>,
 }
 
@@ -227,14 +231,16 @@ pub async fn explain(
             score: h.score,
         })
         .collect();
+    let keyword_query = pinned.keyword_query(&answer.query);
     let context = Context {
         index,
         snapshot: &snapshot,
         request: &pinned,
         branches: &branches,
         returned: &returned,
-        query: &answer.query,
-        query_terms: index.keyword().analyze(&answer.query)?,
+        query_terms: index.keyword().analyze(&keyword_query)?,
+        graph_terms: graph_terms(index, &answer.query, &keyword_query)?,
+        keyword_query,
         reranker_applied: answer.reranker_applied,
         reranked: &answer.reranked,
         reveal_deleted,
@@ -259,6 +265,7 @@ pub async fn explain(
         last_returned_score: returned.last().map(|r| r.score),
         results: returned,
         keyword_terms_dropped: answer.keyword_terms_dropped,
+        keyword_expansion: pinned.keyword_expansion.clone(),
         targets: explained,
     })
 }
@@ -271,8 +278,8 @@ struct Branches {
     semantic_wide: Ranking,
     keyword_wide: Ranking,
     /// The chunks each branch's real pool held.
-    semantic_pooled: std::collections::HashSet<String>,
-    keyword_pooled: std::collections::HashSet<String>,
+    semantic_pooled: HashSet<String>,
+    keyword_pooled: HashSet<String>,
     /// Fused scores of the candidates (hybrid only), as the search fused them.
     fused: HashMap<String, f64>,
     /// The keyword pool's scores, min-max scaled as fusion scaled them.
@@ -288,27 +295,9 @@ impl Branches {
         query: &str,
     ) -> Result<Branches, RetrievalError> {
         let filters = effective_filters(index, snapshot, &request.filters)?;
-        let keyword_query = if request.keyword_expansion.is_empty() {
-            query.to_string()
-        } else {
-            format!("{query} {}", request.keyword_expansion.join(" "))
-        };
-        // The pools `search` used for this method.
-        let own = |limit: Option<usize>| {
-            limit
-                .unwrap_or(request.top_k)
-                .max(request.top_k)
-                .min(MAX_POOL)
-        };
-        let fetch = overfetch(request.top_k);
-        let (semantic_pool, keyword_pool) = match request.method {
-            SearchMethod::Semantic => (Some(own(request.candidates.semantic)), None),
-            SearchMethod::Keyword => (None, Some(own(request.candidates.keyword))),
-            SearchMethod::Hybrid => (
-                Some(request.candidates.semantic.unwrap_or(fetch).min(MAX_POOL)),
-                Some(request.candidates.keyword.unwrap_or(fetch).min(MAX_POOL)),
-            ),
-        };
+        let keyword_query = request.keyword_query(query);
+        // The pools `search` used for this request.
+        let (semantic_pool, keyword_pool) = request.pools();
         let query_vector = match semantic_pool {
             Some(_) => Some(match &request.query_vector {
                 Some(v) => v.as_ref().clone(),
@@ -395,9 +384,12 @@ struct Context<'a> {
     request: &'a SearchRequest,
     branches: &'a Branches,
     returned: &'a [Returned],
-    /// The query as searched, and its analysed terms.
-    query: &'a str,
+    /// What the keyword branch searched (the query and the graph's expansion terms), and its
+    /// analysed terms.
+    keyword_query: String,
     query_terms: Vec<String>,
+    /// The analysed terms only the graph's expansion added (none without `graph_depth`).
+    graph_terms: HashSet<String>,
     /// The reranker ordered the results: their scores are its scores, not fused ones.
     reranker_applied: bool,
     /// The candidates the reranker scored, in its order (empty when it did not run).
@@ -529,7 +521,7 @@ impl Context<'_> {
                 let term_scores: Vec<TermScore> = self
                     .index
                     .keyword()
-                    .term_scores(&self.snapshot.searcher, self.query, id)?
+                    .term_scores(&self.snapshot.searcher, &self.keyword_query, id)?
                     .into_iter()
                     .map(|(term, score)| TermScore {
                         term,
@@ -659,14 +651,14 @@ impl Context<'_> {
 
     /// The query's analysed terms that the chunk's text holds, in query order.
     fn matched_terms(&self, row: &ChunkRow) -> Vec<String> {
-        let held: std::collections::HashSet<String> = self
+        let held: HashSet<String> = self
             .index
             .keyword()
             .analyze(&row.search_text())
             .unwrap_or_default()
             .into_iter()
             .collect();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::new();
         self.query_terms
             .iter()
             .filter(|t| held.contains(*t) && seen.insert(t.as_str()))
@@ -709,6 +701,19 @@ impl Context<'_> {
                 why.push("keyword: it holds none of the query's terms".to_string());
             } else {
                 why.push(branch_words("keyword", k, |v| format!("BM25 {v:.3}")));
+            }
+            let through_graph: Vec<&str> = k
+                .matched_terms
+                .iter()
+                .flatten()
+                .filter(|t| self.graph_terms.contains(*t))
+                .map(String::as_str)
+                .collect();
+            if !through_graph.is_empty() {
+                why.push(format!(
+                    "the graph's expansion matched {}",
+                    through_graph.join(", ")
+                ));
             }
         }
         let returned = self.returned.len();
@@ -850,6 +855,22 @@ fn branch_words(name: &str, b: &BranchPosition, score: impl Fn(f64) -> String) -
         ),
         None => format!("{name}: not among the best {} ({score})", b.depth),
     }
+}
+
+/// The analysed terms of `keyword_query` that `query` itself does not hold: what the graph's
+/// expansion added.
+fn graph_terms(
+    index: &Index,
+    query: &str,
+    keyword_query: &str,
+) -> Result<HashSet<String>, RetrievalError> {
+    let own: HashSet<String> = index.keyword().analyze(query)?.into_iter().collect();
+    Ok(index
+        .keyword()
+        .analyze(keyword_query)?
+        .into_iter()
+        .filter(|t| !own.contains(t))
+        .collect())
 }
 
 fn position(ranking: &Ranking, id: &str) -> Option<usize> {

@@ -118,6 +118,34 @@ impl SearchRequest {
             keep_pools: false,
         }
     }
+
+    /// The candidate pool each branch of this request's method fetches (none for a branch
+    /// that does not run). Hybrid keeps contract 000's over-fetch unless the request sets a
+    /// pool; a single branch fetches `top_k`, or the larger pool the request asks for (the
+    /// cut-offs then pick `top_k` from it). Never more than [`MAX_POOL`].
+    pub fn pools(&self) -> (Option<usize>, Option<usize>) {
+        let own = |limit: Option<usize>| limit.unwrap_or(self.top_k).max(self.top_k).min(MAX_POOL);
+        let fetch = overfetch(self.top_k);
+        let fused = |limit: Option<usize>| limit.unwrap_or(fetch).min(MAX_POOL);
+        match self.method {
+            SearchMethod::Semantic => (Some(own(self.candidates.semantic)), None),
+            SearchMethod::Keyword => (None, Some(own(self.candidates.keyword))),
+            SearchMethod::Hybrid => (
+                Some(fused(self.candidates.semantic)),
+                Some(fused(self.candidates.keyword)),
+            ),
+        }
+    }
+
+    /// What the keyword branch searches for `query` (the query after preprocessing): the
+    /// query and the graph's expansion terms.
+    pub fn keyword_query(&self, query: &str) -> String {
+        if self.keyword_expansion.is_empty() {
+            query.to_string()
+        } else {
+            format!("{query} {}", self.keyword_expansion.join(" "))
+        }
+    }
 }
 
 /// One ranked chunk with its score and the branch scores that produced it.
@@ -198,11 +226,7 @@ pub async fn search(
         .snapshot(request.index_version)
         .instrument(analysis)
         .await?;
-    let keyword_query = if request.keyword_expansion.is_empty() {
-        query.clone()
-    } else {
-        format!("{query} {}", request.keyword_expansion.join(" "))
-    };
+    let keyword_query = request.keyword_query(&query);
     let embed = |q: &str| {
         let given = request.query_vector.clone();
         let q = q.to_string();
@@ -214,14 +238,7 @@ pub async fn search(
         }
     };
     let filters = effective_filters(index, &snapshot, &request.filters)?;
-    // The pool each branch fetches: top_k, unless the request asks for a larger pool (the
-    // cut-offs below then pick top_k from it).
-    let pool = |limit: Option<usize>| {
-        limit
-            .unwrap_or(request.top_k)
-            .max(request.top_k)
-            .min(MAX_POOL)
-    };
+    let (semantic_pool, keyword_pool) = request.pools();
     let mut counts = (0, 0);
     let mut keyword_terms_dropped = Vec::new();
     let mut pools = BranchPools::default();
@@ -233,7 +250,7 @@ pub async fn search(
                 index,
                 &snapshot,
                 &q,
-                pool(request.candidates.semantic),
+                semantic_pool.unwrap_or(request.top_k),
                 &filters,
             )
             .await?;
@@ -263,7 +280,7 @@ pub async fn search(
                 &snapshot,
                 &keyword_query,
                 &filters,
-                pool(request.candidates.keyword),
+                keyword_pool.unwrap_or(request.top_k),
             )
             .await?;
             counts.1 = ranked.len();
@@ -547,7 +564,7 @@ async fn hybrid(
     request: &SearchRequest,
     filters: &Filters,
 ) -> Result<HybridRun, RetrievalError> {
-    let fetch = overfetch(request.top_k);
+    let (semantic_pool, keyword_pool) = request.pools();
     // The two branches run side by side: tantivy on the blocking pool, then its candidates'
     // rows found (by the resident vectors' ids where they hold the version) and their
     // vectors read from Lance, while the vector search runs.
@@ -557,7 +574,7 @@ async fn hybrid(
             snapshot,
             query,
             filters,
-            request.candidates.keyword.unwrap_or(fetch).min(MAX_POOL),
+            keyword_pool.unwrap_or(request.top_k),
         )
         .await?;
         let ids: Vec<String> = keyword.iter().map(|(id, _)| id.clone()).collect();
@@ -573,7 +590,7 @@ async fn hybrid(
             index,
             snapshot,
             q,
-            request.candidates.semantic.unwrap_or(fetch).min(MAX_POOL),
+            semantic_pool.unwrap_or(request.top_k),
             filters,
         ),
         keyword_branch,

@@ -84,6 +84,24 @@ try {
   };
   await page.locator("#why-panel").screenshot({ path: `${shots}/inspector-explain.png` });
 
+  // The page's address now links to this view: opened in a new tab (which asks for the token
+  // again), it shows the same results and explanation, pinned to the version that answered.
+  report.link = await page.evaluate(() => location.hash);
+  const linked = await browser.newPage();
+  linked.on("pageerror", (e) => report.page_errors.push(String(e)));
+  await linked.goto(`${base}/ui${report.link}`);
+  await linked.fill("#token", token);
+  await linked.press("#token", "Tab");
+  await linked.waitForFunction((id) => [...document.querySelectorAll("#explanation .target h3 code")]
+    .some((c) => c.textContent === id), scenario.missing_document);
+  report.linked = {
+    query: await linked.inputValue("#query"),
+    version: await linked.inputValue("#version"),
+    results: await linked.$$eval("#results li.result", (items) => items.map((li) => li.dataset.chunkId)),
+    verdict: await linked.textContent("#explanation .target .verdict"),
+  };
+  await linked.close();
+
   // Two versions side by side.
   await page.fill("#from-version", String(scenario.from_version));
   await page.fill("#to-version", String(scenario.to_version));

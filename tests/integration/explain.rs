@@ -199,7 +199,7 @@ async fn bad_requests_are_structured_errors_over_every_transport() {
             "request.query",
         ),
         (
-            json!({"request": {"query": "q", "graph_depth": 1}, "targets": [{"chunk_id": "c"}]}),
+            json!({"request": {"query": "q", "graph_depth": 99}, "targets": [{"chunk_id": "c"}]}),
             "request.graph_depth",
         ),
         (

@@ -384,3 +384,74 @@ async fn documents_without_triples_leave_the_graph_alone() {
     let (found, _) = e.graph_lookup(&kb, "pancreas", None, 1).await.unwrap();
     assert_eq!(found.relations.len(), 1);
 }
+
+#[tokio::test]
+async fn explain_follows_a_graph_query_and_names_the_terms_the_graph_added() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path(), false).await;
+    let kb = name("kb");
+    let query = json!({"query": "What does blood sugar do?", "top_k": 1, "graph_depth": 1});
+    let explain = |request: Value| {
+        let e = &e;
+        let kb = &kb;
+        async move {
+            let body = json!({"request": request,
+                "targets": [{"document_id": "glucose"}, {"document_id": "insulin"}]});
+            let reply = ragstream::contracts::explain::answer(e, kb, &body, false).await;
+            assert_eq!(reply.status, 200, "{}", reply.body);
+            reply.body
+        }
+    };
+    let with_graph = explain(query.clone()).await;
+    assert_eq!(with_graph["keyword_expansion"], json!(["glucose"]));
+    // Explain returns what the graph query returned.
+    let answered = answer(
+        &e,
+        Contract::C002,
+        Some(kb.clone()),
+        query.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    assert_eq!(
+        with_graph["results"][0]["chunk_id"],
+        answered.body["results"][0]["chunk_id"]
+    );
+    assert_eq!(with_graph["index_version"], answered.body["index_version"]);
+    // Without the graph, the glucose document holds none of the query's terms; with it, it
+    // holds the expansion's, whose BM25 parts make its keyword score.
+    let mut plain = query.clone();
+    plain.as_object_mut().unwrap().remove("graph_depth");
+    let without = explain(plain).await;
+    assert_eq!(without["keyword_expansion"], json!([]));
+    let keyword = |v: &Value, t: usize| v["targets"][t]["chunks"][0]["keyword"].clone();
+    assert_eq!(
+        keyword(&without, 0)["matched_terms"],
+        json!([]),
+        "{without}"
+    );
+    let glucose = keyword(&with_graph, 0);
+    assert_eq!(
+        glucose["matched_terms"].as_array().unwrap().len(),
+        1,
+        "{glucose}"
+    );
+    let parts: f64 = glucose["term_scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["score"].as_f64().unwrap())
+        .sum();
+    let score = glucose["score"].as_f64().unwrap();
+    assert!((parts - score).abs() < 1e-4, "{glucose}");
+    // The target the query did not return says the graph's terms reached it.
+    let missed = (0..2)
+        .map(|t| &with_graph["targets"][t])
+        .find(|t| t["chunks"][0]["rank"].is_null())
+        .expect("top_k 1 leaves one target out");
+    let verdict = missed["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("the graph's expansion matched"),
+        "{verdict}"
+    );
+}

@@ -182,6 +182,16 @@ scopes = ["read", "write"]
     );
     assert_eq!(missing["chunk_rows"], 1);
 
+    // The page's link reopens that view in a new tab: same query, pinned to the version that
+    // answered, same results, same explanation.
+    let linked = &report["linked"];
+    assert_eq!(linked["query"], scenario["query"], "{report}");
+    assert_eq!(linked["version"], v2.to_string(), "{report}");
+    let shown: Vec<&Value> = results.iter().map(|r| &r["chunk_id"]).collect();
+    let relinked: Vec<&Value> = linked["results"].as_array().unwrap().iter().collect();
+    assert_eq!(relinked, shown, "{report}");
+    assert_eq!(linked["verdict"], missing["verdict"], "{report}");
+
     // The comparison: lava3 entered (added), lava2 left (deleted).
     let diff = &report["diff"];
     let has = |kind: &str, document: &str, cause: &str| {

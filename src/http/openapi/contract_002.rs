@@ -617,7 +617,7 @@ fn explain_request_schema() -> Value {
             (
                 "request",
                 json!({"type": "object", "description":
-                    "The query as its contract takes it: a QueryRequest (002), or {\"retrieval\": {...}} naming this index (000). graph_depth is not explained."}),
+                    "The query as its contract takes it: a QueryRequest (002), or {\"retrieval\": {...}} naming this index (000)."}),
             ),
             (
                 "targets",
@@ -820,6 +820,13 @@ fn explanation_schema() -> Value {
             (
                 "keyword_terms_dropped",
                 strings("Query terms the keyword branch left out."),
+            ),
+            (
+                "keyword_expansion",
+                strings(
+                    "Terms the knowledge graph added to the keyword branch (graph_depth): \
+                    names and aliases of the entities the query named.",
+                ),
             ),
             (
                 "targets",

@@ -79,10 +79,11 @@ async function loadIndexes() {
     showError(e);
   }
   const select = $("index");
-  const previous = select.value || new URLSearchParams(location.hash.slice(1)).get("index");
+  const previous = select.value || link.get("index");
   select.replaceChildren(...indexes.map((i) => h("option", { value: i.index }, i.index)));
   if (indexes.some((i) => i.index === previous)) select.value = previous;
   describeIndex();
+  if (indexes.length) followLink();
 }
 
 function currentIndex() {
@@ -158,11 +159,11 @@ async function search() {
   lastVersion = answer.version;
   const d = answer.debug;
   $("results-meta").textContent = `version ${answer.version}, ${answer.rows.length} results, ` +
-    `${answer.latency.toFixed(1)} ms` + (d && d.semantic_weight_effective !== undefined
+    `${typeof answer.latency === "number" ? answer.latency.toFixed(1) : "—"} ms` + (d && d.semantic_weight_effective !== undefined
       ? `, semantic weight ${d.semantic_weight_effective} (${d.retrieval_profile_effective})` : "");
   $("results").replaceChildren(...answer.rows.map(resultRow));
   $("results-panel").hidden = false;
-  location.hash = new URLSearchParams({ index: $("index").value }).toString();
+  setLink(null);
 }
 
 function bar(name, value) {
@@ -183,7 +184,7 @@ function resultRow(r) {
       h("code", {}, r.document_id),
       h("button", { type: "button", class: "open", onclick: (e) => guarded(e.target, () => openChunk(r.chunk_id)) }, "Open"),
       h("button", { type: "button", class: "why", onclick: (e) => guarded(e.target, () => explain({ chunk_id: r.chunk_id })) }, "Why here?")),
-    h("p", { class: "text" }, r.text.length > 400 ? `${r.text.slice(0, 400)}…` : r.text),
+    h("p", { class: "text" }, (r.text || "").length > 400 ? `${r.text.slice(0, 400)}…` : r.text),
     h("div", { class: "signals" }, ["semantic", "keyword", "rerank", "final"]
       .filter((s) => s !== "rerank" || typeof r.signals.rerank === "number")
       .map((s) => bar(s, r.signals[s]))));
@@ -224,8 +225,10 @@ async function explain(target) {
       (answer.hybrid_alpha !== null && answer.hybrid_alpha !== undefined ? `, semantic weight ${answer.hybrid_alpha}` : "") +
       `; pools: semantic ${answer.pools.semantic ?? "—"}, keyword ${answer.pools.keyword ?? "—"}; ` +
       `last result's score ${fmt(answer.last_returned_score)}` +
-      (answer.keyword_terms_dropped.length ? `; terms dropped: ${answer.keyword_terms_dropped.join(", ")}` : "")),
+      (answer.keyword_terms_dropped.length ? `; terms dropped: ${answer.keyword_terms_dropped.join(", ")}` : "") +
+      (answer.keyword_expansion?.length ? `; terms the graph added: ${answer.keyword_expansion.join(", ")}` : "")),
     ...answer.targets.map(targetView));
+  setLink(target);
   $("why-panel").scrollIntoView({ block: "nearest" });
 }
 
@@ -288,5 +291,51 @@ $("diff-form").addEventListener("submit", (e) => {
   e.preventDefault();
   guarded($("diff"), compare);
 });
+
+// ---- links --------------------------------------------------------------------------------
+
+/// The form fields a link carries, by their name in the link.
+const LINKED = { index: "index", version: "version", contract: "contract", profile: "profile",
+  method: "method", alpha: "alpha", k: "top-k", q: "query" };
+
+/// The link the page was opened with; followed once, when the indexes are listed (after the
+/// token, when one is needed).
+let link = new URLSearchParams(location.hash.slice(1));
+
+/// Puts the query on the screen (and the target explained, if any) into the page's address,
+/// so that the link opens the same view: a link to share, or to keep with a bug report.
+function setLink(target) {
+  const params = new URLSearchParams();
+  for (const [name, id] of Object.entries(LINKED)) if ($(id).value !== "") params.set(name, $(id).value);
+  // Pinned to the version that answered: the link shows the same answer for as long as the
+  // version is kept.
+  if (lastVersion !== null) params.set("version", lastVersion);
+  if (target) {
+    const [kind, value] = Object.entries(target)[0];
+    params.set("why", kind);
+    params.set("target", value);
+  }
+  history.replaceState(null, "", `#${params}`);
+}
+
+/// Fills the form from the link and runs its query, then its explanation.
+function followLink() {
+  const params = link;
+  link = new URLSearchParams();
+  if (!params.get("q")) return;
+  for (const [name, id] of Object.entries(LINKED)) if (params.has(name)) $(id).value = params.get(name);
+  $("contract").dispatchEvent(new Event("change"));
+  describeIndex();
+  const kind = params.get("why");
+  const target = params.get("target");
+  guarded($("search"), async () => {
+    await search();
+    if (["document_id", "chunk_id", "text"].includes(kind) && target) {
+      $("why-kind").value = kind;
+      $("why-target").value = target;
+      await explain({ [kind]: target });
+    }
+  });
+}
 
 loadIndexes();
