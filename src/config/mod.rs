@@ -89,6 +89,9 @@ pub struct KafkaConfig {
     pub shutdown_grace_ms: u64,
     /// A pipeline stage holding one batch this long makes `/healthz` unhealthy.
     pub stall_after_ms: u64,
+    /// A query consumer group new to a partition skips the queries produced more than this
+    /// long before the daemon started, instead of answering the topic's history.
+    pub query_start_grace_ms: u64,
     /// Extra librdkafka settings passed through verbatim (security.protocol, sasl.*, ssl.*).
     pub client: std::collections::BTreeMap<String, String>,
 }
@@ -142,6 +145,7 @@ impl Default for KafkaConfig {
             batch_max_ms: 200,
             shutdown_grace_ms: 20_000,
             stall_after_ms: 300_000,
+            query_start_grace_ms: 5_000,
             max_message_bytes: 2 << 20,
             client: Default::default(),
         }
@@ -708,8 +712,9 @@ fn env_path(var: &str) -> Option<Vec<String>> {
 }
 
 /// Sets the key `var` names to `raw` and returns it (`limits.max_top_k`), or `None` when
-/// `var` names no configuration key: such a variable is reported and ignored, since other
-/// tools share the prefix (a compose file's `RAGSTREAM_MODELS`, a script's `RAGSTREAM_BIN`).
+/// `var` names no section of the configuration: such a variable is reported and ignored,
+/// since other tools share the prefix (a compose file's `RAGSTREAM_MODELS`, a script's
+/// `RAGSTREAM_BIN`). A variable that names a section but no key in it is an error.
 /// The value is read with the type of the key's default; a key without one (an optional
 /// key, or one in a table the defaults do not hold) takes it as TOML (a number, a boolean,
 /// a list) or else as text, whichever the configuration's types accept.
@@ -727,7 +732,20 @@ fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<Option<Str
         .iter()
         .try_fold(&mut *table, |t, k| t.get_mut(k.as_str()));
     let Some(slot) = slot else {
-        return set_without_default(table, &path, raw).map_err(err);
+        let set = set_without_default(table, &path, raw).map_err(err)?;
+        // Inside a section of the configuration, a name that is no key is a misspelt key:
+        // ignoring it would run with the default the operator meant to change.
+        if set.is_none() {
+            if let Some(toml::Value::Table(section)) = table.get(path[0].as_str()) {
+                let keys: Vec<&str> = section.keys().map(String::as_str).collect();
+                return Err(err(format!(
+                    "names no key of [{}]; its keys are {}",
+                    path[0],
+                    keys.join(", ")
+                )));
+            }
+        }
+        return Ok(set);
     };
     let value = match slot {
         toml::Value::String(_) => toml::Value::String(raw.to_string()),

@@ -97,7 +97,6 @@ fn variables_that_name_no_key_are_ignored_and_reported() {
         env(&[
             ("RAGSTREAM_MODELS", "/models"),
             ("RAGSTREAM_BIN", "/usr/bin/ragstream"),
-            ("RAGSTREAM_LIMITS_NOPE", "1"),
             ("RAGSTREAM_LIMITS_MAX_TOP_K__DEEPER", "1"),
             ("RAGSTREAM_", "x"),
             ("RAGSTREAM_LIMITS_MAX_TOP_K", "30"),
@@ -112,7 +111,6 @@ fn variables_that_name_no_key_are_ignored_and_reported() {
             "RAGSTREAM_",
             "RAGSTREAM_BIN",
             "RAGSTREAM_LIMITS_MAX_TOP_K__DEEPER",
-            "RAGSTREAM_LIMITS_NOPE",
             "RAGSTREAM_MODELS"
         ]
     );
@@ -123,6 +121,22 @@ fn variables_that_name_no_key_are_ignored_and_reported() {
             "environment variable RAGSTREAM_LIMITS_MAX_TOP_K"
         ]
     );
+}
+
+#[test]
+fn a_variable_naming_a_section_but_no_key_in_it_is_refused() {
+    for (var, key) in [
+        ("RAGSTREAM_LIMITS_MAX_TOPK", "limits.max_topk"),
+        (
+            "RAGSTREAM_LIMITS__MAX_TOP_K__DEEPER",
+            "limits.max_top_k.deeper",
+        ),
+    ] {
+        let e = Config::load_from(None, [(var.to_string(), "30".to_string())]).unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+        assert_eq!(e.source_name, format!("environment variable {var}"), "{e}");
+        assert!(e.reason.contains("max_top_k"), "the keys are listed: {e}");
+    }
 }
 
 #[test]
