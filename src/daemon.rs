@@ -19,6 +19,7 @@ use crate::kafka::dead_letters::DeadLetters;
 use crate::panic_message;
 use crate::pipeline::actor::ActorError;
 use crate::pipeline::ingest_pipeline::IngestPipeline;
+use crate::pipeline::query_start::QueryStart;
 use crate::pipeline::query_handler;
 use crate::pipeline::supervisor::{supervise, Backoff, RestartReport};
 
@@ -147,6 +148,12 @@ impl Daemon {
             .set("session.timeout.ms", "6000")
             .set("heartbeat.interval.ms", "500")
             .create()?;
+        // Blocks start-up for one request to the broker (its committed offsets).
+        let query_start = Arc::new(QueryStart::read(
+            &query_consumer,
+            &kafka.queries_topic,
+            Duration::from_millis(kafka.query_start_grace_ms),
+        ));
         query_consumer.subscribe(&[kafka.queries_topic.as_str()])?;
         let maintenance_report = Arc::new(RestartReport::default());
         let maintenance = tokio::spawn({
@@ -173,6 +180,7 @@ impl Daemon {
                         consumer.clone(),
                         producer.clone(),
                         dead_letters.clone(),
+                        query_start.clone(),
                         stopped.clone(),
                     )
                 },

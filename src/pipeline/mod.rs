@@ -24,6 +24,7 @@ pub mod ingest_pipeline;
 pub mod ingest_source;
 pub mod maintenance;
 pub mod query_handler;
+pub mod query_start;
 pub mod retention_loss;
 pub mod supervisor;
 pub mod triple_extractor;

@@ -7,7 +7,8 @@
 //! `correlation-id`, and `status` (the HTTP status the answer maps to) and
 //! `index-version` headers. Handlers of all daemons form one
 //! consumer group, so they share the load; queries run concurrently and never wait for
-//! ingestion, which runs on its own thread.
+//! ingestion, which runs on its own thread. A group's first start skips the topic's history
+//! (see [`QueryStart`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +27,7 @@ use crate::engine::Engine;
 use crate::kafka::dead_letters::{DeadLetters, Origin};
 use crate::kafka::header;
 use crate::model::IndexName;
+use super::query_start::QueryStart;
 use crate::telemetry::propagation;
 
 /// Queries answered at the same time.
@@ -36,6 +38,7 @@ pub async fn run(
     consumer: Arc<StreamConsumer>,
     producer: FutureProducer,
     dead_letters: DeadLetters,
+    start: Arc<QueryStart>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let permits = Arc::new(Semaphore::new(CONCURRENCY));
@@ -50,6 +53,14 @@ pub async fn run(
                 }
             },
         };
+        if start.is_old(msg.partition(), msg.timestamp().to_millis()) {
+            if let Some(m) = crate::telemetry::metrics() {
+                m.bus_queries_before_start_total
+                    .with_label_values(&[] as &[&str])
+                    .inc();
+            }
+            continue;
+        }
         let origin = Origin::of(&msg);
         let (Some(reply_to), Some(correlation_id)) =
             (header(&msg, "reply-to"), header(&msg, "correlation-id"))
@@ -59,7 +70,7 @@ pub async fn run(
                     &origin,
                     msg.key(),
                     msg.payload(),
-                    "missing_reply_headers",
+                    super::events::later_codes::MISSING_REPLY_HEADERS,
                     "query requests need the headers reply-to and correlation-id",
                 )
                 .await;
@@ -75,7 +86,7 @@ pub async fn run(
                     &origin,
                     msg.key(),
                     msg.payload(),
-                    "reply_topic_not_allowed",
+                    super::events::later_codes::REPLY_TOPIC_NOT_ALLOWED,
                     &message,
                 )
                 .await;

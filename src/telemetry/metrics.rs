@@ -65,6 +65,8 @@ pub struct Metrics {
     pub dead_letters_parked_total: IntCounterVec,
     /// Document events whose envelope held fields this version does not know (ignored).
     pub event_unknown_fields_total: IntCounterVec,
+    /// Bus queries a new consumer group skipped: produced before the daemon started.
+    pub bus_queries_before_start_total: IntCounterVec,
     /// Stored Kafka checkpoints found to belong to another log (and so not applied).
     pub checkpoint_resets_total: IntCounterVec,
     /// Messages the broker's retention deleted before the pipeline read them, by topic.
@@ -228,6 +230,11 @@ impl Metrics {
                 "Document events whose envelope held fields this version does not know; they were ignored (a newer producer's).",
                 &[],
             ),
+            bus_queries_before_start_total: counter(
+                "ragstream_bus_queries_before_start_total",
+                "Bus queries not answered because they were produced before the daemon started, on a partition new to its consumer group.",
+                &[],
+            ),
             kafka_messages_lost_total: counter(
                 "ragstream_kafka_messages_lost_total",
                 "Messages the broker's retention deleted before the pipeline read them, by topic.",
@@ -334,6 +341,7 @@ impl Metrics {
             m.dead_letters_total.clone(),
             m.dead_letters_parked_total.clone(),
             m.event_unknown_fields_total.clone(),
+            m.bus_queries_before_start_total.clone(),
             m.checkpoint_resets_total.clone(),
             m.kafka_messages_lost_total.clone(),
             m.actor_restarts_total.clone(),
@@ -371,6 +379,8 @@ impl Metrics {
     /// with it.
     pub fn start_at_zero(&self, known: &KnownLabels<'_>) {
         self.event_unknown_fields_total
+            .with_label_values(&[] as &[&str]);
+        self.bus_queries_before_start_total
             .with_label_values(&[] as &[&str]);
         for reason in known.dead_letter_reasons {
             self.dead_letters_total.with_label_values(&[reason]);

@@ -25,6 +25,7 @@ mod inspector;
 mod layering;
 mod maintenance;
 mod pipeline;
+mod query_start;
 mod providers;
 mod reembed;
 mod rerank;
