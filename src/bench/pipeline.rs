@@ -116,6 +116,12 @@ pub struct Breakdown {
     pub keyword_commit_seconds: f64,
     pub embed_calls: u64,
     pub embed_seconds: f64,
+    /// CPU time the whole process used in the phase (user and system, every thread).
+    pub cpu_seconds: f64,
+    /// That CPU time over the phase's wall-clock seconds: how many cores were busy on
+    /// average, of `cores`.
+    pub cores_busy: f64,
+    pub cores: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -138,6 +144,7 @@ struct Counters {
     keyword: f64,
     embed_calls: u64,
     embed: f64,
+    cpu: f64,
 }
 
 impl Counters {
@@ -165,6 +172,7 @@ impl Counters {
             keyword: commit("keyword").get_sample_sum(),
             embed_calls: embed.get_sample_count(),
             embed: embed.get_sample_sum(),
+            cpu: process_cpu_seconds(),
         }
     }
 
@@ -199,8 +207,25 @@ impl Counters {
             keyword_commit_seconds: self.keyword - before.keyword,
             embed_calls: self.embed_calls - before.embed_calls,
             embed_seconds: self.embed - before.embed,
+            cpu_seconds: self.cpu - before.cpu,
+            cores_busy: (self.cpu - before.cpu) / seconds,
+            cores: std::thread::available_parallelism().map_or(1, usize::from),
         }
     }
+}
+
+/// The CPU time this process has used so far, user and system, all threads (0 when the
+/// kernel does not say).
+fn process_cpu_seconds() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a `rusage` into the pointer it is given and nothing else.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
+        return 0.0;
+    }
+    // SAFETY: the call succeeded, so it filled the struct.
+    let usage = unsafe { usage.assume_init() };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -351,6 +351,10 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                 b.embed_calls,
                 b.embed_seconds
             );
+            println!(
+                "  the process used {:.1} CPU seconds: {:.2} of {} cores busy on average",
+                b.cpu_seconds, b.cores_busy, b.cores
+            );
             for s in &b.stages {
                 println!(
                     "  {:<17} busy {:>7.2} s ({:>5.1} % of the phase), senders waited {:>7.2} s for room",
