@@ -72,8 +72,12 @@ impl Chunker {
             // Permanent: this index can never take these events. They go to the DLQ with the
             // reason, and the pipeline continues.
             for ev in &events {
-                ev.dead_letter(&self.dead_letters, "embedder_mismatch", &e.to_string())
-                    .await;
+                ev.dead_letter(
+                    &self.dead_letters,
+                    super::events::later_codes::EMBEDDER_MISMATCH,
+                    &e.to_string(),
+                )
+                .await;
             }
             return Ok(None);
         }

@@ -117,7 +117,7 @@ impl EmbedderClient {
         for ev in rejected {
             ev.dead_letter(
                 dead_letters,
-                "embedding_rejected",
+                super::events::later_codes::EMBEDDING_REJECTED,
                 &failed[ev.event.op.document_id()],
             )
             .await;

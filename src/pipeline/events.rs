@@ -68,15 +68,29 @@ pub enum PoisonReason {
     Forbidden(String),
 }
 
-/// The other `error.code`s of dead letters: valid events a later stage refuses (the
-/// chunker's `embedder_mismatch`, the embedder client's, the triple extractor's), and bus
-/// queries that name no way to answer them (the query handler's).
+/// The other `error.code`s of dead letters: valid events a later stage refuses, and bus
+/// queries that name no way to answer them. Each stage sends its code by these names, so
+/// that every code it can send is in [`dead_letter_codes`] (and starts at zero in metrics).
+pub mod later_codes {
+    /// The chunker: the index was built with another embedder.
+    pub const EMBEDDER_MISMATCH: &str = "embedder_mismatch";
+    /// The embedder client: the provider refused the document's text.
+    pub const EMBEDDING_REJECTED: &str = "embedding_rejected";
+    /// The triple extractor: the extractor refused the document.
+    pub const EXTRACTION_REJECTED: &str = "extraction_rejected";
+    /// The query handler: a request without `reply-to` or `correlation-id`.
+    pub const MISSING_REPLY_HEADERS: &str = "missing_reply_headers";
+    /// The query handler: a `reply-to` that `kafka.reply_topics` does not allow.
+    pub const REPLY_TOPIC_NOT_ALLOWED: &str = "reply_topic_not_allowed";
+}
+
+/// The codes of [`later_codes`].
 pub const OTHER_DEAD_LETTER_CODES: [&str; 5] = [
-    "embedder_mismatch",
-    "embedding_rejected",
-    "extraction_rejected",
-    "missing_reply_headers",
-    "reply_topic_not_allowed",
+    later_codes::EMBEDDER_MISMATCH,
+    later_codes::EMBEDDING_REJECTED,
+    later_codes::EXTRACTION_REJECTED,
+    later_codes::MISSING_REPLY_HEADERS,
+    later_codes::REPLY_TOPIC_NOT_ALLOWED,
 ];
 
 /// Every `error.code` a dead letter may carry.

@@ -22,12 +22,12 @@ use tokio::sync::{watch, Semaphore};
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+use super::query_start::QueryStart;
 use crate::contracts::{self, Contract, Reply};
 use crate::engine::Engine;
 use crate::kafka::dead_letters::{DeadLetters, Origin};
 use crate::kafka::header;
 use crate::model::IndexName;
-use super::query_start::QueryStart;
 use crate::telemetry::propagation;
 
 /// Queries answered at the same time.

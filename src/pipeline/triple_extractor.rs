@@ -171,7 +171,7 @@ impl TripleExtraction {
         for ev in gone {
             ev.dead_letter(
                 dead_letters,
-                "extraction_rejected",
+                super::events::later_codes::EXTRACTION_REJECTED,
                 &refused[ev.event.op.document_id()],
             )
             .await;
