@@ -19,8 +19,8 @@ use crate::kafka::dead_letters::DeadLetters;
 use crate::panic_message;
 use crate::pipeline::actor::ActorError;
 use crate::pipeline::ingest_pipeline::IngestPipeline;
-use crate::pipeline::query_start::QueryStart;
 use crate::pipeline::query_handler;
+use crate::pipeline::query_start::QueryStart;
 use crate::pipeline::supervisor::{supervise, Backoff, RestartReport};
 
 #[derive(Debug, thiserror::Error)]

@@ -88,9 +88,7 @@ fn a_new_group_skips_old_queries_and_a_restarted_one_answers_what_came_meanwhile
     ask(&bootstrap, "during-restart");
     let d = start_daemon_at(&data, &env);
     ask(&bootstrap, "after-restart");
-    crate::daemon::wait_for("both queries answered", || {
-        replied(&bootstrap).len() >= 3
-    });
+    crate::daemon::wait_for("both queries answered", || replied(&bootstrap).len() >= 3);
     let mut answered = replied(&bootstrap);
     answered.sort();
     assert_eq!(answered, ["after-restart", "during-restart", "first"]);
