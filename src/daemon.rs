@@ -20,7 +20,7 @@ use crate::panic_message;
 use crate::pipeline::actor::ActorError;
 use crate::pipeline::ingest_pipeline::IngestPipeline;
 use crate::pipeline::query_handler;
-use crate::pipeline::query_start::QueryStart;
+use crate::pipeline::query_start;
 use crate::pipeline::supervisor::{supervise, Backoff, RestartReport};
 
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +69,33 @@ pub async fn run_broker(config: Config) -> Result<(), DaemonError> {
     termination().await;
     drop(broker);
     Ok(())
+}
+
+/// Starts a new query group at the end of the queries topic (see [`query_start`]). A broker
+/// that cannot say or refuses is logged, and the group starts as Kafka would start it.
+async fn skip_query_history(kafka: &crate::config::KafkaConfig, bootstrap: &str) {
+    let (kafka, bootstrap) = (kafka.clone(), bootstrap.to_string());
+    let skipped = tokio::task::spawn_blocking(move || {
+        query_start::skip_history(&kafka, &bootstrap, Duration::from_secs(10))
+    })
+    .await;
+    match skipped {
+        Ok(Ok(0)) => {}
+        Ok(Ok(n)) => {
+            tracing::info!(
+                queries = n,
+                "a new query group: the queries sent before this daemon started are not answered"
+            );
+            if let Some(m) = crate::telemetry::metrics() {
+                m.bus_queries_before_start_total
+                    .with_label_values(&[] as &[&str])
+                    .inc_by(n);
+            }
+        }
+        Ok(Err(e)) => tracing::info!(error = %e,
+            "could not start the query group at the end of the topic; it starts where Kafka starts it"),
+        Err(e) => tracing::warn!(error = %e, "the query group's start-up lookup failed"),
+    }
 }
 
 /// A running daemon: embedded broker (unless a cluster is configured), the supervised ingest
@@ -138,7 +165,7 @@ impl Daemon {
 
         // Queries over the bus.
         let query_consumer: StreamConsumer = client_config(&kafka, &bootstrap)
-            .set("group.id", format!("{}-queries", kafka.group_id))
+            .set("group.id", query_start::query_group(&kafka))
             // A fetch waits at most this long for data. Real brokers answer as soon as a
             // message arrives; the embedded mock cluster waits the full time, which would add
             // up to 500 ms (the default) to every bus query.
@@ -148,12 +175,7 @@ impl Daemon {
             .set("session.timeout.ms", "6000")
             .set("heartbeat.interval.ms", "500")
             .create()?;
-        // Blocks start-up for one request to the broker (its committed offsets).
-        let query_start = Arc::new(QueryStart::read(
-            &query_consumer,
-            &kafka.queries_topic,
-            Duration::from_millis(kafka.query_start_grace_ms),
-        ));
+        skip_query_history(&kafka, &bootstrap).await;
         query_consumer.subscribe(&[kafka.queries_topic.as_str()])?;
         let maintenance_report = Arc::new(RestartReport::default());
         let maintenance = tokio::spawn({
@@ -180,7 +202,6 @@ impl Daemon {
                         consumer.clone(),
                         producer.clone(),
                         dead_letters.clone(),
-                        query_start.clone(),
                         stopped.clone(),
                     )
                 },

@@ -8,7 +8,7 @@
 //! `index-version` headers. Handlers of all daemons form one
 //! consumer group, so they share the load; queries run concurrently and never wait for
 //! ingestion, which runs on its own thread. A group's first start skips the topic's history
-//! (see [`QueryStart`]).
+//! (see [`super::query_start`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +22,6 @@ use tokio::sync::{watch, Semaphore};
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use super::query_start::QueryStart;
 use crate::contracts::{self, Contract, Reply};
 use crate::engine::Engine;
 use crate::kafka::dead_letters::{DeadLetters, Origin};
@@ -38,7 +37,6 @@ pub async fn run(
     consumer: Arc<StreamConsumer>,
     producer: FutureProducer,
     dead_letters: DeadLetters,
-    start: Arc<QueryStart>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let permits = Arc::new(Semaphore::new(CONCURRENCY));
@@ -53,14 +51,6 @@ pub async fn run(
                 }
             },
         };
-        if start.is_old(msg.partition(), msg.timestamp().to_millis()) {
-            if let Some(m) = crate::telemetry::metrics() {
-                m.bus_queries_before_start_total
-                    .with_label_values(&[] as &[&str])
-                    .inc();
-            }
-            continue;
-        }
         let origin = Origin::of(&msg);
         let (Some(reply_to), Some(correlation_id)) =
             (header(&msg, "reply-to"), header(&msg, "correlation-id"))

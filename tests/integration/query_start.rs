@@ -9,12 +9,15 @@ use serde_json::json;
 use crate::daemon::{kcat_consume, kcat_count, kcat_produce, start_daemon_at};
 use crate::telemetry::{sample, scrape};
 
-fn ask(bootstrap: &str, correlation_id: &str) {
+/// A query to `partition` of the queries topic.
+fn ask(bootstrap: &str, partition: u32, correlation_id: &str) {
     let query = json!({"retrieval": {"index": "kb", "query": "anything", "top_k": 1}});
     kcat_produce(
         bootstrap,
         "ragstream.queries",
         &[
+            "-p",
+            &partition.to_string(),
             "-H",
             "reply-to=ragstream.replies",
             "-H",
@@ -46,7 +49,7 @@ fn a_new_group_skips_old_queries_and_a_restarted_one_answers_what_came_meanwhile
         Command::new(env!("CARGO_BIN_EXE_ragstream"))
             .arg("broker")
             .env("RAGSTREAM_STORAGE_DATA_DIR", dir.path().join("broker"))
-            .env("RAGSTREAM_KAFKA_PARTITIONS", "1")
+            .env("RAGSTREAM_KAFKA_PARTITIONS", "2")
             .stdout(Stdio::piped())
             .spawn()
             .unwrap(),
@@ -61,19 +64,17 @@ fn a_new_group_skips_old_queries_and_a_restarted_one_answers_what_came_meanwhile
     std::thread::spawn(move || for _ in out {});
 
     // A query left in the topic before any daemon ran: its caller is long gone.
-    ask(&bootstrap, "before-any-daemon");
+    ask(&bootstrap, 0, "before-any-daemon");
     let env = [
         ("RAGSTREAM_KAFKA_BROKERS", bootstrap.as_str()),
-        ("RAGSTREAM_KAFKA_PARTITIONS", "1"),
-        // No slack: the query above was produced before the daemon started, however soon.
-        ("RAGSTREAM_KAFKA_QUERY_START_GRACE_MS", "0"),
+        ("RAGSTREAM_KAFKA_PARTITIONS", "2"),
     ];
     let data = dir.path().join("data");
     let d = start_daemon_at(&data, &env);
-    ask(&bootstrap, "first");
+    ask(&bootstrap, 0, "first");
     let first = kcat_consume(&bootstrap, "ragstream.replies", 1);
     assert!(first[0].contains("correlation-id=first"), "{first:?}");
-    // The old query was read first and skipped: counted, never answered.
+    // The old query was skipped: counted, never answered.
     let metrics = scrape(&d.http);
     assert_eq!(
         sample(&metrics, "ragstream_bus_queries_before_start_total"),
@@ -83,15 +84,25 @@ fn a_new_group_skips_old_queries_and_a_restarted_one_answers_what_came_meanwhile
     assert_eq!(replied(&bootstrap), ["first"]);
     assert!(d.terminate().success());
 
-    // Sent while no daemon runs: the restarted group resumes at it and answers it, though
-    // it is older than the new daemon.
-    ask(&bootstrap, "during-restart");
+    // Sent while no daemon runs, one to each partition (the second has never carried a
+    // query): the restarted group resumes where it stopped and answers both, though they
+    // are older than the new daemon.
+    ask(&bootstrap, 0, "during-restart-0");
+    ask(&bootstrap, 1, "during-restart-1");
     let d = start_daemon_at(&data, &env);
-    ask(&bootstrap, "after-restart");
-    crate::daemon::wait_for("both queries answered", || replied(&bootstrap).len() >= 3);
+    ask(&bootstrap, 1, "after-restart");
+    crate::daemon::wait_for("the queries answered", || replied(&bootstrap).len() >= 4);
     let mut answered = replied(&bootstrap);
     answered.sort();
-    assert_eq!(answered, ["after-restart", "during-restart", "first"]);
+    assert_eq!(
+        answered,
+        [
+            "after-restart",
+            "during-restart-0",
+            "during-restart-1",
+            "first"
+        ]
+    );
     assert_eq!(
         sample(&scrape(&d.http), "ragstream_bus_queries_before_start_total"),
         Some(0.0)
