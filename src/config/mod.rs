@@ -89,9 +89,6 @@ pub struct KafkaConfig {
     pub shutdown_grace_ms: u64,
     /// A pipeline stage holding one batch this long makes `/healthz` unhealthy.
     pub stall_after_ms: u64,
-    /// A query consumer group new to a partition skips the queries produced more than this
-    /// long before the daemon started, instead of answering the topic's history.
-    pub query_start_grace_ms: u64,
     /// Extra librdkafka settings passed through verbatim (security.protocol, sasl.*, ssl.*).
     pub client: std::collections::BTreeMap<String, String>,
 }
@@ -145,7 +142,6 @@ impl Default for KafkaConfig {
             batch_max_ms: 200,
             shutdown_grace_ms: 20_000,
             stall_after_ms: 300_000,
-            query_start_grace_ms: 5_000,
             max_message_bytes: 2 << 20,
             client: Default::default(),
         }
@@ -502,6 +498,10 @@ impl Config {
         // file (whose value it replaced).
         let mut set_by = std::collections::HashMap::new();
         for (var, raw) in env {
+            if is_service_link(&var) {
+                report.ignored_variables.push(var);
+                continue;
+            }
             match apply_env(&mut table, &var, &raw)? {
                 Some(key) => {
                     set_by.insert(key, var.clone());
@@ -711,6 +711,23 @@ fn env_path(var: &str) -> Option<Vec<String>> {
     (parts.len() >= 2 && parts.iter().all(|p| !p.is_empty())).then_some(parts)
 }
 
+/// Whether `var` is one of the variables Kubernetes sets for a service whose name starts with
+/// `ragstream-` (`RAGSTREAM_KAFKA_SERVICE_HOST`, `RAGSTREAM_HTTP_PORT_8080_TCP_ADDR` for
+/// services `ragstream-kafka`, `ragstream-http`): never a key, though it may name a section.
+fn is_service_link(var: &str) -> bool {
+    let parts: Vec<&str> = var.split('_').collect();
+    parts
+        .windows(2)
+        .any(|w| w == ["SERVICE", "HOST"] || w == ["SERVICE", "PORT"])
+        || parts.last() == Some(&"PORT")
+        || parts.windows(3).any(|w| {
+            w[0] == "PORT"
+                && !w[1].is_empty()
+                && w[1].bytes().all(|b| b.is_ascii_digit())
+                && ["TCP", "UDP", "SCTP"].contains(&w[2])
+        })
+}
+
 /// Sets the key `var` names to `raw` and returns it (`limits.max_top_k`), or `None` when
 /// `var` names no section of the configuration: such a variable is reported and ignored,
 /// since other tools share the prefix (a compose file's `RAGSTREAM_MODELS`, a script's
@@ -739,7 +756,7 @@ fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<Option<Str
             if let Some(toml::Value::Table(section)) = table.get(path[0].as_str()) {
                 let keys: Vec<&str> = section.keys().map(String::as_str).collect();
                 return Err(err(format!(
-                    "names no key of [{}]; its keys are {}",
+                    "names no key of [{}]; its keys include {}",
                     path[0],
                     keys.join(", ")
                 )));

@@ -124,6 +124,25 @@ fn variables_that_name_no_key_are_ignored_and_reported() {
 }
 
 #[test]
+fn kubernetes_service_links_are_ignored_even_when_they_name_a_section() {
+    let env: Vec<(String, String)> = [
+        "RAGSTREAM_KAFKA_SERVICE_HOST",
+        "RAGSTREAM_KAFKA_SERVICE_PORT",
+        "RAGSTREAM_KAFKA_SERVICE_PORT_BROKER",
+        "RAGSTREAM_KAFKA_PORT",
+        "RAGSTREAM_HTTP_PORT_8080_TCP",
+        "RAGSTREAM_HTTP_PORT_8080_TCP_ADDR",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), "10.0.0.1".to_string()))
+    .collect();
+    let (_, report) = Config::load_reporting(None, env.clone()).unwrap();
+    let mut expected: Vec<String> = env.into_iter().map(|(k, _)| k).collect();
+    expected.sort();
+    assert_eq!(report.ignored_variables, expected);
+}
+
+#[test]
 fn a_variable_naming_a_section_but_no_key_in_it_is_refused() {
     for (var, key) in [
         ("RAGSTREAM_LIMITS_MAX_TOPK", "limits.max_topk"),
