@@ -44,6 +44,15 @@ pub async fn answer(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         );
         return super::error_reply(&e.into());
     }
+    // A graph query reads the graph of one version: the two answers would not be the ones
+    // each version gives.
+    if query.request.get("graph_depth").is_some() {
+        let e = ValidationError::new(
+            "request.graph_depth",
+            "is not compared: each version has its own graph",
+        );
+        return super::error_reply(&e.into());
+    }
     let request = match search_request(engine, index, &query).await {
         Ok(r) => r,
         Err(e) => return super::error_reply(&e),

@@ -239,7 +239,10 @@ pub async fn explain(
         branches: &branches,
         returned: &returned,
         query_terms: index.keyword().analyze(&keyword_query)?,
-        graph_terms: graph_terms(index, &answer.query, &keyword_query)?,
+        graph_terms: graph_terms(index, &answer.query, &keyword_query)?
+            .into_iter()
+            .filter(|t| !answer.keyword_terms_dropped.contains(t))
+            .collect(),
         keyword_query,
         reranker_applied: answer.reranker_applied,
         reranked: &answer.reranked,

@@ -105,6 +105,11 @@ async fn bad_diff_requests_are_structured_errors() {
             "request.index_version",
         ),
         (
+            json!({"request": {"query": "moon", "graph_depth": 1}, "from_version": 1,
+                "to_version": 1}),
+            "request.graph_depth",
+        ),
+        (
             json!({"request": {"query": "moon"}, "from_version": 1, "to_version": 1, "x": 1}),
             "x",
         ),

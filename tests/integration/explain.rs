@@ -105,6 +105,18 @@ async fn each_target_gets_a_verdict_that_matches_what_the_query_returned() {
         .as_str()
         .unwrap()
         .contains("no chunk holds this text"));
+    // A graph query on an index without a graph: explained as the plain query, nothing added.
+    let (status, g) = explain(
+        &e,
+        json!({"request": {"query": "espresso coffee pressure", "top_k": 1,
+                "retrieval_profile": "balanced", "graph_depth": 1},
+               "targets": [{"document_id": "coffee"}]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{g}");
+    assert_eq!(g["keyword_expansion"], json!([]));
+    assert_eq!(g["results"], v["results"]);
+    assert_eq!(g["targets"][0]["verdict"], target(&v, 0)["verdict"]);
 }
 
 #[tokio::test]
@@ -199,7 +211,7 @@ async fn bad_requests_are_structured_errors_over_every_transport() {
             "request.query",
         ),
         (
-            json!({"request": {"query": "q", "graph_depth": 99}, "targets": [{"chunk_id": "c"}]}),
+            json!({"request": {"query": "q", "graph_depth": 4}, "targets": [{"chunk_id": "c"}]}),
             "request.graph_depth",
         ),
         (
