@@ -323,6 +323,10 @@ function followLink() {
   const params = link;
   link = new URLSearchParams();
   if (!params.get("q")) return;
+  if (params.has("index") && !indexes.some((i) => i.index === params.get("index"))) {
+    showError(new Error(`The link's index ${params.get("index")} is not among the indexes this token may read.`));
+    return;
+  }
   for (const [name, id] of Object.entries(LINKED)) if (params.has(name)) $(id).value = params.get(name);
   $("contract").dispatchEvent(new Event("change"));
   describeIndex();
@@ -337,5 +341,11 @@ function followLink() {
     }
   });
 }
+
+// A link pasted into an open page: followed like one the page was opened with.
+window.addEventListener("hashchange", () => {
+  link = new URLSearchParams(location.hash.slice(1));
+  if (indexes.length) followLink();
+});
 
 loadIndexes();
