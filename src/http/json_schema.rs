@@ -149,12 +149,24 @@ fn document_event() -> Value {
             "schema_version": {"const": crate::pipeline::events::SCHEMA_VERSION},
             "op": {"enum": ["upsert", "delete"]},
             "index": {"$ref": "#/components/schemas/IndexName"},
-            "document": {"$ref": "#/components/schemas/Document",
-                "description": "Required for upsert. For delete, its id may name the document instead of document_id."},
-            "document_id": {"type": "string", "description": "The document a delete removes."},
+            "document": {"type": "object",
+                "description": "The document (upsert). For delete, its id may name the document instead of document_id."},
+            "document_id": {"type": "string", "minLength": 1, "pattern": "\\S",
+                "description": "The document a delete removes."},
         },
-        "if": {"properties": {"op": {"const": "upsert"}}},
-        "then": {"required": ["document"]},
+        // As the pipeline reads an event: an upsert carries a whole document; a delete names
+        // one, by document_id or by its document's id.
+        "allOf": [
+            {"if": {"properties": {"op": {"const": "upsert"}}},
+             "then": {"required": ["document"],
+                      "properties": {"document": {"$ref": "#/components/schemas/Document"}}}},
+            {"if": {"properties": {"op": {"const": "delete"}}},
+             "then": {"anyOf": [
+                {"required": ["document_id"]},
+                {"required": ["document"], "properties": {"document": {"required": ["id"],
+                    "properties": {"id": {"type": "string", "minLength": 1, "pattern": "\\S"}}}}},
+             ]}},
+        ],
         // Fields the envelope does not know are ignored (forward compatibility); the
         // document's own fields are strict.
         "additionalProperties": true,

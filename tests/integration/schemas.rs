@@ -66,6 +66,20 @@ fn what_the_daemon_sends_and_takes_matches_the_published_schemas() {
         "document-event",
         &json!({"schema_version": 2, "op": "delete", "index": "kb", "document_id": "x"}),
     );
+    // A delete names its document, by document_id or by the document's id, and nothing more.
+    for delete in [
+        json!({"schema_version": 1, "op": "delete", "index": "kb", "document_id": "x"}),
+        json!({"schema_version": 1, "op": "delete", "index": "kb", "document": {"id": "x"}}),
+    ] {
+        assert_valid("document-event", &delete);
+    }
+    for delete in [
+        json!({"schema_version": 1, "op": "delete", "index": "kb"}),
+        json!({"schema_version": 1, "op": "delete", "index": "kb", "document_id": " "}),
+        json!({"schema_version": 1, "op": "delete", "index": "kb", "document": {"title": "t"}}),
+    ] {
+        assert_invalid("document-event", &delete);
+    }
     // A newer producer's extra envelope field is allowed by both.
     let newer = json!({"schema_version": 1, "op": "upsert", "index": "kb", "producer": "v9",
         "document": {"id": "basalt", "text": "Basalt is cooled lava."}});
