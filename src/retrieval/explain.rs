@@ -232,17 +232,21 @@ pub async fn explain(
         })
         .collect();
     let keyword_query = pinned.keyword_query(&answer.query);
+    let query_terms = index.keyword().analyze(&keyword_query)?;
+    let graph_terms = graph_terms(
+        index,
+        &answer.query,
+        &query_terms,
+        &answer.keyword_terms_dropped,
+    )?;
     let context = Context {
         index,
         snapshot: &snapshot,
         request: &pinned,
         branches: &branches,
         returned: &returned,
-        query_terms: index.keyword().analyze(&keyword_query)?,
-        graph_terms: graph_terms(index, &answer.query, &keyword_query)?
-            .into_iter()
-            .filter(|t| !answer.keyword_terms_dropped.contains(t))
-            .collect(),
+        query_terms,
+        graph_terms,
         keyword_query,
         reranker_applied: answer.reranker_applied,
         reranked: &answer.reranked,
@@ -860,19 +864,19 @@ fn branch_words(name: &str, b: &BranchPosition, score: impl Fn(f64) -> String) -
     }
 }
 
-/// The analysed terms of `keyword_query` that `query` itself does not hold: what the graph's
-/// expansion added.
+/// The searched terms (analysed) that `query` itself does not hold and the search did not
+/// drop: what the graph's expansion added to the keyword branch.
 fn graph_terms(
     index: &Index,
     query: &str,
-    keyword_query: &str,
+    searched: &[String],
+    dropped: &[String],
 ) -> Result<HashSet<String>, RetrievalError> {
     let own: HashSet<String> = index.keyword().analyze(query)?.into_iter().collect();
-    Ok(index
-        .keyword()
-        .analyze(keyword_query)?
-        .into_iter()
-        .filter(|t| !own.contains(t))
+    Ok(searched
+        .iter()
+        .filter(|t| !own.contains(*t) && !dropped.contains(*t))
+        .cloned()
         .collect())
 }
 
