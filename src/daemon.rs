@@ -109,6 +109,7 @@ pub struct Daemon {
     ingest: tokio::task::JoinHandle<()>,
     queries: tokio::task::JoinHandle<()>,
     maintenance: tokio::task::JoinHandle<()>,
+    storage_sync: tokio::task::JoinHandle<()>,
     monitor: tokio::task::JoinHandle<()>,
     http: actix_web::dev::ServerHandle,
     ready: Arc<AtomicBool>,
@@ -119,6 +120,13 @@ pub struct Daemon {
 impl Daemon {
     pub async fn start(config: Config, engine: Arc<Engine>) -> Result<Daemon, DaemonError> {
         let kafka = config.kafka.clone();
+        let role = config.serve.role;
+        // Where indexes live is checked before anything starts: a wrong bucket, endpoint or
+        // credentials stop start-up with the key to fix.
+        let storage = engine.storage().await?;
+        tracing::info!(role = ?role, storage = %storage.describe(), "starting");
+        let on_object_store = storage.object().is_some();
+        let indexes = engine.list_indexes().await?;
         let (broker, bootstrap) = if kafka.brokers.trim().is_empty() {
             let b = EmbeddedBroker::start(&kafka)?;
             let addr = b.bootstrap().to_string();
@@ -127,7 +135,7 @@ impl Daemon {
             (None, kafka.brokers.clone())
         };
         record_bootstrap(&config, &bootstrap);
-        start_metrics_at_zero(&config);
+        start_metrics_at_zero(&config, &indexes);
         let mut producer_config = client_config(&kafka, &bootstrap);
         producer_config.set("message.timeout.ms", "30000");
         // The producer takes any message the pipeline accepts (dead letters of the largest
@@ -147,7 +155,9 @@ impl Daemon {
         let (stop, stopped) = watch::channel(false);
 
         let report = Arc::new(RestartReport::default());
-        let ingest = tokio::spawn(
+        let ingest = tokio::spawn(only_if(
+            role.writes(),
+            stopped.clone(),
             IngestPipeline {
                 engine: engine.clone(),
                 dead_letters: dead_letters.clone(),
@@ -161,7 +171,7 @@ impl Daemon {
                 health: health.clone(),
             }
             .run(stopped.clone()),
-        );
+        ));
 
         // Queries over the bus.
         let query_consumer: StreamConsumer = client_config(&kafka, &bootstrap)
@@ -175,10 +185,12 @@ impl Daemon {
             .set("session.timeout.ms", "6000")
             .set("heartbeat.interval.ms", "500")
             .create()?;
-        skip_query_history(&kafka, &bootstrap).await;
-        query_consumer.subscribe(&[kafka.queries_topic.as_str()])?;
+        if role.answers_bus_queries() {
+            skip_query_history(&kafka, &bootstrap).await;
+            query_consumer.subscribe(&[kafka.queries_topic.as_str()])?;
+        }
         let maintenance_report = Arc::new(RestartReport::default());
-        let maintenance = tokio::spawn({
+        let maintenance = tokio::spawn(only_if(role.writes(), stopped.clone(), {
             let (engine, stopped) = (engine.clone(), stopped.clone());
             supervised(
                 "maintenance",
@@ -186,10 +198,33 @@ impl Daemon {
                 stopped.clone(),
                 move || crate::pipeline::maintenance::run(engine.clone(), stopped.clone()),
             )
+        }));
+        // The indexes' other side on an object store: a writer publishes its keyword
+        // versions, a replica reads what its writer committed.
+        let notices = if role.writes() {
+            None
+        } else {
+            Some(version_notices(&kafka, &bootstrap)?)
+        };
+        let storage_sync = tokio::spawn({
+            let (engine, stopped, health) = (engine.clone(), stopped.clone(), health.clone());
+            let producer = producer.clone();
+            async move {
+                match (role.writes(), on_object_store) {
+                    (true, true) => {
+                        crate::pipeline::keyword_publisher::run(engine, producer, stopped).await;
+                    }
+                    (false, _) => {
+                        crate::pipeline::replica_refresh::run(engine, health, notices, stopped)
+                            .await;
+                    }
+                    (true, false) => {}
+                }
+            }
         });
         let queries_report = Arc::new(RestartReport::default());
         let monitored_dead_letters = dead_letters.clone();
-        let queries = tokio::spawn({
+        let queries = tokio::spawn(only_if(role.answers_bus_queries(), stopped.clone(), {
             let (engine, producer, stopped) = (engine.clone(), producer.clone(), stopped.clone());
             let consumer = Arc::new(query_consumer);
             supervised(
@@ -206,7 +241,7 @@ impl Daemon {
                     )
                 },
             )
-        });
+        }));
         let monitor = tokio::spawn(monitor(
             health.clone(),
             monitored_dead_letters,
@@ -245,6 +280,7 @@ impl Daemon {
             ingest,
             queries,
             maintenance,
+            storage_sync,
             monitor,
             http,
             ready,
@@ -262,6 +298,7 @@ impl Daemon {
         // A pass stops at its next await; a commit it made is whole (Lance commits are atomic
         // and the keyword store is repaired from Lance on open).
         let _ = self.maintenance.await;
+        let _ = self.storage_sync.await;
         let _ = self.monitor.await;
         let mut ingest = self.ingest;
         if tokio::time::timeout(self.grace, &mut ingest).await.is_err() {
@@ -272,6 +309,43 @@ impl Daemon {
         self.http.stop(true).await;
         let producer = self.producer;
         let _ = tokio::task::spawn_blocking(move || producer.flush(Duration::from_secs(5))).await;
+    }
+}
+
+/// A query replica's reader of the versions topic: a group of its own (every replica reads
+/// every notice). It starts at the topic's beginning, so that no notice sent while it
+/// joins is missed; the backlog costs one look (`replica_refresh`).
+fn version_notices(
+    kafka: &crate::config::KafkaConfig,
+    bootstrap: &str,
+) -> Result<StreamConsumer, DaemonError> {
+    let consumer: StreamConsumer = client_config(kafka, bootstrap)
+        .set(
+            "group.id",
+            format!(
+                "{}-replica-{}",
+                kafka.group_id,
+                uuid::Uuid::new_v4().simple()
+            ),
+        )
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("fetch.wait.max.ms", "10")
+        .create()?;
+    consumer.subscribe(&[kafka.versions_topic.as_str()])?;
+    Ok(consumer)
+}
+
+/// `unit` when this daemon's role runs it; otherwise a task that only waits for shutdown.
+async fn only_if(
+    runs: bool,
+    mut stopped: watch::Receiver<bool>,
+    unit: impl std::future::Future<Output = ()>,
+) {
+    if runs {
+        unit.await;
+    } else {
+        let _ = stopped.changed().await;
     }
 }
 
@@ -387,11 +461,10 @@ const SUPERVISED: [&str; 3] = ["ingest", "maintenance", "queries"];
 /// Creates the series of every label value known now at zero ([`Metrics::start_at_zero`]).
 ///
 /// [`Metrics::start_at_zero`]: crate::telemetry::metrics::Metrics::start_at_zero
-fn start_metrics_at_zero(config: &Config) {
+fn start_metrics_at_zero(config: &Config, indexes: &[crate::model::IndexName]) {
     let Some(m) = crate::telemetry::metrics() else {
         return;
     };
-    let indexes = crate::index::list_indexes(&config.storage.data_dir);
     let mut index_names: Vec<&str> = indexes.iter().map(|i| i.as_str()).collect();
     index_names.push(&config.contracts.default_index);
     let contracts = crate::contracts::Contract::ALL.map(|c| c.label());

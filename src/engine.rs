@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::chunking::Chunker;
 use crate::config::Config;
 use crate::embedding::{CachedEmbedder, EmbedError, Embedder, EmbeddingCache};
-use crate::index::{DocumentOp, Index, IndexStats, StoreError, WriteOutcome};
+use crate::index::{DocumentOp, Index, IndexStats, IndexStorage, StoreError, WriteOutcome};
 use crate::model::{IndexName, ValidationError};
 use crate::retrieval::{RetrievalError, SearchRequest, SearchResult};
 use futures::FutureExt;
@@ -109,6 +109,10 @@ pub struct Engine {
     /// Load each index's search indexes into Lance's cache when it is opened and after each
     /// vector index build (a serving process; a one-shot command would only pay for it).
     keep_warm: bool,
+    /// Where indexes live, opened (and checked) on first use.
+    storage: tokio::sync::OnceCell<IndexStorage>,
+    /// A query replica (`serve.role = query`): indexes open read-only.
+    replica: bool,
 }
 
 impl Engine {
@@ -162,7 +166,71 @@ impl Engine {
             indexes: tokio::sync::Mutex::new(HashMap::new()),
             store_options,
             keep_warm: false,
+            storage: tokio::sync::OnceCell::new(),
+            replica: false,
         }
+    }
+
+    /// This engine serves queries only: indexes open as replicas of what their writer
+    /// publishes on the object store, and every write is refused.
+    pub fn as_replica(mut self) -> Self {
+        self.replica = true;
+        self
+    }
+
+    /// Where indexes live. Opened on first use; on an object store that checks the bucket
+    /// can be written and read, so a daemon calls it at start-up to fail early.
+    pub async fn storage(&self) -> Result<&IndexStorage, EngineError> {
+        let storage = &self.config.storage;
+        Ok(self
+            .storage
+            .get_or_try_init(|| {
+                IndexStorage::open(
+                    &storage.data_dir,
+                    storage.uri.as_deref(),
+                    &storage.options,
+                    self.store_options.lance_session.store_registry(),
+                )
+            })
+            .await?)
+    }
+
+    /// The indexes that exist, sorted.
+    pub async fn list_indexes(&self) -> Result<Vec<IndexName>, EngineError> {
+        Ok(self.storage().await?.list_indexes().await?)
+    }
+
+    /// The indexes opened so far.
+    pub async fn open_indexes(&self) -> Vec<Arc<Index>> {
+        self.indexes.lock().await.values().cloned().collect()
+    }
+
+    /// Closes the open indexes not in `listed` (deleted by their writer): a replica stops
+    /// answering for them.
+    pub async fn close_unlisted(&self, listed: &[IndexName]) {
+        let open: Vec<IndexName> = self.indexes.lock().await.keys().cloned().collect();
+        for name in open.iter().filter(|n| !listed.contains(n)) {
+            self.close(name).await;
+        }
+    }
+
+    /// Forgets the open handle of `name` (a replica whose writer deleted or remade it); a
+    /// replica's cache of it goes too. The next use opens it again.
+    pub async fn close(&self, name: &IndexName) {
+        self.indexes.lock().await.remove(name);
+        if let (true, Some(storage)) = (self.replica, self.storage.get()) {
+            let dir = storage.local_dir(name);
+            if let Err(e) = std::fs::remove_dir_all(&dir) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    tracing::warn!(index = %name, error = %e, "removing a closed index's cache failed");
+                }
+            }
+        }
+    }
+
+    /// Notified after each commit of documents to any index.
+    pub fn commits(&self) -> Arc<tokio::sync::Notify> {
+        self.store_options.committed.clone()
     }
 
     /// This engine serves: it loads each index's search indexes into Lance's cache in the
@@ -206,21 +274,31 @@ impl Engine {
 
     /// An existing index (opened once, then shared).
     pub async fn index(&self, name: &IndexName) -> Result<Arc<Index>, EngineError> {
+        let storage = self.storage().await?;
         let mut open = self.indexes.lock().await;
         if let Some(index) = open.get(name) {
             return Ok(index.clone());
         }
         // Lance panics on some damaged manifests; that is an index that cannot be opened,
         // not a reason to take the caller's thread down.
-        let opened = std::panic::AssertUnwindSafe(Index::open(
-            &self.config.storage.data_dir,
-            name,
-            &self.store_options,
-        ))
-        .catch_unwind()
-        .await
-        .unwrap_or_else(|panic| Err(StoreError::Corrupt(crate::panic_message(&panic))));
+        let opening = async {
+            if self.replica {
+                let cache_bytes = self.config.storage.cache_max_mb.saturating_mul(1 << 20);
+                Index::open_replica(storage, name, &self.store_options, cache_bytes).await
+            } else {
+                Index::open(storage, name, &self.store_options).await
+            }
+        };
+        let opened = std::panic::AssertUnwindSafe(opening)
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| Err(StoreError::Corrupt(crate::panic_message(&panic))));
+        let on_object_store = storage.object().is_some();
         let index = opened.map_err(|e| match e {
+            // An object store that did not answer is not a damaged index.
+            StoreError::Lance(e @ lance::Error::IO { .. }) if on_object_store => {
+                StoreError::ObjectStore(e.to_string())
+            }
             StoreError::Lance(e) => damaged(name, &e),
             StoreError::Corrupt(e) => damaged(name, &e),
             other => other,
@@ -240,13 +318,17 @@ impl Engine {
 
     /// The index, created for this engine's embedder if it does not exist yet.
     pub async fn create_index(&self, name: &IndexName) -> Result<Arc<Index>, EngineError> {
+        if self.replica {
+            return self.index(name).await;
+        }
+        let storage = self.storage().await?;
         let mut open = self.indexes.lock().await;
         if let Some(index) = open.get(name) {
             return Ok(index.clone());
         }
         let index = Arc::new(
             Index::create(
-                &self.config.storage.data_dir,
+                storage,
                 name,
                 self.embedder.id(),
                 self.embedder.dimensions(),
@@ -577,14 +659,21 @@ impl Engine {
         if !open.get(name).is_some_and(|i| Arc::ptr_eq(i, &index)) {
             return Err(EngineError::IndexNotFound(name.to_string()));
         }
-        if let Err(e) =
-            crate::index::deleted::retire(&self.config.storage.data_dir, name, checkpoint)
-        {
+        let storage = self.storage().await?;
+        if let Err(e) = crate::index::deleted::retire(storage, name, checkpoint) {
             // Not moved: the index stays, and takes writes again.
             index.unretire();
             return Err(e.into());
         }
         open.remove(name);
+        if let Some(root) = storage.object() {
+            // Unlisted first, then its objects, before a write can make a new index of
+            // the same name under the same prefix (this holds the lock that creates). A
+            // publication in flight finishes first; later ones see the index retired.
+            let _publishing = index.hold_publication().await;
+            storage.forget(name).await?;
+            root.remove_index(name).await?;
+        }
         tracing::info!(index = %name, index_version = version, "index deleted");
         Ok(version)
     }

@@ -7,6 +7,9 @@
 //! - An [`Impact::Unready`] problem (a data directory that cannot be written) fails
 //!   `/readyz`: requests should go elsewhere until it is fixed.
 //!
+//! - An [`Impact::Degraded`] problem fails neither probe: it is listed so that an operator
+//!   sees it.
+//!
 //! Both probes list every problem with its reason, so the answer says what is wrong.
 
 use std::collections::BTreeMap;
@@ -19,6 +22,9 @@ use serde::Serialize;
 pub enum Impact {
     Unhealthy,
     Unready,
+    /// Listed by both probes, failing neither: the daemon serves, but not all it should (a
+    /// query replica serving an older version than its writer has committed).
+    Degraded,
 }
 
 /// One reported problem.

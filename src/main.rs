@@ -31,8 +31,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the daemon: Kafka pipeline, queries over the bus, HTTP (embedded broker unless
-    /// kafka.brokers is set).
-    Serve,
+    /// kafka.brokers is set); `--role query` runs a query replica.
+    Serve(cli::serve::ServeArgs),
     /// Run only the embedded Kafka-protocol broker, until SIGTERM/SIGINT.
     Broker,
     /// The configuration: show the effective one, or check a file.
@@ -68,7 +68,7 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> Result<(), Failure> {
     let (config, _telemetry) = cli::start(cli.config.as_deref())?;
     match cli.command {
-        Command::Serve => cli::serve::serve(config).await,
+        Command::Serve(args) => cli::serve::serve(config, args).await,
         Command::Broker => cli::serve::broker(config).await,
         Command::Config(command) => cli::config::run(config, command).await,
         Command::Ingest(args) => cli::ingest::run(config, args).await,

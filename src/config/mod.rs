@@ -26,6 +26,8 @@ const NON_KEY_VARIABLES: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
+    /// What `ragstream serve` runs (`[serve]`).
+    pub serve: ServeConfig,
     pub storage: StorageConfig,
     pub model: ModelConfig,
     pub chunking: ChunkingSection,
@@ -62,9 +64,13 @@ pub struct KafkaConfig {
     pub dlq_topic: String,
     /// Reply topic created with the embedded broker.
     pub replies_topic: String,
+    /// Where a writer on an object store announces each version it published
+    /// (`{"index", "index_version", "committed_at"}`), so that query replicas refresh at
+    /// once rather than at their next poll.
+    pub versions_topic: String,
     /// The topics a bus query may name in `reply-to`: comma-separated glob patterns (`*`
     /// matches any run of characters). The documents, queries and dead-letter topics are
-    /// never allowed, whatever the patterns say.
+    /// never allowed, nor the versions topic, whatever the patterns say.
     pub reply_topics: String,
     pub group_id: String,
     /// Partitions of the topics the embedded broker creates.
@@ -132,6 +138,7 @@ impl Default for KafkaConfig {
             queries_topic: "ragstream.queries".into(),
             dlq_topic: "ragstream.dlq".into(),
             replies_topic: "ragstream.replies".into(),
+            versions_topic: "ragstream.versions".into(),
             reply_topics: "ragstream.replies*".into(),
             group_id: "ragstream".into(),
             partitions: 4,
@@ -157,11 +164,59 @@ impl Default for HttpConfig {
     }
 }
 
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// `all` (the default): ingestion, maintenance and queries. `ingest`: no queries over
+    /// the bus. `query`: a query replica, reading the indexes on `storage.uri` that a
+    /// writer commits; no ingestion, no maintenance, and a data directory of its own for
+    /// its cache.
+    pub role: Role,
+}
+
+/// What a daemon does (`serve.role`, `ragstream serve --role`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    #[default]
+    All,
+    Ingest,
+    Query,
+}
+
+impl Role {
+    /// Whether this daemon writes indexes (ingestion and maintenance).
+    pub fn writes(self) -> bool {
+        self != Role::Query
+    }
+
+    /// Whether this daemon answers queries from the bus.
+    pub fn answers_bus_queries(self) -> bool {
+        self != Role::Ingest
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StorageConfig {
-    /// Where indexes live: `<data_dir>/indexes/<name>/{chunks.lance,keyword}`.
+    /// Where indexes live: `<data_dir>/indexes/<name>/{chunks.lance,keyword}`. With `uri`
+    /// set, it holds only what is per-process: the keyword index's working copy or cache,
+    /// the embedding cache and the resident vectors' scratch files.
     pub data_dir: PathBuf,
+    /// Indexes on an object store: `s3://bucket/prefix` (S3 and S3-compatible stores) or
+    /// `file:///path`. The Lance datasets live there, and every keyword commit is published
+    /// there. Unset: indexes live under `data_dir`.
+    pub uri: Option<String>,
+    /// Options of the object store (`aws_endpoint`, `aws_region`, `aws_access_key_id`,
+    /// `aws_secret_access_key`, `allow_http`, …; Lance's names). A key `<option>_env` names
+    /// the environment variable that holds the option, which keeps secrets out of files.
+    /// Unset options come from the standard `AWS_*` variables.
+    pub options: std::collections::BTreeMap<String, String>,
+    /// The most a query replica keeps of downloaded keyword files, in MiB; the newest
+    /// version's files are always kept, older versions' are fetched again when asked for.
+    pub cache_max_mb: u64,
+    /// How often a query replica looks for versions the writer committed.
+    pub poll_interval_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -315,6 +370,10 @@ impl Default for StorageConfig {
     fn default() -> Self {
         StorageConfig {
             data_dir: PathBuf::from("data"),
+            uri: None,
+            options: Default::default(),
+            cache_max_mb: 2048,
+            poll_interval_ms: 1000,
         }
     }
 }
@@ -521,7 +580,14 @@ impl Config {
         config.model.dir = expand_home(&config.model.dir);
         config.model.static_dir = expand_home(&config.model.static_dir);
         config.validate(&source_name).map_err(named)?;
-        secrets::resolve_kafka_client(&mut config.kafka.client, &every_variable)
+        secrets::resolve_indirect("kafka.client", &mut config.kafka.client, &every_variable)
+            .and_then(|()| {
+                secrets::resolve_indirect(
+                    "storage.options",
+                    &mut config.storage.options,
+                    &every_variable,
+                )
+            })
             .map_err(|(key, reason)| ConfigError {
                 source_name: source_name.clone(),
                 key,
@@ -539,6 +605,14 @@ impl Config {
                 reason: reason.into(),
             })
         };
+        if let Some(uri) = &self.storage.uri {
+            if let Err(reason) = crate::store::index_storage::check_uri(uri) {
+                return bad("storage.uri", &reason);
+            }
+        }
+        if self.storage.poll_interval_ms == 0 {
+            return bad("storage.poll_interval_ms", "must be at least 1");
+        }
         if self.chunking.max_tokens == 0 {
             return bad("chunking.max_tokens", "must be at least 1");
         }

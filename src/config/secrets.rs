@@ -24,15 +24,16 @@ pub(super) fn redact(value: &mut toml::Value) {
     }
 }
 
-/// `[kafka.client]` entries named `<setting>_env` hold the name of an environment variable
-/// whose value is the setting (`"sasl.password_env" = "KAFKA_PASSWORD"`), which keeps
-/// secrets out of files. Replaces each with the setting; an unset or empty variable is an
-/// error naming the key.
-pub(super) fn resolve_kafka_client(
-    client: &mut std::collections::BTreeMap<String, String>,
+/// Entries of a string table (`[kafka.client]`, `[storage.options]`) named `<setting>_env`
+/// hold the name of an environment variable whose value is the setting
+/// (`"sasl.password_env" = "KAFKA_PASSWORD"`), which keeps secrets out of files. Replaces each
+/// with the setting; an unset or empty variable is an error naming the key.
+pub(super) fn resolve_indirect(
+    section: &str,
+    table: &mut std::collections::BTreeMap<String, String>,
     env: &std::collections::HashMap<String, String>,
 ) -> Result<(), (String, String)> {
-    let indirect: Vec<(String, String)> = client
+    let indirect: Vec<(String, String)> = table
         .iter()
         .filter(|(k, _)| k.ends_with("_env"))
         .map(|(k, v)| (k.clone(), v.clone()))
@@ -44,18 +45,18 @@ pub(super) fn resolve_kafka_client(
             .filter(|v| !v.is_empty())
             .ok_or_else(|| {
                 (
-                    format!("kafka.client.{key}"),
+                    format!("{section}.{key}"),
                     format!("names the environment variable {variable}, which is unset or empty"),
                 )
             })?;
-        if client.contains_key(&setting) {
+        if table.contains_key(&setting) {
             return Err((
-                format!("kafka.client.{key}"),
+                format!("{section}.{key}"),
                 format!("set either {setting} or {key}, not both"),
             ));
         }
-        client.remove(&key);
-        client.insert(setting, value.clone());
+        table.remove(&key);
+        table.insert(setting, value.clone());
     }
     Ok(())
 }
@@ -83,6 +84,42 @@ mod tests {
         let e = Config::load_from(Some(&file), env("")).unwrap_err();
         assert_eq!(e.key, "kafka.client.sasl.password_env");
         assert!(e.reason.contains("KAFKA_SECRET_TEST"), "{e}");
+    }
+
+    #[test]
+    fn object_store_options_come_from_files_variables_and_named_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(
+            &file,
+            "[storage]\nuri = \"s3://b/p\"\n[storage.options]\naws_region = \"eu-west-1\"\naws_secret_access_key_env = \"S3_SECRET_TEST\"\n",
+        )
+        .unwrap();
+        let env = vec![
+            ("S3_SECRET_TEST".to_string(), "k3y".to_string()),
+            (
+                "RAGSTREAM_STORAGE__OPTIONS__AWS_ENDPOINT".to_string(),
+                "http://minio:9000".to_string(),
+            ),
+            (
+                "RAGSTREAM_STORAGE__OPTIONS__ALLOW_HTTP".to_string(),
+                "true".to_string(),
+            ),
+        ];
+        let c = Config::load_from(Some(&file), env).unwrap();
+        let options = &c.storage.options;
+        assert_eq!(options["aws_secret_access_key"], "k3y");
+        assert_eq!(options["aws_endpoint"], "http://minio:9000");
+        assert_eq!(options["allow_http"], "true");
+        assert_eq!(options["aws_region"], "eu-west-1");
+        assert!(!options.contains_key("aws_secret_access_key_env"));
+        assert!(!c.redacted_toml().contains("k3y"));
+        let e = Config::load_from(Some(&file), Vec::new()).unwrap_err();
+        assert_eq!(e.key, "storage.options.aws_secret_access_key_env");
+        let bad = vec![("RAGSTREAM_STORAGE_URI".to_string(), "gs://b/p".to_string())];
+        let e = Config::load_from(None, bad).unwrap_err();
+        assert_eq!(e.key, "storage.uri");
+        assert!(e.reason.contains("not supported"), "{e}");
     }
 
     #[test]

@@ -261,6 +261,10 @@ pub fn error_code(e: &EngineError) -> (&'static str, Option<String>) {
             ("embedder_mismatch", None)
         }
         EngineError::Store(crate::index::StoreError::Corrupt(_)) => ("index_damaged", None),
+        EngineError::Store(crate::index::StoreError::ReadOnly(_)) => ("read_only_replica", None),
+        EngineError::Store(
+            crate::index::StoreError::ObjectStore(_) | crate::index::StoreError::Storage { .. },
+        ) => ("storage_unavailable", None),
         EngineError::Store(_) | EngineError::Internal(_) => ("internal", None),
         EngineError::Timeout { .. } => ("query_timeout", None),
     }

@@ -450,7 +450,7 @@ pub async fn settings(engine: &Engine, index: &IndexName, body: &Value) -> Reply
         Err(e) => return super::error_reply(&e.into()),
     };
     match engine.index(index).await {
-        Ok(h) => match h.set_defaults(defaults) {
+        Ok(h) => match h.set_defaults(defaults).await {
             Ok(info) => Reply {
                 status: 200,
                 body: json!({"index": index.as_str(), "settings": info.defaults}),

@@ -298,7 +298,13 @@ pub fn observe(contract: Contract, transport: &str, started: std::time::Instant,
 /// cannot be opened is listed with its error, so one damaged index hides no other.
 pub async fn index_list(engine: &Engine, caller: &Caller) -> Value {
     let mut indexes = Vec::new();
-    for name in crate::index::list_indexes(&engine.config().storage.data_dir) {
+    let names = match engine.list_indexes().await {
+        Ok(names) => names,
+        Err(e) => {
+            return serde_json::json!({ "indexes": [], "error": error_reply(&e).body["error"] })
+        }
+    };
+    for name in names {
         if caller.authorize(&name, Scope::Read).is_err() {
             continue;
         }
@@ -331,8 +337,8 @@ pub fn status_of(code: &str) -> u16 {
         "unauthenticated" => 401,
         "forbidden" => 403,
         "version_unavailable" => 410,
-        "embedder_mismatch" => 409,
-        "embedder_unavailable" | "query_timeout" => 503,
+        "embedder_mismatch" | "read_only_replica" => 409,
+        "embedder_unavailable" | "query_timeout" | "storage_unavailable" => 503,
         _ => 500,
     }
 }

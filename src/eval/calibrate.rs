@@ -167,6 +167,7 @@ pub async fn store(
     defaults.auto_calibration = Some(AutoCalibration { source, rows });
     handle
         .set_defaults(defaults)
+        .await
         .map_err(crate::engine::EngineError::from)?;
     Ok(())
 }

@@ -4,7 +4,6 @@
 //! chunks, keyword index and graph together. An index that was never given a triple has no
 //! graph datasets at all.
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::{RecordBatch, RecordBatchIterator};
@@ -18,6 +17,7 @@ use super::rows::{
     triples_to_batch, EntityRow, TripleRow,
 };
 use crate::store::filters::LIVE_ROWS;
+use crate::store::index_storage::DatasetLocation;
 use crate::store::{in_list, replace_documents, StoreError};
 
 /// Chunk-commit property: `"<triples version>/<entities version>"`.
@@ -58,26 +58,31 @@ pub struct GraphChange {
 }
 
 pub struct GraphStore {
-    dir: PathBuf,
+    triples_at: DatasetLocation,
+    entities_at: DatasetLocation,
     triples: Mutex<Option<Dataset>>,
     entities: Mutex<Option<Dataset>>,
 }
 
-async fn open(path: &Path) -> Result<Option<Dataset>, StoreError> {
-    match Dataset::open(&path.to_string_lossy()).await {
+async fn open(location: &DatasetLocation) -> Result<Option<Dataset>, StoreError> {
+    match location.builder().load().await {
         Ok(ds) => Ok(Some(ds)),
         Err(lance::Error::DatasetNotFound { .. }) | Err(lance::Error::NotFound { .. }) => Ok(None),
         Err(e) => Err(e.into()),
     }
 }
 
-async fn create(path: &Path, schema: arrow_schema::SchemaRef) -> Result<Dataset, StoreError> {
+async fn create(
+    location: &DatasetLocation,
+    schema: arrow_schema::SchemaRef,
+) -> Result<Dataset, StoreError> {
     let empty = RecordBatchIterator::new(Vec::<Result<RecordBatch, _>>::new(), schema);
     let params = WriteParams {
         mode: WriteMode::Create,
+        store_params: location.store_params(),
         ..Default::default()
     };
-    Ok(Dataset::write(empty, path.to_string_lossy().as_ref(), Some(params)).await?)
+    Ok(Dataset::write(empty, location.uri.as_str(), Some(params)).await?)
 }
 
 /// One commit replacing the rows of `documents` in `ds` with `batch` (merge on `key`).
@@ -101,12 +106,37 @@ async fn scan(ds: &Dataset, filter: Option<String>) -> Result<Vec<RecordBatch>, 
 }
 
 impl GraphStore {
-    pub async fn open(index_dir: &Path) -> Result<GraphStore, StoreError> {
+    /// Opens the graph's two datasets where they are; an index without a graph has neither
+    /// until its first triples.
+    pub async fn open(
+        triples_at: DatasetLocation,
+        entities_at: DatasetLocation,
+    ) -> Result<GraphStore, StoreError> {
         Ok(GraphStore {
-            dir: index_dir.to_path_buf(),
-            triples: Mutex::new(open(&index_dir.join("triples.lance")).await?),
-            entities: Mutex::new(open(&index_dir.join("entities.lance")).await?),
+            triples: Mutex::new(open(&triples_at).await?),
+            entities: Mutex::new(open(&entities_at).await?),
+            triples_at,
+            entities_at,
         })
+    }
+
+    /// Reads the newest versions another process committed (a query replica).
+    pub async fn refresh(&self) -> Result<(), StoreError> {
+        for (slot, location) in [
+            (&self.triples, &self.triples_at),
+            (&self.entities, &self.entities_at),
+        ] {
+            let current = slot.lock().expect("graph lock").clone();
+            let newest = match current {
+                Some(mut ds) => {
+                    ds.checkout_latest().await?;
+                    Some(ds)
+                }
+                None => open(location).await?,
+            };
+            *slot.lock().expect("graph lock") = newest;
+        }
+        Ok(())
     }
 
     fn triples(&self) -> Option<Dataset> {
@@ -187,11 +217,11 @@ impl GraphStore {
         }
         let triples = match self.triples() {
             Some(ds) => ds,
-            None => create(&self.dir.join("triples.lance"), triple_schema(dimensions)).await?,
+            None => create(&self.triples_at, triple_schema(dimensions)).await?,
         };
         let entities = match self.entities() {
             Some(ds) => ds,
-            None => create(&self.dir.join("entities.lance"), entity_schema()).await?,
+            None => create(&self.entities_at, entity_schema()).await?,
         };
         let triple_batch = (!change.triples.is_empty())
             .then(|| triples_to_batch(&change.triples, dimensions))

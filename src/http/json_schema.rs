@@ -1,5 +1,5 @@
 //! JSON Schemas (draft 2020-12) of what travels on the bus: document events, each contract's
-//! query and reply, errors and dead letters. They are cut from the OpenAPI document's
+//! query and reply, errors, dead letters and version notices. They are cut from the OpenAPI document's
 //! components, so HTTP and the bus are described by one set of schemas; `ragstream schema`
 //! prints them and `docs/schemas/` holds a copy that a test keeps in step.
 
@@ -19,6 +19,7 @@ enum Root {
     Component(&'static str),
     DocumentEvent,
     DeadLetter,
+    VersionNotice,
 }
 
 const fn component(name: &'static str, description: &'static str, c: &'static str) -> Published {
@@ -56,6 +57,11 @@ pub const PUBLISHED: &[Published] = &[
         description: "The headers of a message on the dead-letter topic (its key and payload are the original's).",
         root: Root::DeadLetter,
     },
+    Published {
+        name: "version-notice",
+        description: "A message on the versions topic: a writer on an object store published a version of an index (its key is the index).",
+        root: Root::VersionNotice,
+    },
 ];
 
 /// The schema called `name`, self-contained: the components it refers to are under
@@ -70,6 +76,7 @@ pub fn schema(name: &str) -> Option<Value> {
         Root::Component(c) => components[c].clone(),
         Root::DocumentEvent => document_event(),
         Root::DeadLetter => dead_letter(),
+        Root::VersionNotice => version_notice(),
     };
     let mut defs = Map::new();
     let mut pending = refs(&root);
@@ -170,6 +177,19 @@ fn document_event() -> Value {
         // Fields the envelope does not know are ignored (forward compatibility); the
         // document's own fields are strict.
         "additionalProperties": true,
+    })
+}
+
+fn version_notice() -> Value {
+    json!({
+        "type": "object",
+        "required": ["index", "index_version", "committed_at"],
+        "properties": {
+            "index": {"$ref": "#/components/schemas/IndexName"},
+            "index_version": {"type": "integer", "minimum": 1},
+            "committed_at": {"type": "string", "format": "date-time"},
+        },
+        "additionalProperties": false,
     })
 }
 

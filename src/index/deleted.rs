@@ -4,12 +4,15 @@
 //! before it were in the deleted index; if the pipeline reads them again (a restart resumes
 //! at the oldest checkpoint of any index), they are skipped instead of bringing the deleted
 //! documents back. Events after it make a new index of that name.
+//!
+//! On an object store, the index's `index.json` is removed at once and its objects right
+//! after (`Engine::delete_index`); its local files take the path above.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{index_dir, StoredCheckpoint};
+use super::{IndexStorage, StoredCheckpoint};
 use crate::model::IndexName;
 use crate::store::StoreError;
 
@@ -32,10 +35,11 @@ fn record_path(data_dir: &Path, name: &IndexName) -> PathBuf {
 /// written first: a crash between the two leaves the index listed, and deleting it again
 /// finishes the job.
 pub fn retire(
-    data_dir: &Path,
+    storage: &IndexStorage,
     name: &IndexName,
     checkpoint: StoredCheckpoint,
 ) -> Result<(), StoreError> {
+    let data_dir = storage.data_dir();
     let graveyard = deleted_dir(data_dir);
     std::fs::create_dir_all(&graveyard)?;
     let deleted_at = crate::model::now_timestamp();
@@ -56,10 +60,14 @@ pub fn retire(
     std::fs::rename(&partial, &path)?;
     std::fs::File::open(&graveyard)?.sync_all()?;
     let unique = deleted_at.replace([':', '.'], "-");
-    std::fs::rename(
-        index_dir(data_dir, name),
+    match std::fs::rename(
+        storage.local_dir(name),
         graveyard.join(format!("{name}.{unique}")),
-    )?;
+    ) {
+        // On an object store the index may have no local files yet.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && storage.object().is_some() => {}
+        moved => moved?,
+    }
     Ok(())
 }
 

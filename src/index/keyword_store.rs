@@ -326,6 +326,19 @@ fn segment_files(index: &Index) -> Result<BTreeSet<PathBuf>, StoreError> {
         .collect())
 }
 
+/// The file names a keyword snapshot (the bytes of a `meta.v<N>.json`) may need: tantivy
+/// lists candidates, some of which need not exist.
+pub fn snapshot_files(meta: &[u8]) -> Result<BTreeSet<String>, StoreError> {
+    let dir = tantivy::directory::RamDirectory::create();
+    tantivy::Directory::atomic_write(&dir, Path::new("meta.json"), meta)?;
+    let metas = Index::open(dir)?.load_metas()?;
+    Ok(metas
+        .list_segment_files()
+        .into_iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect())
+}
+
 fn open_index(dir: VersionedDirectory) -> tantivy::Result<Index> {
     let index = if Index::exists(&dir)? {
         Index::open(dir)?

@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, Float32Array, RecordBatch, RecordBatchIterator};
 use futures::TryStreamExt;
-use lance::dataset::builder::DatasetBuilder;
 use lance::dataset::cleanup::CleanupPolicy;
 use lance::dataset::transaction::Transaction;
 use lance::dataset::{CommitBuilder, InsertBuilder, NewColumnTransform, WriteMode, WriteParams};
@@ -21,6 +20,7 @@ use super::rows::{
 };
 use super::StoreError;
 use crate::store::filters::{Filters, Visibility, LIVE_ROWS};
+use crate::store::index_storage::DatasetLocation;
 use crate::store::{in_list, replace_documents};
 
 /// Checked-out versions kept open for pinned queries.
@@ -40,6 +40,8 @@ pub struct LanceStore {
     /// The centre of the index's sign codes, once the index has recorded one.
     resident_center: Mutex<Option<Arc<Vec<f32>>>>,
     resident: ResidentVectors,
+    /// Where the dataset lives (for writes that make it anew: `overwrite`).
+    location: DatasetLocation,
 }
 
 /// The resident vectors' search settings: rows ranked by the byte codes (`shortlist`), and
@@ -120,27 +122,37 @@ async fn candidates_of(
 const TOP_K_READ_PARALLELISM: usize = 1;
 
 impl LanceStore {
-    /// Opens the dataset at `uri`, creating an empty one (version 1) if there is none.
-    /// Every version it opens shares `session`'s caches; the resident vectors' scratch files
-    /// go to `scratch`.
-    pub async fn open_or_create(
-        uri: &str,
+    /// Opens the dataset at `location`; with `create`, makes an empty one (version 1) if
+    /// there is none, and otherwise a missing dataset is [`StoreError::UnknownIndex`] (a
+    /// query replica never creates one). Every version it opens shares `session`'s caches;
+    /// the resident vectors' scratch files go to `scratch`.
+    pub async fn open(
+        location: &DatasetLocation,
         dimensions: usize,
         session: Arc<Session>,
         scratch: std::path::PathBuf,
+        create: bool,
     ) -> Result<Self, StoreError> {
-        let opened = DatasetBuilder::from_uri(uri)
+        let uri = location.uri.as_str();
+        let opened = location
+            .builder()
             .with_session(session.clone())
             .load()
             .await;
         let dataset = match opened {
             Ok(ds) => ds,
+            Err(lance::Error::DatasetNotFound { .. }) | Err(lance::Error::NotFound { .. })
+                if !create =>
+            {
+                return Err(StoreError::UnknownIndex(uri.to_string()));
+            }
             Err(lance::Error::DatasetNotFound { .. }) | Err(lance::Error::NotFound { .. }) => {
                 let schema = chunk_schema(dimensions);
                 let empty = RecordBatchIterator::new(Vec::<Result<RecordBatch, _>>::new(), schema);
                 let params = WriteParams {
                     mode: WriteMode::Create,
                     session: Some(session),
+                    store_params: location.store_params(),
                     ..Default::default()
                 };
                 Dataset::write(empty, uri, Some(params)).await?
@@ -180,6 +192,7 @@ impl LanceStore {
             }),
             resident_center: Mutex::new(None),
             resident: ResidentVectors::new(scratch),
+            location: location.clone(),
         })
     }
 
@@ -770,13 +783,13 @@ impl LanceStore {
         };
         let params = WriteParams {
             mode: WriteMode::Overwrite,
+            store_params: self.location.store_params(),
             ..Default::default()
         }
         .with_transaction_properties(properties);
-        let uri = self.latest().uri().to_string();
         let written = Dataset::write(
             RecordBatchIterator::new(batches, schema),
-            uri.as_str(),
+            self.location.uri.as_str(),
             Some(params),
         )
         .await?;

@@ -5,6 +5,7 @@ pub mod background_work;
 mod commit_log;
 pub mod deleted;
 mod keyword_max_score;
+mod keyword_mirror;
 mod keyword_store;
 mod known_documents;
 pub mod lance_cpu_pool;
@@ -24,6 +25,7 @@ use tracing::Instrument;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::store::index_storage::IndexStorage;
 pub use crate::store::StoreError;
 pub use keyword_store::{DisjunctionSearch, KeywordSettings, KeywordStore};
 pub use lance_store::{Census, LanceStore, ResidentSearch};
@@ -140,6 +142,16 @@ impl VersionPins {
         }
     }
 
+    /// Every version a snapshot holds now.
+    fn all(&self) -> BTreeSet<u64> {
+        self.0
+            .lock()
+            .expect("version pins lock")
+            .keys()
+            .copied()
+            .collect()
+    }
+
     fn oldest(&self) -> Option<u64> {
         self.0
             .lock()
@@ -222,7 +234,47 @@ pub struct Index {
     commits: commit_log::CommitLog,
     /// The document ids the index may hold rows of (see [`known_documents`]).
     known: known_documents::KnownDocuments,
+    /// Where the index lives.
+    storage: IndexStorage,
+    /// Set on a query replica: it reads, never writes.
+    replica: Option<Replica>,
+    /// The newest keyword version published to the object store (a writer on one).
+    published: tokio::sync::Mutex<Option<u64>>,
+    /// Serialises changes of `index.json`.
+    info_writes: tokio::sync::Mutex<()>,
+    /// Notified after each commit of documents ([`StoreOptions::committed`]).
+    committed: Arc<tokio::sync::Notify>,
+    /// The index's per-process files (on local storage, all of them).
     dir: PathBuf,
+}
+
+/// What a query replica keeps of an index: its keyword cache, and the newest version whose
+/// files in both stores it has read.
+struct Replica {
+    cache: keyword_mirror::KeywordCache,
+    visible: std::sync::atomic::AtomicU64,
+}
+
+/// `index.json` of index `name`; [`StoreError::UnknownIndex`] when it has none.
+async fn read_info(storage: &IndexStorage, name: &IndexName) -> Result<IndexInfo, StoreError> {
+    let Some(bytes) = storage.read_info(name).await? else {
+        return Err(StoreError::UnknownIndex(name.to_string()));
+    };
+    let info: IndexInfo = serde_json::from_slice(&bytes).map_err(|e| {
+        StoreError::Corrupt(format!(
+            "index.json of {name} in {}: {e}",
+            storage.describe()
+        ))
+    })?;
+    if storage.object().is_some() && info.name != name.as_str() {
+        // A prefix copied from another index, or a store shared by mistake.
+        return Err(StoreError::Corrupt(format!(
+            "index.json of {name} in {} names index {}",
+            storage.describe(),
+            info.name
+        )));
+    }
+    Ok(info)
 }
 
 /// Opens the keyword store and reads its newest snapshot. A store tantivy cannot read (a
@@ -255,15 +307,9 @@ fn open_keyword_store(
     KeywordStore::open(&path, settings)
 }
 
-/// Writes `index.json` atomically (temporary file, then rename).
-fn write_info(dir: &Path, info: &IndexInfo) -> Result<(), StoreError> {
-    let tmp = dir.join("index.json.tmp");
-    std::fs::write(
-        &tmp,
-        serde_json::to_vec_pretty(info).expect("info serialises"),
-    )?;
-    std::fs::rename(&tmp, dir.join("index.json"))?;
-    Ok(())
+/// `index.json`'s bytes.
+fn info_bytes(info: &IndexInfo) -> Vec<u8> {
+    serde_json::to_vec_pretty(info).expect("info serialises")
 }
 
 fn parse_embedder_property(value: &str) -> Result<(String, usize), StoreError> {
@@ -296,6 +342,9 @@ pub struct StoreOptions {
     pub lance_session: Arc<lance::session::Session>,
     /// The keyword store's writer budget and merge policy.
     pub keyword: KeywordSettings,
+    /// Notified after every commit of a batch of documents, by every index (the keyword
+    /// publisher of a writer on an object store waits on it).
+    pub committed: Arc<tokio::sync::Notify>,
 }
 
 impl StoreOptions {
@@ -307,6 +356,7 @@ impl StoreOptions {
         StoreOptions {
             retain_versions,
             keyword: KeywordSettings::default(),
+            committed: Arc::default(),
             lance_session: Arc::new(lance::session::Session::new(
                 index_cache_bytes,
                 metadata_cache_bytes,
@@ -316,56 +366,63 @@ impl StoreOptions {
     }
 }
 
-/// Names of the indexes under the data directory.
-pub fn list_indexes(data_dir: &Path) -> Vec<IndexName> {
-    let mut names: Vec<IndexName> = std::fs::read_dir(data_dir.join("indexes"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().join("index.json").is_file())
-        .filter_map(|e| IndexName::parse(&e.file_name().to_string_lossy()).ok())
-        .collect();
-    names.sort();
-    names
-}
-
 /// Rows the resident vectors' centre is the mean of.
 const RESIDENT_CENTER_ROWS: usize = 20_000;
 
-/// Where index `name` lives under the data directory.
-pub fn index_dir(data_dir: &Path, name: &IndexName) -> PathBuf {
-    data_dir.join("indexes").join(name.as_str())
-}
-
 impl Index {
-    /// Opens an existing index; repairs the keyword store if it is behind Lance.
+    /// Opens an existing index to write it; repairs the keyword store if it is behind
+    /// Lance.
     pub async fn open(
-        data_dir: &Path,
+        storage: &IndexStorage,
         name: &IndexName,
         options: &StoreOptions,
     ) -> Result<Self, StoreError> {
-        let dir = index_dir(data_dir, name);
-        let info_path = dir.join("index.json");
-        let info: IndexInfo = match std::fs::read(&info_path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| StoreError::Corrupt(format!("{}: {e}", info_path.display())))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(StoreError::UnknownIndex(name.to_string()))
-            }
-            Err(e) => return Err(e.into()),
+        let info = read_info(storage, name).await?;
+        Self::open_stores(storage, name.clone(), info, options, None).await
+    }
+
+    /// Opens an existing index on an object store to serve queries only (`serve --role
+    /// query`): it never writes, reads the keyword versions the writer published through a
+    /// local cache of at most `cache_bytes`, and shows a version once [`Index::refresh`]
+    /// has made both stores' files for it readable. An index whose writer has not finished
+    /// creating it is unknown.
+    pub async fn open_replica(
+        storage: &IndexStorage,
+        name: &IndexName,
+        options: &StoreOptions,
+        cache_bytes: u64,
+    ) -> Result<Self, StoreError> {
+        let Some(root) = storage.object() else {
+            return Err(StoreError::Storage {
+                uri: storage.describe(),
+                reason: "a query replica reads indexes from an object store; set storage.uri"
+                    .into(),
+            });
         };
-        Self::open_stores(dir, name.clone(), info, options).await
+        let info = read_info(storage, name).await?;
+        let cache = keyword_mirror::KeywordCache::new(
+            root.clone(),
+            name.clone(),
+            storage.local_dir(name).join("keyword"),
+            cache_bytes,
+        );
+        let index = Self::open_stores(storage, name.clone(), info, options, Some(cache)).await?;
+        if index.refresh().await? == 0 {
+            // Its writer has published no version yet: not an index to serve so far.
+            return Err(StoreError::UnknownIndex(name.to_string()));
+        }
+        Ok(index)
     }
 
     /// Creates the index for `embedder` (or opens it if it exists with the same embedder).
     pub async fn create(
-        data_dir: &Path,
+        storage: &IndexStorage,
         name: &IndexName,
         embedder: &str,
         dimensions: usize,
         options: &StoreOptions,
     ) -> Result<Self, StoreError> {
-        match Self::open(data_dir, name, options).await {
+        match Self::open(storage, name, options).await {
             Ok(index) => {
                 index.check_embedder(embedder, dimensions)?;
                 return Ok(index);
@@ -373,8 +430,6 @@ impl Index {
             Err(StoreError::UnknownIndex(_)) => {}
             Err(e) => return Err(e),
         }
-        let dir = index_dir(data_dir, name);
-        std::fs::create_dir_all(&dir)?;
         let info = IndexInfo {
             name: name.to_string(),
             embedder: embedder.to_string(),
@@ -387,47 +442,69 @@ impl Index {
             vector_index_trained_rows: None,
             resident_center: None,
         };
-        // Written last, atomically, so that a half-created index is never opened.
-        write_info(&dir, &info)?;
-        Self::open_stores(dir, name.clone(), info, options).await
+        if let Some(root) = storage.object() {
+            // Whatever a delete cut short left under the prefix is not this index's.
+            root.remove_index(name).await?;
+        }
+        // Written before the stores, atomically: an index whose stores a crash left half
+        // made is opened (and its stores made) again, never half-read.
+        storage.write_info(name, &info_bytes(&info)).await?;
+        Self::open_stores(storage, name.clone(), info, options, None).await
     }
 
     async fn open_stores(
-        dir: PathBuf,
+        storage: &IndexStorage,
         name: IndexName,
         info: IndexInfo,
         options: &StoreOptions,
+        replica: Option<keyword_mirror::KeywordCache>,
     ) -> Result<Self, StoreError> {
         let retain_versions = options.retain_versions;
-        let lance_uri = dir.join("chunks.lance");
+        let dir = storage.local_dir(&name);
+        let location = |dataset: &str| storage.dataset(&name, dataset);
         let mut info = info;
-        let lance = LanceStore::open_or_create(
-            &lance_uri.to_string_lossy(),
+        let lance = LanceStore::open(
+            &location("chunks.lance"),
             info.dimensions,
             options.lance_session.clone(),
             dir.join("resident"),
+            replica.is_none(),
         )
-        .await?;
+        .await
+        .map_err(|e| match e {
+            StoreError::UnknownIndex(_) => StoreError::UnknownIndex(name.to_string()),
+            e => e,
+        })?;
         // A reembed that crashed after its Lance commit: finish recording the switch.
         let latest = lance.latest_version();
-        if let Some(recorded) = lance
-            .commit_properties(latest)
-            .await?
-            .get(EMBEDDER_PROPERTY)
-        {
+        if let (None, Some(recorded)) = (
+            &replica,
+            lance
+                .commit_properties(latest)
+                .await?
+                .get(EMBEDDER_PROPERTY),
+        ) {
             let (embedder, dimensions) = parse_embedder_property(recorded)?;
             if (embedder.as_str(), dimensions) != (info.embedder.as_str(), info.dimensions) {
                 tracing::warn!(index = %name, %embedder, "finishing an interrupted reembed");
                 switch_embedder(&mut info, embedder, dimensions, latest);
-                write_info(&dir, &info)?;
+                storage.write_info(&name, &info_bytes(&info)).await?;
                 lance.set_dimensions(dimensions);
             }
         }
-        let keyword = open_keyword_store(&name, &dir, &options.keyword)?;
-        let graph = GraphStore::open(&dir).await?;
+        let keyword = match (&replica, storage.object()) {
+            (Some(cache), _) => KeywordStore::open(cache.dir(), &options.keyword)?,
+            (None, Some(root)) => {
+                keyword_mirror::restore(root, &name, &dir.join("keyword")).await?;
+                open_keyword_store(&name, &dir, &options.keyword)?
+            }
+            (None, None) => open_keyword_store(&name, &dir, &options.keyword)?,
+        };
+        let graph = GraphStore::open(location("triples.lance"), location("entities.lance")).await?;
         let index = Index {
             name,
             info: std::sync::RwLock::new(info),
+            info_writes: tokio::sync::Mutex::new(()),
             lance,
             keyword,
             graph,
@@ -443,11 +520,127 @@ impl Index {
             keyword_behind: std::sync::atomic::AtomicBool::new(false),
             commits: commit_log::CommitLog::default(),
             known: known_documents::KnownDocuments::default(),
+            storage: storage.clone(),
+            replica: replica.map(|cache| Replica {
+                cache,
+                visible: std::sync::atomic::AtomicU64::new(0),
+            }),
+            published: tokio::sync::Mutex::new(None),
+            committed: options.committed.clone(),
             dir,
         };
-        index.repair().await?;
-        index.ensure_resident_center().await?;
+        if index.replica.is_none() {
+            index.repair().await?;
+            index.ensure_resident_center().await?;
+        }
         Ok(index)
+    }
+
+    /// A query replica refuses every write: the index has one writer.
+    fn check_writable(&self) -> Result<(), StoreError> {
+        match self.replica {
+            Some(_) => Err(StoreError::ReadOnly(self.name.to_string())),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether this handle serves queries only (`serve --role query`).
+    pub fn is_replica(&self) -> bool {
+        self.replica.is_some()
+    }
+
+    /// A query replica's look for versions its writer committed: fetches the newest
+    /// version that both stores hold (its keyword files through the cache), re-reads
+    /// `index.json`, and only then shows it. Returns the version shown. On a writer, the
+    /// newest version.
+    pub async fn refresh(&self) -> Result<u64, StoreError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let Some(replica) = &self.replica else {
+            return Ok(self.latest_version());
+        };
+        let shown = replica.visible.load(SeqCst);
+        // Read at every look: query defaults change without a commit.
+        let info = read_info(&self.storage, &self.name).await?;
+        if info.created_at != self.info().created_at {
+            // Deleted and made again by its writer: another index under the same name.
+            return Err(StoreError::UnknownIndex(self.name.to_string()));
+        }
+        let mut newest = self.lance.latest();
+        newest.checkout_latest().await?;
+        let lance_newest = newest.version_id();
+        let published = replica.cache.published().await?;
+        let Some(target) = published.into_iter().rev().find(|v| *v <= lance_newest) else {
+            return Ok(shown);
+        };
+        if target <= shown {
+            *self.info.write().expect("index info lock") = info;
+            return Ok(shown);
+        }
+        replica.cache.ensure(target, || self.in_use()).await?;
+        // Opened once before it is shown: a snapshot tantivy cannot read is not served.
+        self.keyword.searcher(target)?;
+        let dataset = if target == lance_newest {
+            newest
+        } else {
+            newest.checkout_version(target).await?
+        };
+        self.lance.set_dimensions(info.embedder_at(target).1);
+        self.lance.set_resident_center(info.resident_center.clone());
+        *self.info.write().expect("index info lock") = info;
+        self.graph.refresh().await?;
+        self.lance.replace_latest(dataset);
+        replica.visible.store(target, SeqCst);
+        self.prepare_resident().await;
+        Ok(target)
+    }
+
+    /// The versions queries hold, and the one a replica shows: its cache keeps them.
+    fn in_use(&self) -> BTreeSet<u64> {
+        let mut versions = self.pins.all();
+        if let Some(replica) = &self.replica {
+            versions.insert(replica.visible.load(std::sync::atomic::Ordering::SeqCst));
+        }
+        versions
+    }
+
+    /// Publishes to the object store the keyword versions it lacks (a writer on an object
+    /// store; elsewhere nothing to do). A failure is logged and counted, and the next call
+    /// tries again: queries on the writer never depend on it, and a replica keeps serving
+    /// the versions already published.
+    pub async fn publish_keyword(&self) -> Option<u64> {
+        let root = self.storage.object()?;
+        if self.replica.is_some() {
+            return None;
+        }
+        let mut published = self.published.lock().await;
+        if self.deleted.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        let newest = self.keyword.latest_version().ok().flatten()?;
+        if *published == Some(newest) {
+            return None;
+        }
+        match keyword_mirror::publish(root, &self.name, &self.dir.join("keyword")).await {
+            Ok(_) => {
+                *published = Some(newest);
+                Some(newest)
+            }
+            Err(e) => {
+                tracing::warn!(index = %self.name, error = %e,
+                    "publishing the keyword index to the object store failed; retrying with the next commit");
+                if let Some(m) = crate::telemetry::metrics() {
+                    m.keyword_publish_failures_total
+                        .with_label_values(&[self.name.as_str()])
+                        .inc();
+                }
+                None
+            }
+        }
+    }
+
+    /// Waits for a publication in flight and holds off the next (an index being deleted).
+    pub async fn hold_publication(&self) -> tokio::sync::MutexGuard<'_, Option<u64>> {
+        self.published.lock().await
     }
 
     /// Writing with another embedder than the one recorded is an error.
@@ -483,6 +676,7 @@ impl Index {
     pub(crate) async fn lock_for_write(
         &self,
     ) -> Result<tokio::sync::MutexGuard<'_, ()>, StoreError> {
+        self.check_writable()?;
         let guard = self.write_lock.lock().await;
         if self.deleted.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(StoreError::UnknownIndex(self.name.to_string()));
@@ -496,6 +690,7 @@ impl Index {
     pub async fn retire(&self) -> Result<StoredCheckpoint, StoreError> {
         // Not `lock_for_write`: retiring twice (a delete whose move failed, tried again) is
         // allowed.
+        self.check_writable()?;
         let _guard = self.write_lock.lock().await;
         let checkpoint = self.stored_checkpoint().await?;
         self.deleted
@@ -518,17 +713,23 @@ impl Index {
     }
 
     /// Records new query defaults in `index.json`.
-    pub fn set_defaults(&self, defaults: IndexDefaults) -> Result<IndexInfo, StoreError> {
-        self.update_info(|info| info.defaults = defaults)
+    pub async fn set_defaults(&self, defaults: IndexDefaults) -> Result<IndexInfo, StoreError> {
+        self.update_info(|info| info.defaults = defaults).await
     }
 
-    /// Changes `index.json` (written atomically) and the copy in memory.
-    fn update_info(&self, change: impl FnOnce(&mut IndexInfo)) -> Result<IndexInfo, StoreError> {
-        let mut info = self.info.write().expect("index info lock");
-        let mut next = info.clone();
+    /// Changes `index.json` (written whole) and the copy in memory.
+    async fn update_info(
+        &self,
+        change: impl FnOnce(&mut IndexInfo),
+    ) -> Result<IndexInfo, StoreError> {
+        self.check_writable()?;
+        let _serial = self.info_writes.lock().await;
+        let mut next = self.info();
         change(&mut next);
-        write_info(&self.dir, &next)?;
-        *info = next.clone();
+        self.storage
+            .write_info(&self.name, &info_bytes(&next))
+            .await?;
+        *self.info.write().expect("index info lock") = next.clone();
         Ok(next)
     }
 
@@ -553,6 +754,10 @@ impl Index {
         // Pinned before the stores are opened, so that retention cannot prune it between.
         let pin = self.pins.pin(version);
         let dataset = self.lance.at(version).await?;
+        if let Some(replica) = &self.replica {
+            // A version evicted from the cache (or never fetched) is fetched again.
+            replica.cache.ensure(version, || self.in_use()).await?;
+        }
         let searcher = self.keyword.searcher(version)?;
         Ok(Snapshot {
             version,
@@ -617,6 +822,10 @@ impl Index {
             self.lance.set_resident_center(Some(center));
             return Ok(());
         }
+        if self.replica.is_some() {
+            // Its writer records the centre before it commits a vector index.
+            return Ok(());
+        }
         let ds = self.lance.latest();
         if !vector_index::has_index(&ds).await? {
             self.lance.set_resident_center(None);
@@ -638,7 +847,9 @@ impl Index {
             return Ok(());
         }
         let center = self.lance.center_of(ds, RESIDENT_CENTER_ROWS).await?;
-        let info = self.update_info(|info| info.resident_center = Some(center))?;
+        let info = self
+            .update_info(|info| info.resident_center = Some(center))
+            .await?;
         self.lance.set_resident_center(info.resident_center);
         Ok(())
     }
@@ -647,6 +858,9 @@ impl Index {
     /// the same version right after, so between the two the newest answerable version is the
     /// one before (still retained: pruning follows the keyword commit).
     fn visible_version(&self) -> Result<u64, StoreError> {
+        if let Some(replica) = &self.replica {
+            return Ok(replica.visible.load(std::sync::atomic::Ordering::SeqCst));
+        }
         let latest = self.lance.latest_version();
         if self.keyword.searcher(latest).is_ok() {
             return Ok(latest);
@@ -944,11 +1158,8 @@ impl Index {
         let version = self.lance.overwrite(&rows, dimensions, properties).await?;
         crate::failpoint::abort_at("after-reembed-commit");
         self.keyword.apply(version, &[], &[])?;
-        {
-            let mut info = self.info.write().expect("index info lock");
-            switch_embedder(&mut info, id, dimensions, version);
-            write_info(&self.dir, &info)?;
-        }
+        self.update_info(|info| switch_embedder(info, id, dimensions, version))
+            .await?;
         self.lance.set_resident_center(None);
         self.apply_retention(0).await?;
         Ok(version)

@@ -475,7 +475,8 @@ impl Index {
             })
             .await?;
         crate::failpoint::abort_at("after-vector-index-commit");
-        self.update_info(|info| info.vector_index_trained_rows = Some(total))?;
+        self.update_info(|info| info.vector_index_trained_rows = Some(total))
+            .await?;
         tracing::info!(index = %self.name, version, rows = total, "vector index built");
         Ok((version, total))
     }

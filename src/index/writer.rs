@@ -361,6 +361,7 @@ impl Index {
                     .store(true, std::sync::atomic::Ordering::SeqCst)
             })?;
         timing.keyword += step.elapsed();
+        self.committed.notify_one();
         let step = std::time::Instant::now();
         self.apply_retention(self.commit_retention_slack()).await?;
         timing.retention = step.elapsed();

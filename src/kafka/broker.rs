@@ -40,6 +40,7 @@ impl EmbeddedBroker {
             (kafka.queries_topic.clone(), kafka.partitions),
             (kafka.dlq_topic.clone(), 1),
             (kafka.replies_topic.clone(), 1),
+            (kafka.versions_topic.clone(), 1),
         ];
         let retention = usize::try_from(kafka.embedded_retention_bytes).unwrap_or(usize::MAX);
         let (ready_tx, ready_rx) = mpsc::channel::<Result<String, String>>();

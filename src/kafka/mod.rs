@@ -35,12 +35,13 @@ pub fn header(msg: &impl rdkafka::Message, name: &str) -> Option<String> {
 /// Whether a bus query may have its reply written to `topic`: it is `kafka.replies_topic`
 /// or matches one of the comma-separated glob patterns of `kafka.reply_topics` (`*`
 /// matches any run of characters), and it is none of the daemon's own input topics
-/// (documents, queries, dead letters), whatever the patterns say.
+/// (documents, queries, dead letters, versions), whatever the patterns say.
 pub fn reply_topic_allowed(kafka: &KafkaConfig, topic: &str) -> bool {
     let own = [
         &kafka.documents_topic,
         &kafka.queries_topic,
         &kafka.dlq_topic,
+        &kafka.versions_topic,
     ];
     !topic.is_empty()
         && !own.iter().any(|t| t.as_str() == topic)

@@ -51,7 +51,7 @@ pub async fn resume_positions(
     checkpoints: &Checkpoints,
 ) -> Result<HashMap<String, i64>, EngineError> {
     let mut out: HashMap<String, i64> = checkpoints.log().map(KafkaLog::floors).unwrap_or_default();
-    for name in crate::index::list_indexes(&engine.config().storage.data_dir) {
+    for name in engine.list_indexes().await? {
         let checkpoint = checkpoints.get(engine, &name).await?;
         for (partition, offset) in checkpoint {
             out.entry(partition)

@@ -37,7 +37,14 @@ pub async fn run(engine: Arc<Engine>, mut stopped: watch::Receiver<bool>) {
             Ok(Err(e)) => tracing::warn!(error = %e, "removing deleted indexes' files failed"),
             Err(e) => tracing::warn!(error = %e, "removing deleted indexes' files panicked"),
         }
-        for name in crate::index::list_indexes(&engine.config().storage.data_dir) {
+        let names = match engine.list_indexes().await {
+            Ok(names) => names,
+            Err(e) => {
+                tracing::warn!(error = %e, "listing indexes for maintenance failed");
+                Vec::new()
+            }
+        };
+        for name in names {
             // At the background priority (`index.background_priority`): see index/background_work.rs.
             let pass = {
                 let (engine, name) = (engine.clone(), name.clone());

@@ -7,6 +7,8 @@
 //!                                                                                          with the checkpoint)
 //! Kafka queries ───► QueryHandler ─► reply topic
 //! timer ───────────► Maintenance (compact, purge, prune; through each index's write lock)
+//! commits, timer ───► KeywordPublisher (a writer on an object store: keyword versions out)
+//! timer ───────────► ReplicaRefresh (a query replica: the writer's new versions in)
 //! ```
 //!
 //! Every arrow is a bounded mailbox, so a slow stage stops the source, which pauses its Kafka
@@ -22,9 +24,11 @@ pub mod events;
 pub mod index_writer;
 pub mod ingest_pipeline;
 pub mod ingest_source;
+pub mod keyword_publisher;
 pub mod maintenance;
 pub mod query_handler;
 pub mod query_start;
+pub mod replica_refresh;
 pub mod retention_loss;
 pub mod supervisor;
 pub mod triple_extractor;

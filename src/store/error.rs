@@ -28,6 +28,15 @@ pub enum StoreError {
         given: String,
         given_dimensions: usize,
     },
+    /// `storage.uri` names a store that cannot be used (checked at start-up).
+    #[error("storage.uri {uri}: {reason}")]
+    Storage { uri: String, reason: String },
+    /// A write reached a daemon that serves queries only.
+    #[error("index {0} is read-only here: this daemon is a query replica (serve.role = query); its writer takes writes")]
+    ReadOnly(String),
+    /// An object-store request failed (the store down, credentials revoked).
+    #[error("object store: {0}")]
+    ObjectStore(String),
     #[error("corrupt index data: {0}")]
     Corrupt(String),
     #[error("a search task failed: {0}")]

@@ -97,6 +97,12 @@ pub struct Metrics {
     /// Triple extraction that gave nothing, by reason (`malformed` chunks kept without
     /// extracted triples, `refused` documents dead-lettered).
     pub graph_extraction_failures_total: IntCounterVec,
+    /// A writer on an object store: failed publications of an index's keyword versions.
+    pub keyword_publish_failures_total: IntCounterVec,
+    /// A query replica: failed looks for new versions of an index (it serves the previous).
+    pub replica_refresh_failures_total: IntCounterVec,
+    /// A query replica: the version of each index it serves.
+    pub replica_serving_version: IntGaugeVec,
 }
 
 fn histogram(name: &str, help: &str, labels: &[&str]) -> HistogramVec {
@@ -183,6 +189,21 @@ impl Metrics {
             index_resident_vector_bytes: gauge(
                 "ragstream_index_resident_vector_bytes",
                 "Bytes of the in-memory vector codes unfiltered vector searches scan, per index.",
+                &["index"],
+            ),
+            keyword_publish_failures_total: counter(
+                "ragstream_keyword_publish_failures_total",
+                "Failed publications of an index's keyword versions to the object store (a writer).",
+                &["index"],
+            ),
+            replica_refresh_failures_total: counter(
+                "ragstream_replica_refresh_failures_total",
+                "Failed looks for an index's new versions on the object store (a query replica; it serves the previous one).",
+                &["index"],
+            ),
+            replica_serving_version: gauge(
+                "ragstream_replica_serving_version",
+                "The version of each index a query replica serves.",
                 &["index"],
             ),
             index_versions: gauge(
@@ -353,6 +374,8 @@ impl Metrics {
             m.maintenance_fragments_compacted_total.clone(),
             m.maintenance_chunks_purged_total.clone(),
             m.maintenance_versions_pruned_total.clone(),
+            m.keyword_publish_failures_total.clone(),
+            m.replica_refresh_failures_total.clone(),
         ] {
             r.register(Box::new(c)).expect("registered once");
         }
@@ -362,6 +385,7 @@ impl Metrics {
             m.index_rows.clone(),
             m.index_resident_vector_bytes.clone(),
             m.index_versions.clone(),
+            m.replica_serving_version.clone(),
             m.actor_mailbox_depth.clone(),
             m.consumer_lag_messages.clone(),
         ] {
@@ -401,6 +425,10 @@ impl Metrics {
         }
         for index in known.indexes {
             self.visibility_override_denied_total
+                .with_label_values(&[index]);
+            self.keyword_publish_failures_total
+                .with_label_values(&[index]);
+            self.replica_refresh_failures_total
                 .with_label_values(&[index]);
         }
         for topic in known.topics {

@@ -28,7 +28,7 @@ async fn a_deleted_index_stops_answering_and_a_new_one_starts_empty() {
         matches!(search, Err(EngineError::IndexNotFound(_))),
         "{search:?}"
     );
-    assert!(!ragstream::index::list_indexes(dir.path()).contains(&kb));
+    assert!(!ragstream::store::index_storage::list_local_indexes(dir.path()).contains(&kb));
     // A handle taken before the delete cannot commit into the moved directory.
     let tagged = stale.tag("kept", None).await;
     assert!(tagged.is_err(), "{tagged:?}");
@@ -62,7 +62,10 @@ async fn the_deleted_index_checkpoint_keeps_replayed_events_out() {
         offsets: HashMap::from([("docs:0".to_string(), 7)]),
         log: Some("log-1".into()),
     };
-    ragstream::index::deleted::retire(dir.path(), &kb, reached).unwrap();
+    let storage = ragstream::index::IndexStorage::Local {
+        data_dir: dir.path().to_path_buf(),
+    };
+    ragstream::index::deleted::retire(&storage, &kb, reached).unwrap();
 
     // A pipeline that starts on the same log finds the deleted index's checkpoint.
     let log = KafkaLog {

@@ -1,4 +1,6 @@
 //! The one integration-test binary (one link of the heavy dependency tree).
+// Lance's and DataFusion's futures nest deeply (see src/lib.rs).
+#![recursion_limit = "256"]
 
 mod auth;
 mod backpressure;
@@ -24,6 +26,7 @@ mod http_fuzz;
 mod inspector;
 mod layering;
 mod maintenance;
+mod object_storage;
 mod pipeline;
 mod providers;
 mod query_start;

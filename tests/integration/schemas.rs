@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::daemon::{curl, kcat_count, kcat_produce, start_daemon_with, upsert, wait_for};
 
 /// Fails with the validator's message unless `instance` matches the schema `name`.
-fn assert_valid(name: &str, instance: &Value) {
+pub fn assert_valid(name: &str, instance: &Value) {
     let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("docs/schemas/{name}.json"));
     let out = Command::new("python3")
         .args([

@@ -79,12 +79,12 @@ const RAG_ERRORS: &[u16] = &[400, 401, 403, 409, 413, 500, 503];
 /// Contract 003 (404 is `NotFoundError`) and 004 (404 is an unknown retriever).
 const NAMED_SEARCH_ERRORS: &[u16] = &[400, 401, 403, 404, 409, 413, 500, 503];
 const HYDRATE_ERRORS: &[u16] = &[400, 401, 403, 404, 410, 413, 500];
-const SETTINGS_ERRORS: &[u16] = &[400, 401, 403, 404, 413, 500];
+const SETTINGS_ERRORS: &[u16] = &[400, 401, 403, 404, 409, 413, 500, 503];
 /// Ingestion creates the index on first write, so no 404; 503 is the bus refusing events.
 const INGEST_ERRORS: &[u16] = &[400, 401, 403, 413, 500, 503];
 const DELETE_ERRORS: &[u16] = &[400, 401, 403, 500, 503];
 /// Stats, status and rebuild: an existing index, no body, no embedding.
-const INDEX_ERRORS: &[u16] = &[400, 401, 403, 404, 500];
+const INDEX_ERRORS: &[u16] = &[400, 401, 403, 404, 409, 500, 503];
 
 /// Every route the HTTP server registers.
 pub const ROUTES: &[Route] = &[

@@ -1,0 +1,428 @@
+//! Indexes on an object store: a writer and query replicas as separate processes over
+//! moto's S3-compatible server on 127.0.0.1, a standalone broker, kcat as the producer.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::daemon::{
+    curl, kcat_consume, kcat_count, kcat_produce, serve_command, start_daemon_at, upsert, wait_for,
+};
+
+/// moto's S3 server on a free port, killed when dropped.
+struct S3Server {
+    child: Child,
+    endpoint: String,
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start_s3(bucket: &str) -> S3Server {
+    let port = free_port();
+    let child = Command::new("moto_server")
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("moto_server is installed by scripts/setup");
+    let server = S3Server {
+        child,
+        endpoint: format!("http://127.0.0.1:{port}"),
+    };
+    wait_for("moto's server", || {
+        Command::new("curl")
+            .args(["-s", "-o", "/dev/null", &server.endpoint])
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    let (status, _) = curl(&["-X", "PUT", &format!("{}/{bucket}", server.endpoint)]);
+    assert_eq!(status, 200, "bucket {bucket} created");
+    server
+}
+
+struct Broker {
+    child: Child,
+    bootstrap: String,
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_broker(dir: &Path) -> Broker {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ragstream"))
+        .arg("broker")
+        .env("RAGSTREAM_STORAGE_DATA_DIR", dir)
+        .env("RAGSTREAM_KAFKA_PARTITIONS", "2")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let bootstrap = loop {
+        let line = out.next().expect("the broker announces").unwrap();
+        if let Some(b) = line.strip_prefix("kafka bootstrap: ") {
+            break b.to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in out {});
+    Broker { child, bootstrap }
+}
+
+/// A configuration file putting indexes under `uri` on `s3`; the secret key comes from the
+/// variable `RS_TEST_S3_SECRET` (`_env` indirection).
+fn storage_config(dir: &Path, s3: &S3Server, uri: &str) -> PathBuf {
+    storage_config_with(dir, s3, uri, "")
+}
+
+/// [`storage_config`] with `more` lines in `[storage.options]`.
+fn storage_config_with(dir: &Path, s3: &S3Server, uri: &str, more: &str) -> PathBuf {
+    let path = dir.join(format!("storage-{}.toml", uri.replace(['/', ':'], "_")));
+    std::fs::write(
+        &path,
+        format!(
+            r#"[storage]
+uri = "{uri}"
+poll_interval_ms = 200
+
+[storage.options]
+aws_endpoint = "{}"
+aws_region = "us-east-1"
+aws_access_key_id = "test"
+aws_secret_access_key_env = "RS_TEST_S3_SECRET"
+allow_http = "true"
+client_max_retries = "1"
+client_retry_timeout = "5"
+{more}"#,
+            s3.endpoint
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The contract 000 answer at `url` for `index_version` (or the newest), without the
+/// fields that vary per call.
+fn answer(http: &str, index: &str, version: Option<u64>) -> Value {
+    let mut retrieval = json!({"index": index, "query": "lava rock valleys rain", "top_k": 3});
+    if let Some(v) = version {
+        retrieval["index_version"] = json!(v);
+    }
+    let (status, mut body) = curl(&[
+        "-X",
+        "POST",
+        &format!("{http}/v1/retrieve"),
+        "-d",
+        &json!({ "retrieval": retrieval }).to_string(),
+    ]);
+    assert_eq!(status, 200, "{body}");
+    let call = body["retrieval_calls"][0].as_object_mut().unwrap();
+    call.remove("query_id");
+    call.remove("latency_ms");
+    body
+}
+
+fn version_of(answer: &Value) -> u64 {
+    answer["retrieval_calls"][0]["index_version"]
+        .as_u64()
+        .unwrap()
+}
+
+fn documents(http: &str, index: &str) -> Value {
+    curl(&[&format!("{http}/v1/indexes/{index}/stats")]).1["documents"].clone()
+}
+
+/// The keys under `prefix` in `bucket`, from the store's own listing.
+fn keys(s3: &S3Server, bucket: &str, prefix: &str) -> String {
+    let out = Command::new("curl")
+        .args([
+            "-s",
+            &format!(
+                "{}/{bucket}?list-type=2&max-keys=10000&prefix={prefix}",
+                s3.endpoint
+            ),
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+#[test]
+fn a_replica_serves_what_the_writer_commits_to_the_bucket_with_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = start_s3("ragtest");
+    let broker = start_broker(&dir.path().join("broker"));
+    let config = storage_config(dir.path(), &s3, "s3://ragtest/rs");
+    let config = config.to_str().unwrap();
+    let env = [
+        ("RAGSTREAM_KAFKA_BROKERS", broker.bootstrap.as_str()),
+        ("RAGSTREAM_CONFIG", config),
+        ("RS_TEST_S3_SECRET", "test"),
+    ];
+    let writer_dir = dir.path().join("writer");
+    let writer = start_daemon_at(&writer_dir, &env);
+
+    let other = |id: &str, text: &str| {
+        json!({"schema_version": 1, "op": "upsert", "index": "other",
+            "document": {"id": id, "title": id, "text": text}})
+        .to_string()
+    };
+    kcat_produce(
+        &broker.bootstrap,
+        "ragstream.documents",
+        &[],
+        &[
+            upsert("volcano", "Magma erupts from volcanoes as lava."),
+            upsert("glacier", "Glaciers carve valleys out of rock."),
+            other("o1", "Another index on the same bucket."),
+        ],
+    );
+    wait_for("the writer's two documents", || {
+        documents(&writer.http, "kb") == 2 && documents(&writer.http, "other") == 1
+    });
+    let first = answer(&writer.http, "kb", None);
+    let v1 = version_of(&first);
+
+    // The datasets and the keyword index are in the bucket, not on the writer's disk.
+    let listed = keys(&s3, "ragtest", "rs/indexes/kb/");
+    assert!(
+        listed.contains("rs/indexes/kb/chunks.lance/_versions/"),
+        "{listed}"
+    );
+    assert!(listed.contains("rs/indexes/kb/index.json"), "{listed}");
+    assert!(!writer_dir.join("indexes/kb/chunks.lance").exists());
+    wait_for("version 1's keyword snapshot in the bucket", || {
+        keys(&s3, "ragtest", "rs/indexes/kb/keyword/").contains(&format!("meta.v{v1}.json"))
+    });
+
+    // A replica on its own (empty) data directory serves both indexes, byte for byte. It
+    // polls only every ten minutes: the writer's notices bring it new versions.
+    let replica_env = [
+        env[0],
+        env[1],
+        env[2],
+        ("RAGSTREAM_SERVE_ROLE", "query"),
+        ("RAGSTREAM_STORAGE_POLL_INTERVAL_MS", "600000"),
+    ];
+    let replica = start_daemon_at(&dir.path().join("replica"), &replica_env);
+    wait_for("the replica's documents", || {
+        documents(&replica.http, "kb") == 2 && documents(&replica.http, "other") == 1
+    });
+    assert_eq!(answer(&replica.http, "kb", Some(v1)), first);
+
+    // The writer goes on; the replica follows by itself.
+    kcat_produce(
+        &broker.bootstrap,
+        "ragstream.documents",
+        &[],
+        &[upsert(
+            "desert",
+            "Deserts receive little rain; valleys of rock.",
+        )],
+    );
+    wait_for("the writer's third document", || {
+        documents(&writer.http, "kb") == 3
+    });
+    let second = answer(&writer.http, "kb", None);
+    let v2 = version_of(&second);
+    assert!(v2 > v1);
+    let mut notice = Value::Null;
+    wait_for("the writer's notice of version 2", || {
+        let n = kcat_count(&broker.bootstrap, "ragstream.versions");
+        notice = kcat_consume(&broker.bootstrap, "ragstream.versions", n)
+            .iter()
+            .filter_map(|l| serde_json::from_str::<Value>(l.split_once('\t')?.1).ok())
+            .find(|notice| notice["index"] == "kb" && notice["index_version"] == v2)
+            .unwrap_or_default();
+        !notice.is_null()
+    });
+    crate::schemas::assert_valid("version-notice", &notice);
+    // (Maintenance may commit a version of its own meanwhile: pinned answers compare.)
+    wait_for("the replica at the writer's version", || {
+        version_of(&answer(&replica.http, "kb", None)) >= v2
+    });
+    assert_eq!(answer(&replica.http, "kb", Some(v2)), second);
+    assert_eq!(answer(&replica.http, "kb", Some(v1)), first);
+
+    // A replica refuses writes with its own error; reads go on.
+    let (status, body) = curl(&["-X", "DELETE", &format!("{}/v1/indexes/kb", replica.http)]);
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"]["code"], "read_only_replica");
+    assert_eq!(documents(&replica.http, "kb"), 3);
+
+    // A second replica with an empty cache answers an older version the same.
+    let fresh = start_daemon_at(&dir.path().join("replica-2"), &replica_env);
+    wait_for("the second replica", || documents(&fresh.http, "kb") == 3);
+    assert_eq!(answer(&fresh.http, "kb", Some(v1)), first);
+    assert_eq!(answer(&fresh.http, "kb", Some(v2)), second);
+
+    // A writer on a new machine (an empty data directory) goes on from the bucket.
+    drop(writer);
+    let moved = start_daemon_at(&dir.path().join("writer-2"), &env);
+    assert_eq!(answer(&moved.http, "kb", Some(v1)), first);
+    assert_eq!(answer(&moved.http, "kb", Some(v2)), second);
+}
+
+/// [`wait_for`] with a deadline of four minutes: an outage takes the object store's client
+/// its timeouts and retries to notice, and the pipeline its back-off to get over.
+fn wait_longer(what: &str, mut f: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(240),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
+
+/// `ragstream serve` with `env`: its exit code and standard error (it must exit).
+fn serve_fails(data_dir: &Path, env: &[(&str, &str)]) -> (i32, String) {
+    let out = serve_command(data_dir, env)
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn a_bucket_that_cannot_be_used_stops_start_up_with_the_key_to_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = start_s3("ragbad");
+    let secret = ("RS_TEST_S3_SECRET", "test");
+
+    // Another system's data under the prefix.
+    let (status, _) = curl(&[
+        "-X",
+        "PUT",
+        "--data-binary",
+        "x",
+        "-H",
+        "content-type: application/octet-stream",
+        &format!("{}/ragbad/theirs/part-0.parquet", s3.endpoint),
+    ]);
+    assert_eq!(status, 200);
+    let foreign = storage_config(dir.path(), &s3, "s3://ragbad/theirs");
+    let (code, stderr) = serve_fails(
+        &dir.path().join("a"),
+        &[("RAGSTREAM_CONFIG", foreign.to_str().unwrap()), secret],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("storage.uri s3://ragbad/theirs"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("part-0.parquet"), "{stderr}");
+
+    // A bucket that does not exist.
+    let missing = storage_config(dir.path(), &s3, "s3://no-such-bucket/rs");
+    let (code, stderr) = serve_fails(
+        &dir.path().join("b"),
+        &[("RAGSTREAM_CONFIG", missing.to_str().unwrap()), secret],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("storage.uri s3://no-such-bucket/rs"),
+        "{stderr}"
+    );
+
+    // The secret's variable unset: the key that names it.
+    let ok = storage_config(dir.path(), &s3, "s3://ragbad/rs");
+    let (code, stderr) = serve_fails(
+        &dir.path().join("c"),
+        &[("RAGSTREAM_CONFIG", ok.to_str().unwrap())],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("storage.options.aws_secret_access_key_env"),
+        "{stderr}"
+    );
+
+    // Nothing was written under the refused prefixes.
+    assert!(!keys(&s3, "ragbad", "theirs/").contains("ragstream.json"));
+
+    // A query replica without an object store.
+    let (code, stderr) = serve_fails(&dir.path().join("d"), &[("RAGSTREAM_SERVE_ROLE", "query")]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("storage.uri"), "{stderr}");
+}
+
+#[test]
+fn ingestion_waits_out_an_object_store_outage_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = start_s3("ragout");
+    let broker = start_broker(&dir.path().join("broker"));
+    // A request the store does not answer fails after 3 s (the default is 30 s).
+    let config = storage_config_with(dir.path(), &s3, "s3://ragout/rs", "timeout = \"3s\"\n");
+    let env = [
+        ("RAGSTREAM_KAFKA_BROKERS", broker.bootstrap.as_str()),
+        ("RAGSTREAM_CONFIG", config.to_str().unwrap()),
+        ("RS_TEST_S3_SECRET", "test"),
+    ];
+    let writer = start_daemon_at(&dir.path().join("writer"), &env);
+    let batch = |from: usize| -> Vec<String> {
+        (from..from + 5)
+            .map(|i| {
+                upsert(
+                    &format!("d{i}"),
+                    &format!("Document {i} about rock and rain."),
+                )
+            })
+            .collect()
+    };
+    kcat_produce(&broker.bootstrap, "ragstream.documents", &[], &batch(0));
+    wait_for("five documents", || documents(&writer.http, "kb") == 5);
+
+    // The store stops answering, as behind a network partition: connections hang.
+    let pid = s3.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    kcat_produce(&broker.bootstrap, "ragstream.documents", &[], &batch(5));
+    let readyz = format!("{}/readyz", writer.http);
+    let healthz = format!("{}/healthz", writer.http);
+    // Whether planning (which reads stored rows) or the commit meets the outage first, the
+    // writer says so: commits failing (not ready) or the pipeline restarted. Lance retries
+    // each upload for a while before a commit counts as failed, twice in a row for that.
+    wait_longer("the writer to report the outage", || {
+        curl(&[&readyz]).0 == 503
+            || curl(&[&healthz]).1["pipeline"]["restarts"]
+                .as_u64()
+                .is_some_and(|n| n > 0)
+    });
+    assert!(Command::new("kill")
+        .args(["-CONT", &pid])
+        .status()
+        .unwrap()
+        .success());
+
+    // Back: every document indexed once, both stores in step, ready again.
+    wait_longer("ten documents", || documents(&writer.http, "kb") == 10);
+    wait_for("ready again", || curl(&[&readyz]).0 == 200);
+    let (_, stats) = curl(&[&format!("{}/v1/indexes/kb/stats", writer.http)]);
+    assert_eq!(stats["documents"], 10, "{stats}");
+    assert_eq!(stats["chunks"], stats["keyword_chunks"], "{stats}");
+    assert_eq!(stats["deleted_documents"], 0, "{stats}");
+}
