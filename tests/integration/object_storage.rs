@@ -273,6 +273,50 @@ fn a_replica_serves_what_the_writer_commits_to_the_bucket_with_the_same_bytes() 
     assert_eq!(answer(&fresh.http, "kb", Some(v1)), first);
     assert_eq!(answer(&fresh.http, "kb", Some(v2)), second);
 
+    // Ten versions on, a replica whose cache keeps only the version it serves (a limit of
+    // 0 MiB) answers every older one the same as the writer: each is fetched again, and
+    // evicts the one fetched before.
+    let mut pinned = vec![(v1, first.clone()), (v2, second.clone())];
+    for i in 0..8 {
+        kcat_produce(
+            &broker.bootstrap,
+            "ragstream.documents",
+            &[],
+            &[upsert(
+                &format!("extra{i}"),
+                &format!("Rain on rock, valley {i}."),
+            )],
+        );
+        wait_for("the writer's next document", || {
+            documents(&writer.http, "kb") == 4 + i
+        });
+        let newest = answer(&writer.http, "kb", None);
+        pinned.push((version_of(&newest), newest));
+    }
+    let small_env = [
+        replica_env[0],
+        replica_env[1],
+        replica_env[2],
+        replica_env[3],
+        ("RAGSTREAM_STORAGE_CACHE_MAX_MB", "0"),
+    ];
+    let small = start_daemon_at(&dir.path().join("replica-3"), &small_env);
+    wait_for("the small replica", || documents(&small.http, "kb") == 11);
+    for (version, expected) in pinned.iter().chain(pinned.iter().rev()) {
+        assert_eq!(
+            &answer(&small.http, "kb", Some(*version)),
+            expected,
+            "version {version}"
+        );
+    }
+    // What stays cached: the version served and the one asked for last.
+    let cached: Vec<String> = std::fs::read_dir(dir.path().join("replica-3/indexes/kb/keyword"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.starts_with("meta.v"))
+        .collect();
+    assert_eq!(cached.len(), 2, "{cached:?}");
+
     // A writer on a new machine (an empty data directory) goes on from the bucket.
     drop(writer);
     let moved = start_daemon_at(&dir.path().join("writer-2"), &env);
