@@ -294,6 +294,16 @@ impl ObjectRoot {
         &self.store
     }
 
+    /// The prefix's URI (`s3://bucket/prefix`).
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// `<prefix>/<file>`.
+    pub fn path(&self, file: &str) -> ObjectPath {
+        self.base.clone().join(file)
+    }
+
     /// `<prefix>/indexes/<name>/<file>`.
     pub fn index_path(&self, name: &IndexName, file: &str) -> ObjectPath {
         let mut path = self.base.clone().join("indexes").join(name.as_str());

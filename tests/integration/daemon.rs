@@ -19,6 +19,11 @@ impl Daemon {
         self.child.id()
     }
 
+    /// Its exit status, if it has exited.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().unwrap()
+    }
+
     /// SIGTERM, then waits (up to 60 s) for the exit.
     pub fn terminate(mut self) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();

@@ -470,3 +470,59 @@ fn ingestion_waits_out_an_object_store_outage_and_loses_nothing() {
     assert_eq!(stats["chunks"], stats["keyword_chunks"], "{stats}");
     assert_eq!(stats["deleted_documents"], 0, "{stats}");
 }
+
+#[test]
+fn one_writer_holds_a_prefix_and_a_live_one_is_never_written_beside() {
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = start_s3("raglease");
+    let broker = start_broker(&dir.path().join("broker"));
+    let config = storage_config(dir.path(), &s3, "s3://raglease/rs");
+    let env = [
+        ("RAGSTREAM_KAFKA_BROKERS", broker.bootstrap.as_str()),
+        ("RAGSTREAM_CONFIG", config.to_str().unwrap()),
+        ("RS_TEST_S3_SECRET", "test"),
+        ("RAGSTREAM_STORAGE_WRITER_LEASE_MS", "1500"),
+    ];
+    let mut first = start_daemon_at(&dir.path().join("a"), &env);
+    assert!(keys(&s3, "raglease", "rs/").contains("rs/writer.json"));
+
+    // A second writer sees the lease renewed and refuses, naming the holder.
+    let (code, stderr) = serve_fails(&dir.path().join("b"), &env);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("another writer holds it"), "{stderr}");
+    assert!(stderr.contains(&format!("pid {}", first.pid())), "{stderr}");
+
+    // The first stops renewing (frozen, as in a long pause): the second takes over...
+    let pid = first.pid().to_string();
+    assert!(Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let second = start_daemon_at(&dir.path().join("b"), &env);
+    // ...and the first, running again, finds its lease gone and stops writing.
+    assert!(Command::new("kill")
+        .args(["-CONT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let mut status = None;
+    wait_for("the first writer to stop", || {
+        status = first.exited();
+        status.is_some()
+    });
+    assert!(!status.unwrap().success());
+
+    // The new writer writes.
+    kcat_produce(
+        &broker.bootstrap,
+        "ragstream.documents",
+        &[],
+        &[upsert("volcano", "Magma erupts from volcanoes as lava.")],
+    );
+    wait_for("the document", || documents(&second.http, "kb") == 1);
+
+    // A clean stop gives the lease back: the next writer need not wait.
+    assert!(second.terminate().success());
+    assert!(!keys(&s3, "raglease", "rs/").contains("rs/writer.json"));
+}
