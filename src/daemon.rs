@@ -224,6 +224,7 @@ impl Daemon {
         let lease = lease.map(|lease| {
             tokio::spawn(hold_lease(
                 lease,
+                engine.clone(),
                 health.clone(),
                 lease_lost.clone(),
                 stopped.clone(),
@@ -319,7 +320,8 @@ impl Daemon {
         })
     }
 
-    /// The same daemon, stopping its pipeline at once when shut down (a lost lease).
+    /// The same daemon, not waiting for its pipeline's batches in flight when shut down (a
+    /// lost lease: they could not commit anyway).
     pub fn without_grace(mut self) -> Self {
         self.grace = Duration::ZERO;
         self
@@ -367,32 +369,56 @@ fn lease_holder() -> String {
     format!("ragstream serve, pid {} on {host}", std::process::id())
 }
 
-/// Renews the writer's lease until shutdown, then hands it back for release. A lease lost
-/// (taken over, or not renewable for too long) is reported and wakes `lost`: the daemon
-/// stops rather than write beside another writer.
+/// Renews the writer's lease until shutdown, then hands it back for release. A lease not
+/// renewable for two thirds of its time (the store unreachable) pauses every write until
+/// a renewal succeeds; a lease taken over makes the engine refuse every write, is
+/// reported, and wakes `lost`: the daemon stops rather than write beside another writer.
 async fn hold_lease(
     mut lease: WriterLease,
+    engine: Arc<Engine>,
     health: Arc<Health>,
     lost: Arc<tokio::sync::Notify>,
     mut stopped: watch::Receiver<bool>,
 ) -> Option<WriterLease> {
+    let mut paused = false;
     loop {
         tokio::select! {
             _ = tokio::time::sleep(lease.renew_every()) => {}
             _ = stopped.changed() => return Some(lease),
         }
-        if let Err(e) = lease.renew().await {
-            tracing::error!(error = %e, "the writer's lease is lost; stopping");
-            health.report("writer_lease", Impact::Unhealthy, e.to_string());
-            lost.notify_one();
-            return None;
+        match lease.renew().await {
+            Ok(true) if paused => {
+                engine.allow_writes();
+                health.clear("writer_lease");
+                paused = false;
+            }
+            Ok(true) => {}
+            Ok(false) if !paused => {
+                // No write may go through until the lease is ours again for certain.
+                engine.refuse_writes();
+                health.report(
+                    "writer_lease",
+                    Impact::Unready,
+                    "the writer's lease on storage.uri cannot be renewed; writes wait until it is",
+                );
+                paused = true;
+            }
+            Ok(false) => {}
+            Err(e) => {
+                // From here no commit, publication or index change goes through.
+                engine.refuse_writes();
+                tracing::error!(error = %e, "the writer's lease is lost; stopping");
+                health.report("writer_lease", Impact::Unhealthy, e.to_string());
+                lost.notify_one();
+                return None;
+            }
         }
     }
 }
 
 /// A query replica's reader of the versions topic: a group of its own (every replica reads
 /// every notice). It starts at the topic's beginning, so that no notice sent while it
-/// joins is missed; the backlog costs one look (`replica_refresh`).
+/// joins is missed; every waiting notice is read, and one look serves them all (`replica_refresh`).
 fn version_notices(
     kafka: &crate::config::KafkaConfig,
     bootstrap: &str,

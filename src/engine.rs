@@ -200,6 +200,21 @@ impl Engine {
         Ok(self.storage().await?.list_indexes().await?)
     }
 
+    /// Refuses every write until [`Engine::allow_writes`] (a writer whose lease is paused
+    /// or lost).
+    pub fn refuse_writes(&self) {
+        self.store_options
+            .writes_refused
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Takes writes again (a writer whose lease was renewed after a pause).
+    pub fn allow_writes(&self) {
+        self.store_options
+            .writes_refused
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// The indexes opened so far.
     pub async fn open_indexes(&self) -> Vec<Arc<Index>> {
         self.indexes.lock().await.values().cloned().collect()

@@ -93,13 +93,20 @@ pub async fn publish(
     // Retention follows the writer's: snapshots first, so that no reader finds a snapshot
     // whose files are gone.
     let kept: BTreeSet<u64> = local_versions.iter().copied().collect();
+    let newest_local = local_versions.last().copied().unwrap_or(0);
+    let mut newer_remote = false;
     for file in remote.keys() {
+        // Versions newer than this writer's are another writer's: never this one's to drop.
+        if version_of(file).is_some_and(|v| v > newest_local) {
+            newer_remote = true;
+            continue;
+        }
         if version_of(file).is_some_and(|v| !kept.contains(&v)) {
             root.delete(&root.index_path(name, &format!("{REMOTE_DIR}/{file}")))
                 .await?;
         }
     }
-    for file in remote.keys() {
+    for file in remote.keys().filter(|_| !newer_remote) {
         if version_of(file).is_none() && !needed.contains(file) {
             root.delete(&root.index_path(name, &format!("{REMOTE_DIR}/{file}")))
                 .await?;
@@ -108,23 +115,34 @@ pub async fn publish(
     Ok(published)
 }
 
-/// A writer whose local keyword directory has no snapshot (a new machine, a lost disk)
-/// starts from what was published: every published version is fetched, and the newest
-/// becomes the live commit, so that the keyword store goes on where it stopped rather than
-/// being rebuilt from Lance with no older versions.
+/// A writer whose local keyword directory is empty (a new machine, a lost disk) or behind
+/// what was published (another writer held the prefix meanwhile) starts from what was
+/// published: every published version is fetched, and the newest becomes the live commit,
+/// so that the keyword store goes on where it stopped rather than being rebuilt from Lance
+/// with no older versions. A directory behind is set aside first.
 pub async fn restore(
     root: &Arc<ObjectRoot>,
     name: &IndexName,
     local: &Path,
 ) -> Result<(), StoreError> {
-    // The live commit is written last: a restore cut short is done again.
-    if local.join("meta.json").is_file() {
-        return Ok(());
-    }
     let cache = KeywordCache::new(root.clone(), name.clone(), local.to_path_buf(), u64::MAX);
     let published = cache.published().await?;
-    if published.is_empty() {
+    let Some(&newest_published) = published.last() else {
         return Ok(());
+    };
+    // The live commit is written last: a restore cut short is done again.
+    if local.join("meta.json").is_file() {
+        let newest_local = local_snapshots(local)?.last().copied().unwrap_or(0);
+        if newest_local >= newest_published {
+            return Ok(());
+        }
+        let seconds = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let aside = local.with_file_name(format!("keyword.behind-{seconds}"));
+        tracing::warn!(index = %name, newest_local, newest_published, moved_to = %aside.display(),
+            "the local keyword index is behind the published one; it is set aside");
+        std::fs::rename(local, &aside)?;
     }
     for &version in &published {
         match cache.ensure(version, BTreeSet::new).await {
@@ -263,7 +281,8 @@ impl KeywordCache {
             }
         }
         // The writer's retention removes a snapshot before its files: one still there
-        // after the files were fetched had every file it needs.
+        // after the files were fetched had every file it needs (and `refresh` opens it
+        // before showing it).
         if self.root.read(&remote(&meta_name)).await?.is_none() {
             return Err(StoreError::KeywordSnapshotMissing(version));
         }

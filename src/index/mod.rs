@@ -244,6 +244,8 @@ pub struct Index {
     info_writes: tokio::sync::Mutex<()>,
     /// Notified after each commit of documents ([`StoreOptions::committed`]).
     committed: Arc<tokio::sync::Notify>,
+    /// [`StoreOptions::writes_refused`].
+    writes_refused: Arc<std::sync::atomic::AtomicBool>,
     /// The index's per-process files (on local storage, all of them).
     dir: PathBuf,
 }
@@ -345,6 +347,9 @@ pub struct StoreOptions {
     /// Notified after every commit of a batch of documents, by every index (the keyword
     /// publisher of a writer on an object store waits on it).
     pub committed: Arc<tokio::sync::Notify>,
+    /// Set while this process may not write any index (a writer whose lease on the object
+    /// store is not renewed, or lost): every write is refused meanwhile.
+    pub writes_refused: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl StoreOptions {
@@ -357,6 +362,7 @@ impl StoreOptions {
             retain_versions,
             keyword: KeywordSettings::default(),
             committed: Arc::default(),
+            writes_refused: Arc::default(),
             lance_session: Arc::new(lance::session::Session::new(
                 index_cache_bytes,
                 metadata_cache_bytes,
@@ -400,10 +406,17 @@ impl Index {
             });
         };
         let info = read_info(storage, name).await?;
+        // One cache per incarnation: an index deleted and made again under the same name
+        // numbers its versions from 1 again.
+        let made: String = info
+            .created_at
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect();
         let cache = keyword_mirror::KeywordCache::new(
             root.clone(),
             name.clone(),
-            storage.local_dir(name).join("keyword"),
+            storage.local_dir(name).join(format!("keyword-{made}")),
             cache_bytes,
         );
         let index = Self::open_stores(storage, name.clone(), info, options, Some(cache)).await?;
@@ -527,6 +540,7 @@ impl Index {
             }),
             published: tokio::sync::Mutex::new(None),
             committed: options.committed.clone(),
+            writes_refused: options.writes_refused.clone(),
             dir,
         };
         if index.replica.is_none() {
@@ -538,10 +552,19 @@ impl Index {
 
     /// A query replica refuses every write: the index has one writer.
     fn check_writable(&self) -> Result<(), StoreError> {
-        match self.replica {
-            Some(_) => Err(StoreError::ReadOnly(self.name.to_string())),
-            None => Ok(()),
+        if self.replica.is_some() {
+            return Err(StoreError::ReadOnly(self.name.to_string()));
         }
+        if self
+            .writes_refused
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err(StoreError::Storage {
+                uri: self.storage.describe(),
+                reason: "this writer's lease is not renewed; it writes nothing until it is".into(),
+            });
+        }
+        Ok(())
     }
 
     /// Whether this handle serves queries only (`serve --role query`).
@@ -568,6 +591,10 @@ impl Index {
         let mut newest = self.lance.latest();
         newest.checkout_latest().await?;
         let lance_newest = newest.version_id();
+        if lance_newest <= shown {
+            *self.info.write().expect("index info lock") = info;
+            return Ok(shown);
+        }
         let published = replica.cache.published().await?;
         let Some(target) = published.into_iter().rev().find(|v| *v <= lance_newest) else {
             return Ok(shown);
@@ -613,7 +640,8 @@ impl Index {
             return None;
         }
         let mut published = self.published.lock().await;
-        if self.deleted.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.deleted.load(std::sync::atomic::Ordering::SeqCst) || self.check_writable().is_err()
+        {
             return None;
         }
         let newest = self.keyword.latest_version().ok().flatten()?;

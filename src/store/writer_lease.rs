@@ -5,8 +5,9 @@
 //! No clocks are compared between machines: a lease is alive if it changes within one
 //! lease period. A writer that finds one watches it for that long and takes it over only if
 //! it did not change (its holder died), with a conditional write that fails if another
-//! writer took it first. A holder that cannot renew for two thirds of the lease stops
-//! writing before anyone may take over. Strict on S3 (conditional writes); on `file://`,
+//! writer took it first. A holder that cannot renew within two thirds of the lease refuses
+//! every write from then on and stops (`daemon`), a third of the lease before another
+//! writer may take over. Strict on S3 (conditional writes); on `file://`,
 //! where the store has no conditional update, renewals overwrite.
 
 use std::sync::Arc;
@@ -112,41 +113,78 @@ impl WriterLease {
         self.lease / 3
     }
 
-    /// Renews the lease. `Err` when it is lost: taken over, or not renewed for two thirds
-    /// of the lease (another writer may take it after a whole one), so the holder must stop
-    /// writing. A failed renewal before that is logged and tried again.
-    pub async fn renew(&mut self) -> Result<(), StoreError> {
+    /// Renews the lease. `Ok(true)`: writes may go on (renewed, or a failed try still within
+    /// two thirds of the lease, tried again next time). `Ok(false)`: not renewed for two
+    /// thirds of the lease, so writes must pause until a renewal succeeds, which it does
+    /// only if nobody took the lease meanwhile. `Err`: taken over; this writer must stop.
+    pub async fn renew(&mut self) -> Result<bool, StoreError> {
         self.holder.renewals += 1;
         let body = serde_json::to_vec(&self.holder).expect("a lease serialises");
         let mode = PutMode::Update(self.version.clone());
-        match put(&self.root, &self.path, body, mode).await {
-            Ok(put) => {
+        // Bounded: the store's own retries may take minutes, past the lease.
+        let deadline = (self.lease * 2 / 3)
+            .saturating_sub(self.last_renewed.elapsed())
+            .max(self.lease / 3);
+        let attempt = tokio::time::timeout(deadline, put(&self.root, &self.path, body, mode)).await;
+        let error = match attempt {
+            Ok(Ok(put)) => {
                 self.version = UpdateVersion {
                     e_tag: put.e_tag,
                     version: put.version,
                 };
                 self.last_renewed = Instant::now();
-                Ok(())
+                return Ok(true);
             }
-            Err(object_store::Error::Precondition { .. }) => Err(StoreError::Storage {
-                uri: self.root.uri().to_string(),
-                reason: "this writer's lease was taken over by another writer; it stops writing"
-                    .into(),
-            }),
-            Err(e) if self.last_renewed.elapsed() >= self.lease * 2 / 3 => {
-                Err(StoreError::Storage {
+            Ok(Err(object_store::Error::Precondition { .. })) => {
+                if self.still_ours().await {
+                    // An earlier try of this very renewal went through.
+                    self.renew_version().await?;
+                    return Ok(true);
+                }
+                return Err(StoreError::Storage {
                     uri: self.root.uri().to_string(),
-                    reason: format!(
-                        "this writer's lease could not be renewed for {} ms ({e}); it stops writing before another writer may take over",
-                        self.last_renewed.elapsed().as_millis()
-                    ),
-                })
+                    reason:
+                        "this writer's lease was taken over by another writer; it stops writing"
+                            .into(),
+                });
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "renewing the writer's lease failed; trying again");
-                Ok(())
-            }
-        }
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "no answer in time".to_string(),
+        };
+        // Not renewed this time: the holder is what it was.
+        self.holder.renewals -= 1;
+        tracing::warn!(error = %error, unrenewed_ms = self.last_renewed.elapsed().as_millis() as u64,
+            "renewing the writer's lease failed; trying again");
+        Ok(self.last_renewed.elapsed() < self.lease * 2 / 3)
+    }
+
+    /// Whether the stored lease is this holder's latest renewal.
+    async fn still_ours(&self) -> bool {
+        let Ok(found) = self.root.store().inner.get(&self.path).await else {
+            return false;
+        };
+        let Ok(bytes) = found.bytes().await else {
+            return false;
+        };
+        serde_json::from_slice::<Holder>(&bytes).is_ok_and(|h| {
+            h.holder == self.holder.holder
+                && h.started_at == self.holder.started_at
+                && h.renewals == self.holder.renewals
+        })
+    }
+
+    /// Takes the stored lease's version as this holder's (after [`Self::still_ours`]).
+    async fn renew_version(&mut self) -> Result<(), StoreError> {
+        let meta = self
+            .root
+            .store()
+            .inner
+            .head(&self.path)
+            .await
+            .map_err(|e| failed(&self.path, e))?;
+        self.version = version_of(&meta);
+        self.last_renewed = Instant::now();
+        Ok(())
     }
 
     /// Gives the lease up (a clean stop): the next writer starts without waiting.

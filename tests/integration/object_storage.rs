@@ -310,7 +310,18 @@ fn a_replica_serves_what_the_writer_commits_to_the_bucket_with_the_same_bytes() 
         );
     }
     // What stays cached: the version served and the one asked for last.
-    let cached: Vec<String> = std::fs::read_dir(dir.path().join("replica-3/indexes/kb/keyword"))
+    let caches: Vec<PathBuf> = std::fs::read_dir(dir.path().join("replica-3/indexes/kb"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("keyword-")
+        })
+        .collect();
+    assert_eq!(caches.len(), 1, "{caches:?}");
+    let cached: Vec<String> = std::fs::read_dir(&caches[0])
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|f| f.starts_with("meta.v"))
