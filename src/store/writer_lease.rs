@@ -49,14 +49,14 @@ impl WriterLease {
         lease: Duration,
     ) -> Result<WriterLease, StoreError> {
         let path = root.path(LEASE);
-        let held = |by: &str| {
-            StoreError::Storage {
+        let held = |by: &str| StoreError::Storage {
             uri: root.uri().to_string(),
             reason: format!(
-                "another writer holds it ({by}); stop it first, or give this daemon --role query (a writer that died frees it {} ms after its last renewal: storage.writer_lease_ms)",
+                "another writer holds it ({by}); stop it first, or give this daemon --role \
+                 query (a writer that died frees it {} ms after its last renewal: \
+                 storage.writer_lease_ms)",
                 lease.as_millis()
             ),
-        }
         };
         let lease_holder = Holder {
             holder,
