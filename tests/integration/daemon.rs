@@ -110,6 +110,38 @@ pub fn start_daemon_at(data_dir: &std::path::Path, env: &[(&str, &str)]) -> Daem
     }
 }
 
+/// The standalone broker (`ragstream broker`) on `dir`, with `env`; killed when dropped.
+pub struct Broker {
+    child: Child,
+    pub bootstrap: String,
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn start_broker(dir: &std::path::Path, env: &[(&str, &str)]) -> Broker {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ragstream"))
+        .arg("broker")
+        .env("RAGSTREAM_STORAGE_DATA_DIR", dir)
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let bootstrap = loop {
+        let line = out.next().expect("the broker announces").unwrap();
+        if let Some(b) = line.strip_prefix("kafka bootstrap: ") {
+            break b.to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in out {});
+    Broker { child, bootstrap }
+}
+
 pub fn kcat_produce(bootstrap: &str, topic: &str, args: &[&str], lines: &[String]) {
     let mut child = Command::new("kcat")
         .args(["-P", "-b", bootstrap, "-t", topic])
@@ -194,13 +226,15 @@ pub fn curl(args: &[&str]) -> (u16, Value) {
     )
 }
 
-pub fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+pub fn wait_for(what: &str, f: impl FnMut() -> bool) {
+    wait_for_within(what, Duration::from_secs(60), f)
+}
+
+/// [`wait_for`] with a deadline of `limit`.
+pub fn wait_for_within(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "timed out waiting for {what}"
-        );
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(200));
     }
 }

@@ -2,43 +2,13 @@
 //! limit is dead-lettered; a second daemon with the limit raised indexes it once the letter
 //! is replayed, with its key and original headers and without the dead-letter headers.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::daemon::{curl, kcat_count, kcat_produce, start_daemon_at, upsert, wait_for};
-
-/// The standalone broker, killed when dropped.
-struct Broker {
-    child: Child,
-    bootstrap: String,
-}
-
-impl Drop for Broker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_broker(dir: &std::path::Path) -> Broker {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ragstream"))
-        .arg("broker")
-        .env("RAGSTREAM_STORAGE_DATA_DIR", dir)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
-    let bootstrap = loop {
-        let line = out.next().expect("broker announces").unwrap();
-        if let Some(b) = line.strip_prefix("kafka bootstrap: ") {
-            break b.to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in out {});
-    Broker { child, bootstrap }
-}
+use crate::daemon::{
+    curl, kcat_count, kcat_produce, start_broker, start_daemon_at, upsert, wait_for,
+};
 
 /// `ragstream dlq replay ARGS` with `env`: exit code and stdout as JSON (Null if not JSON).
 fn replay(env: &[(&str, &str)], args: &[&str]) -> (i32, Value, String) {
@@ -59,7 +29,7 @@ fn replay(env: &[(&str, &str)], args: &[&str]) -> (i32, Value, String) {
 #[test]
 fn replayed_dead_letters_are_indexed_once_the_cause_is_fixed() {
     let dir = tempfile::tempdir().unwrap();
-    let broker = start_broker(&dir.path().join("broker"));
+    let broker = start_broker(&dir.path().join("broker"), &[]);
     let brokers = [("RAGSTREAM_KAFKA_BROKERS", broker.bootstrap.as_str())];
     let data = dir.path().join("data");
     let stats = |http: &str| curl(&[&format!("{http}/v1/indexes/kb/stats")]).1;

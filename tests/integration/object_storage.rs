@@ -1,14 +1,14 @@
 //! Indexes on an object store: a writer and query replicas as separate processes over
 //! moto's S3-compatible server on 127.0.0.1, a standalone broker, kcat as the producer.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
 
 use crate::daemon::{
-    curl, kcat_consume, kcat_count, kcat_produce, serve_command, start_daemon_at, upsert, wait_for,
+    curl, kcat_consume, kcat_count, kcat_produce, serve_command, start_broker, start_daemon_at,
+    upsert, wait_for, wait_for_within,
 };
 
 /// moto's S3 server on a free port, killed when dropped.
@@ -24,16 +24,8 @@ impl Drop for S3Server {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn start_s3(bucket: &str) -> S3Server {
-    let port = free_port();
+    let port = crate::telemetry::free_port();
     let child = Command::new("moto_server")
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
         .stdout(Stdio::null())
@@ -53,37 +45,6 @@ fn start_s3(bucket: &str) -> S3Server {
     let (status, _) = curl(&["-X", "PUT", &format!("{}/{bucket}", server.endpoint)]);
     assert_eq!(status, 200, "bucket {bucket} created");
     server
-}
-
-struct Broker {
-    child: Child,
-    bootstrap: String,
-}
-
-impl Drop for Broker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_broker(dir: &Path) -> Broker {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ragstream"))
-        .arg("broker")
-        .env("RAGSTREAM_STORAGE_DATA_DIR", dir)
-        .env("RAGSTREAM_KAFKA_PARTITIONS", "2")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
-    let bootstrap = loop {
-        let line = out.next().expect("the broker announces").unwrap();
-        if let Some(b) = line.strip_prefix("kafka bootstrap: ") {
-            break b.to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in out {});
-    Broker { child, bootstrap }
 }
 
 /// A configuration file putting indexes under `uri` on `s3`; the secret key comes from the
@@ -168,7 +129,10 @@ fn keys(s3: &S3Server, bucket: &str, prefix: &str) -> String {
 fn a_replica_serves_what_the_writer_commits_to_the_bucket_with_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let s3 = start_s3("ragtest");
-    let broker = start_broker(&dir.path().join("broker"));
+    let broker = start_broker(
+        &dir.path().join("broker"),
+        &[("RAGSTREAM_KAFKA_PARTITIONS", "2")],
+    );
     let config = storage_config(dir.path(), &s3, "s3://ragtest/rs");
     let config = config.to_str().unwrap();
     let env = [
@@ -335,18 +299,9 @@ fn a_replica_serves_what_the_writer_commits_to_the_bucket_with_the_same_bytes() 
     assert_eq!(answer(&moved.http, "kb", Some(v2)), second);
 }
 
-/// [`wait_for`] with a deadline of four minutes: an outage takes the object store's client
-/// its timeouts and retries to notice, and the pipeline its back-off to get over.
-fn wait_longer(what: &str, mut f: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !f() {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(240),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(250));
-    }
-}
+/// An outage takes the object store's client its timeouts and retries to notice, and the
+/// pipeline its back-off to get over.
+const OUTAGE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(240);
 
 /// `ragstream serve` with `env`: its exit code and standard error (it must exit).
 fn serve_fails(data_dir: &Path, env: &[(&str, &str)]) -> (i32, String) {
@@ -426,7 +381,10 @@ fn a_bucket_that_cannot_be_used_stops_start_up_with_the_key_to_fix() {
 fn ingestion_waits_out_an_object_store_outage_and_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let s3 = start_s3("ragout");
-    let broker = start_broker(&dir.path().join("broker"));
+    let broker = start_broker(
+        &dir.path().join("broker"),
+        &[("RAGSTREAM_KAFKA_PARTITIONS", "2")],
+    );
     // A request the store does not answer fails after 3 s (the default is 30 s).
     let config = storage_config_with(dir.path(), &s3, "s3://ragout/rs", "timeout = \"3s\"\n");
     let env = [
@@ -461,7 +419,7 @@ fn ingestion_waits_out_an_object_store_outage_and_loses_nothing() {
     // Whether planning (which reads stored rows) or the commit meets the outage first, the
     // writer says so: commits failing (not ready) or the pipeline restarted. Lance retries
     // each upload for a while before a commit counts as failed, twice in a row for that.
-    wait_longer("the writer to report the outage", || {
+    wait_for_within("the writer to report the outage", OUTAGE_DEADLINE, || {
         curl(&[&readyz]).0 == 503
             || curl(&[&healthz]).1["pipeline"]["restarts"]
                 .as_u64()
@@ -474,7 +432,9 @@ fn ingestion_waits_out_an_object_store_outage_and_loses_nothing() {
         .success());
 
     // Back: every document indexed once, both stores in step, ready again.
-    wait_longer("ten documents", || documents(&writer.http, "kb") == 10);
+    wait_for_within("ten documents", OUTAGE_DEADLINE, || {
+        documents(&writer.http, "kb") == 10
+    });
     wait_for("ready again", || curl(&[&readyz]).0 == 200);
     let (_, stats) = curl(&[&format!("{}/v1/indexes/kb/stats", writer.http)]);
     assert_eq!(stats["documents"], 10, "{stats}");
@@ -486,7 +446,10 @@ fn ingestion_waits_out_an_object_store_outage_and_loses_nothing() {
 fn one_writer_holds_a_prefix_and_a_live_one_is_never_written_beside() {
     let dir = tempfile::tempdir().unwrap();
     let s3 = start_s3("raglease");
-    let broker = start_broker(&dir.path().join("broker"));
+    let broker = start_broker(
+        &dir.path().join("broker"),
+        &[("RAGSTREAM_KAFKA_PARTITIONS", "2")],
+    );
     let config = storage_config(dir.path(), &s3, "s3://raglease/rs");
     let env = [
         ("RAGSTREAM_KAFKA_BROKERS", broker.bootstrap.as_str()),

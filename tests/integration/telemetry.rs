@@ -190,7 +190,7 @@ fn metrics_show_ingestion_queries_errors_and_dead_letters() {
 }
 
 /// A free port on 127.0.0.1 (bound, then released for the server to take).
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
