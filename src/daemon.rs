@@ -22,7 +22,6 @@ use crate::pipeline::ingest_pipeline::IngestPipeline;
 use crate::pipeline::query_handler;
 use crate::pipeline::query_start;
 use crate::pipeline::supervisor::{supervise, Backoff, RestartReport};
-use crate::store::writer_lease::WriterLease;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
@@ -34,8 +33,6 @@ pub enum DaemonError {
     Engine(#[from] crate::engine::EngineError),
     #[error("http: {0}")]
     Http(#[from] std::io::Error),
-    #[error("this writer's lease on storage.uri was lost (see the log); stopped so that two writers never write one prefix")]
-    LeaseLost,
 }
 
 /// Waits for SIGTERM or SIGINT.
@@ -113,9 +110,6 @@ pub struct Daemon {
     queries: tokio::task::JoinHandle<()>,
     maintenance: tokio::task::JoinHandle<()>,
     storage_sync: tokio::task::JoinHandle<()>,
-    /// The writer's lease on its object-store prefix, renewed until shutdown.
-    lease: Option<tokio::task::JoinHandle<Option<WriterLease>>>,
-    lease_lost: Arc<tokio::sync::Notify>,
     monitor: tokio::task::JoinHandle<()>,
     http: actix_web::dev::ServerHandle,
     ready: Arc<AtomicBool>,
@@ -132,19 +126,6 @@ impl Daemon {
         let storage = engine.storage().await?;
         tracing::info!(role = ?role, storage = %storage.describe(), "starting");
         let on_object_store = storage.object().is_some();
-        // One writer per prefix: taken before anything is written, held until the end.
-        let lease = match storage.object() {
-            Some(root) if role.writes() => Some(
-                WriterLease::acquire(
-                    root.clone(),
-                    lease_holder(),
-                    Duration::from_millis(config.storage.writer_lease_ms),
-                )
-                .await
-                .map_err(crate::engine::EngineError::from)?,
-            ),
-            _ => None,
-        };
         let indexes = engine.list_indexes().await?;
         let (broker, bootstrap) = if kafka.brokers.trim().is_empty() {
             let b = EmbeddedBroker::start(&kafka)?;
@@ -220,16 +201,6 @@ impl Daemon {
         }));
         // The indexes' other side on an object store: a writer publishes its keyword
         // versions, a replica reads what its writer committed.
-        let lease_lost = Arc::new(tokio::sync::Notify::new());
-        let lease = lease.map(|lease| {
-            tokio::spawn(hold_lease(
-                lease,
-                engine.clone(),
-                health.clone(),
-                lease_lost.clone(),
-                stopped.clone(),
-            ))
-        });
         let notices = if role.writes() {
             None
         } else {
@@ -310,26 +281,12 @@ impl Daemon {
             queries,
             maintenance,
             storage_sync,
-            lease,
-            lease_lost,
             monitor,
             http,
             ready,
             producer,
             _broker: broker,
         })
-    }
-
-    /// The same daemon, not waiting for its pipeline's batches in flight when shut down (a
-    /// lost lease: they could not commit anyway).
-    pub fn without_grace(mut self) -> Self {
-        self.grace = Duration::ZERO;
-        self
-    }
-
-    /// Resolves when this writer lost its lease on the object store: it must stop.
-    pub async fn lease_lost(&self) {
-        self.lease_lost.notified().await
     }
 
     /// Stops taking work, lets the pipeline commit the batches in flight (bounded by
@@ -350,69 +307,8 @@ impl Daemon {
             ingest.abort();
         }
         self.http.stop(true).await;
-        // Given up once the pipeline has stopped writing: the next writer need not wait.
-        if let Some(lease) = self.lease {
-            if let Ok(Some(lease)) = lease.await {
-                lease.release().await;
-            }
-        }
         let producer = self.producer;
         let _ = tokio::task::spawn_blocking(move || producer.flush(Duration::from_secs(5))).await;
-    }
-}
-
-/// Who holds a writer's lease, for the error another writer shows.
-fn lease_holder() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "an unknown host".into());
-    format!("ragstream serve, pid {} on {host}", std::process::id())
-}
-
-/// Renews the writer's lease until shutdown, then hands it back for release. A lease not
-/// renewable for two thirds of its time (the store unreachable) pauses every write until
-/// a renewal succeeds; a lease taken over makes the engine refuse every write, is
-/// reported, and wakes `lost`: the daemon stops rather than write beside another writer.
-async fn hold_lease(
-    mut lease: WriterLease,
-    engine: Arc<Engine>,
-    health: Arc<Health>,
-    lost: Arc<tokio::sync::Notify>,
-    mut stopped: watch::Receiver<bool>,
-) -> Option<WriterLease> {
-    let mut paused = false;
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(lease.renew_every()) => {}
-            _ = stopped.changed() => return Some(lease),
-        }
-        match lease.renew().await {
-            Ok(true) if paused => {
-                engine.allow_writes();
-                health.clear("writer_lease");
-                paused = false;
-            }
-            Ok(true) => {}
-            Ok(false) if !paused => {
-                // No write may go through until the lease is ours again for certain.
-                engine.refuse_writes();
-                health.report(
-                    "writer_lease",
-                    Impact::Unready,
-                    "the writer's lease on storage.uri cannot be renewed; writes wait until it is",
-                );
-                paused = true;
-            }
-            Ok(false) => {}
-            Err(e) => {
-                // From here no commit, publication or index change goes through.
-                engine.refuse_writes();
-                tracing::error!(error = %e, "the writer's lease is lost; stopping");
-                health.report("writer_lease", Impact::Unhealthy, e.to_string());
-                lost.notify_one();
-                return None;
-            }
-        }
     }
 }
 
@@ -553,16 +449,7 @@ pub async fn serve(config: Config, engine: Arc<Engine>) -> Result<(), DaemonErro
     let daemon = Daemon::start(config, engine).await?;
     println!("{}", announce(&daemon.bootstrap, &kafka));
     println!("http: http://{}", daemon.http_addr);
-    let lost = tokio::select! {
-        _ = termination() => false,
-        _ = daemon.lease_lost() => true,
-    };
-    if lost {
-        // No batch in flight may commit now: another writer may take over soon.
-        println!("shutting down: the writer's lease is lost");
-        daemon.without_grace().shutdown().await;
-        return Err(DaemonError::LeaseLost);
-    }
+    termination().await;
     println!("shutting down: draining the batches in flight");
     daemon.shutdown().await;
     Ok(())

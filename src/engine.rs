@@ -200,19 +200,27 @@ impl Engine {
         Ok(self.storage().await?.list_indexes().await?)
     }
 
-    /// Refuses every write until [`Engine::allow_writes`] (a writer whose lease is paused
-    /// or lost).
-    pub fn refuse_writes(&self) {
-        self.store_options
-            .writes_refused
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+    /// Counts revocations of this process's Kafka partitions (the ingest pipeline's
+    /// consumer adds one at each): index ownership claims made before the latest are void.
+    pub fn revocations(&self) -> Arc<std::sync::atomic::AtomicU64> {
+        self.store_options.revocations.clone()
     }
 
-    /// Takes writes again (a writer whose lease was renewed after a pause).
-    pub fn allow_writes(&self) {
-        self.store_options
-            .writes_refused
-            .store(false, std::sync::atomic::Ordering::SeqCst);
+    /// The indexes this process maintains: every index on local storage; on an object
+    /// store, the open ones it writes now (maintenance runs on the owner only).
+    pub async fn maintained_indexes(&self) -> Result<Vec<IndexName>, EngineError> {
+        if self.storage().await?.object().is_none() {
+            return self.list_indexes().await;
+        }
+        let mut owned: Vec<IndexName> = self
+            .open_indexes()
+            .await
+            .iter()
+            .filter(|i| i.is_owned_here())
+            .map(|i| i.name().clone())
+            .collect();
+        owned.sort();
+        Ok(owned)
     }
 
     /// The indexes opened so far.

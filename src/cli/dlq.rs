@@ -15,7 +15,7 @@ pub enum DlqCommand {
         /// Only letters with this error.code (repeatable).
         #[arg(long = "code")]
         codes: Vec<String>,
-        /// Only letters with this message key, INDEX/DOCUMENT_ID (repeatable).
+        /// Only letters with this message key (repeatable).
         #[arg(long = "key")]
         keys: Vec<String>,
         /// Only this partition of the dead-letter topic.

@@ -217,10 +217,6 @@ pub struct StorageConfig {
     pub cache_max_mb: u64,
     /// How often a query replica looks for versions the writer committed.
     pub poll_interval_ms: u64,
-    /// A writer on an object store holds the prefix's lease (`writer.json`), renewed every
-    /// third of this; a second writer is refused while it is renewed, and takes over a
-    /// lease left unrenewed this long (its holder died).
-    pub writer_lease_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -378,7 +374,6 @@ impl Default for StorageConfig {
             options: Default::default(),
             cache_max_mb: 2048,
             poll_interval_ms: 1000,
-            writer_lease_ms: 15000,
         }
     }
 }
@@ -617,9 +612,6 @@ impl Config {
         }
         if self.storage.poll_interval_ms == 0 {
             return bad("storage.poll_interval_ms", "must be at least 1");
-        }
-        if self.storage.writer_lease_ms < 300 {
-            return bad("storage.writer_lease_ms", "must be at least 300");
         }
         if self.chunking.max_tokens == 0 {
             return bad("chunking.max_tokens", "must be at least 1");

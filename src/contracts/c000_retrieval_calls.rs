@@ -263,6 +263,10 @@ pub fn error_code(e: &EngineError) -> (&'static str, Option<String>) {
         EngineError::Store(crate::index::StoreError::Corrupt(_)) => ("index_damaged", None),
         EngineError::Store(crate::index::StoreError::ReadOnly(_)) => ("read_only_replica", None),
         EngineError::Store(
+            crate::index::StoreError::NotOwner { .. }
+            | crate::index::StoreError::ChangedElsewhere { .. },
+        ) => ("write_conflict", None),
+        EngineError::Store(
             crate::index::StoreError::ObjectStore(_) | crate::index::StoreError::Storage { .. },
         ) => ("storage_unavailable", None),
         EngineError::Store(_) | EngineError::Internal(_) => ("internal", None),

@@ -337,7 +337,7 @@ pub fn status_of(code: &str) -> u16 {
         "unauthenticated" => 401,
         "forbidden" => 403,
         "version_unavailable" => 410,
-        "embedder_mismatch" | "read_only_replica" => 409,
+        "embedder_mismatch" | "read_only_replica" | "write_conflict" => 409,
         "embedder_unavailable" | "query_timeout" | "storage_unavailable" => 503,
         _ => 500,
     }

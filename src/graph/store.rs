@@ -86,7 +86,10 @@ async fn create(
 }
 
 /// One commit replacing the rows of `documents` in `ds` with `batch` (merge on `key`).
+/// On an object store the commit is strict (`store::strict_commit`): another daemon's
+/// commit since `ds` makes it fail rather than be merged.
 async fn replace(
+    location: &DatasetLocation,
     ds: Dataset,
     key: &str,
     documents: &[String],
@@ -94,6 +97,9 @@ async fn replace(
 ) -> Result<Dataset, StoreError> {
     let ds = Arc::new(ds);
     let transaction = replace_documents(&ds, key, documents, batch).await?;
+    if location.is_shared() {
+        return crate::store::strict_commit::commit_next(location, ds, transaction).await;
+    }
     Ok(CommitBuilder::new(ds).execute(transaction).await?)
 }
 
@@ -231,8 +237,22 @@ impl GraphStore {
             .then(|| entities_to_batch(&change.entities))
             .transpose()
             .map_err(StoreError::Corrupt)?;
-        let triples = replace(triples, "triple_id", &change.documents, triple_batch).await?;
-        let entities = replace(entities, "row_id", &change.documents, entity_batch).await;
+        let triples = replace(
+            &self.triples_at,
+            triples,
+            "triple_id",
+            &change.documents,
+            triple_batch,
+        )
+        .await?;
+        let entities = replace(
+            &self.entities_at,
+            entities,
+            "row_id",
+            &change.documents,
+            entity_batch,
+        )
+        .await;
         let entities = match entities {
             Ok(ds) => ds,
             Err(e) => {

@@ -757,7 +757,23 @@ impl LanceStore {
             batch => replace_documents(&ds, "chunk_id", documents, batch).await?,
         };
         transaction.transaction_properties = Some(Arc::new(properties));
-        self.commit_transaction(ds, transaction).await
+        if !self.location.is_shared() {
+            return self.commit_transaction(ds, transaction).await;
+        }
+        // Other daemons commit to this dataset too: land right after the version read, or
+        // not at all (see index/ownership.rs).
+        let committed =
+            crate::store::strict_commit::commit_next(&self.location, ds, transaction).await?;
+        let version = committed.version_id();
+        *self.latest.lock().expect("lance latest lock") = committed;
+        Ok(version)
+    }
+
+    /// The newest version in the store, which another process may have committed.
+    pub async fn newest_in_store(&self) -> Result<Dataset, StoreError> {
+        let mut newest = self.latest();
+        newest.checkout_latest().await?;
+        Ok(newest)
     }
 
     pub fn set_dimensions(&self, dimensions: usize) {

@@ -12,6 +12,7 @@ pub mod lance_cpu_pool;
 mod lance_store;
 pub mod maintenance;
 mod object_storage;
+pub mod ownership;
 mod resident_vectors;
 pub use crate::store::rows;
 pub mod vector_index;
@@ -245,8 +246,8 @@ pub struct Index {
     info_writes: tokio::sync::Mutex<()>,
     /// Notified after each commit of documents ([`StoreOptions::committed`]).
     committed: Arc<tokio::sync::Notify>,
-    /// [`StoreOptions::writes_refused`].
-    writes_refused: Arc<std::sync::atomic::AtomicBool>,
+    /// Which daemon writes the index (a writer on an object store; see [`ownership`]).
+    ownership: Option<ownership::Ownership>,
     /// The index's per-process files (on local storage, all of them).
     dir: PathBuf,
 }
@@ -341,9 +342,9 @@ pub struct StoreOptions {
     /// Notified after every commit of a batch of documents, by every index (the keyword
     /// publisher of a writer on an object store waits on it).
     pub committed: Arc<tokio::sync::Notify>,
-    /// Set while this process may not write any index (a writer whose lease on the object
-    /// store is not renewed, or lost): every write is refused meanwhile.
-    pub writes_refused: Arc<std::sync::atomic::AtomicBool>,
+    /// How many times this process's Kafka partitions were revoked: an index's ownership
+    /// claim made before the latest revocation is void ([`ownership`]).
+    pub revocations: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl StoreOptions {
@@ -356,7 +357,7 @@ impl StoreOptions {
             retain_versions,
             keyword: KeywordSettings::default(),
             committed: Arc::default(),
-            writes_refused: Arc::default(),
+            revocations: Arc::default(),
             lance_session: Arc::new(lance::session::Session::new(
                 index_cache_bytes,
                 metadata_cache_bytes,
@@ -468,7 +469,7 @@ impl Index {
             (None, None) => open_keyword_store(&name, &dir, &options.keyword)?,
         };
         let graph = GraphStore::open(location("triples.lance"), location("entities.lance")).await?;
-        let index = Index {
+        let mut index = Index {
             name,
             info: std::sync::RwLock::new(info),
             info_writes: tokio::sync::Mutex::new(()),
@@ -494,9 +495,13 @@ impl Index {
             }),
             published: tokio::sync::Mutex::new(None),
             committed: options.committed.clone(),
-            writes_refused: options.writes_refused.clone(),
+            ownership: None,
             dir,
         };
+        if index.replica.is_none() && storage.object().is_some() {
+            let seen = index.recorded_owner().await?;
+            index.ownership = Some(ownership::Ownership::new(seen, options.revocations.clone()));
+        }
         if index.replica.is_none() {
             index.repair().await?;
             index.ensure_resident_center().await?;
@@ -508,15 +513,6 @@ impl Index {
     fn check_writable(&self) -> Result<(), StoreError> {
         if self.replica.is_some() {
             return Err(StoreError::ReadOnly(self.name.to_string()));
-        }
-        if self
-            .writes_refused
-            .load(std::sync::atomic::Ordering::SeqCst)
-        {
-            return Err(StoreError::Storage {
-                uri: self.storage.describe(),
-                reason: "this writer's lease is not renewed; it writes nothing until it is".into(),
-            });
         }
         Ok(())
     }

@@ -55,6 +55,15 @@ impl Index {
         Ok(index)
     }
 
+    /// Whether this process writes the index now: on an object store, while it holds an
+    /// ownership claim ([`super::ownership`]); elsewhere, unless it is a replica.
+    pub fn is_owned_here(&self) -> bool {
+        match &self.ownership {
+            Some(ownership) => ownership.is_claimed(),
+            None => self.replica.is_none(),
+        }
+    }
+
     /// Whether this handle serves queries only (`serve --role query`).
     pub fn is_replica(&self) -> bool {
         self.replica.is_some()

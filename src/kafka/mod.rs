@@ -74,7 +74,8 @@ fn glob_matches(pattern: &str, text: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
-/// The message key of a document event: `INDEX/DOCUMENT_ID`.
+/// The message key earlier versions gave a document event: `INDEX/DOCUMENT_ID` (still
+/// taken; the key now is the index's name).
 pub fn document_key(index: &str, document_id: &str) -> String {
     format!("{index}/{document_id}")
 }

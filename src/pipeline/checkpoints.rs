@@ -150,6 +150,12 @@ impl Checkpoints {
     pub async fn set(&self, index: &IndexName, checkpoint: Checkpoint) {
         self.by_index.lock().await.insert(index.clone(), checkpoint);
     }
+
+    /// Forgets the index's checkpoint: the next [`Checkpoints::get`] reads it from the
+    /// index again (another daemon committed to it).
+    pub async fn forget(&self, index: &IndexName) {
+        self.by_index.lock().await.remove(index);
+    }
 }
 
 /// Events the checkpoint does not cover yet.

@@ -23,9 +23,11 @@ pub struct DocumentEvent {
 }
 
 impl DocumentEvent {
-    /// The message key: `INDEX/DOCUMENT_ID` (one document's events share a partition).
+    /// The message key: the index's name, so that one index's events share a partition,
+    /// which keeps their order and gives the index one writer (the daemon reading that
+    /// partition).
     pub fn key(&self) -> String {
-        crate::kafka::document_key(self.index.as_str(), self.op.document_id())
+        self.index.as_str().to_string()
     }
 
     /// The wire form [`parse_event`] reads.
@@ -245,7 +247,8 @@ pub fn parse_event(
 }
 
 /// Whether a valid event may be applied as it arrived: its key, when it has one, is the
-/// event's own (`INDEX/DOCUMENT_ID`), and, with authentication on, its `authorization`
+/// event's own (`INDEX`; `INDEX/DOCUMENT_ID` is taken too, as earlier versions keyed
+/// events), and, with authentication on, its `authorization`
 /// header (`Bearer <token>`) names a token allowed to write to the event's index — the same
 /// tokens and scopes as HTTP ingestion.
 pub fn admit(
@@ -256,7 +259,8 @@ pub fn admit(
 ) -> Result<(), PoisonReason> {
     if let Some(key) = key {
         let expected = event.key();
-        if key != expected.as_bytes() {
+        let earlier = crate::kafka::document_key(event.index.as_str(), event.op.document_id());
+        if key != expected.as_bytes() && key != earlier.as_bytes() {
             // The key goes into the error header: at most its first 200 characters.
             return Err(PoisonReason::KeyMismatch {
                 key: String::from_utf8_lossy(key).chars().take(200).collect(),
@@ -347,10 +351,17 @@ mod tests {
         .unwrap();
         let open = Authenticator::new(&AuthConfig::default());
         assert_eq!(admit(&event, None, None, &open), Ok(()));
-        assert_eq!(admit(&event, Some(b"a_kb/d1"), None, &open), Ok(()));
-        let mismatch = admit(&event, Some(b"other/d1"), None, &open).unwrap_err();
-        assert_eq!(mismatch.code(), "key_mismatch");
-        assert!(mismatch.to_string().contains("a_kb/d1"), "{mismatch}");
+        assert_eq!(admit(&event, Some(b"a_kb"), None, &open), Ok(()));
+        assert_eq!(
+            admit(&event, Some(b"a_kb/d1"), None, &open),
+            Ok(()),
+            "the earlier form"
+        );
+        for other in [&b"other/d1"[..], b"other", b"a_kb/d2", b"a_kb/"] {
+            let mismatch = admit(&event, Some(other), None, &open).unwrap_err();
+            assert_eq!(mismatch.code(), "key_mismatch");
+            assert!(mismatch.to_string().contains("\"a_kb\""), "{mismatch}");
+        }
 
         let token = |name: &str, tenant: &str, indexes: &[&str], scopes: &[Scope]| TokenConfig {
             name: name.into(),

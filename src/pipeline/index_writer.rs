@@ -24,9 +24,9 @@ use super::actor::{Actor, ActorError};
 use super::assignment::Assignment;
 use super::checkpoints::{advanced, not_yet_committed, Checkpoints};
 use super::ingest_source::CheckpointContext;
-use super::{partition_key, IndexWork, PlannedBatch};
+use super::{partition_key, IndexWork, PlannedBatch, SourcedEvent};
 use crate::engine::{Engine, EngineError};
-use crate::index::{Index, WriteOutcome, KAFKA_CHECKPOINT, KAFKA_LOG};
+use crate::index::{Index, StoreError, WriteOutcome, KAFKA_CHECKPOINT, KAFKA_LOG};
 
 /// Attempts per commit before the actor gives up (and the supervisor restarts the pipeline).
 const ATTEMPTS: u32 = 4;
@@ -79,57 +79,81 @@ impl IndexWriter {
     ) -> Result<(), ActorError> {
         let failed =
             |e: EngineError| ActorError::failed(Self::NAME, format!("{}: {e}", work.index));
-        let owned = work
+        let owned: Vec<&SourcedEvent> = work
             .events
             .iter()
-            .filter(|e| live.contains(&partition_key(&e.topic, e.partition)));
-        let checkpoint = self
-            .checkpoints
-            .get(&self.engine, &work.index)
-            .await
-            .map_err(failed)?;
-        let fresh = not_yet_committed(owned, &checkpoint);
-        if fresh.is_empty() {
-            return Ok(());
-        }
-        let index = self.engine.index(&work.index).await.map_err(failed)?;
-        let next = advanced(&checkpoint, offsets);
-        let mut properties: HashMap<String, String> = [(
-            KAFKA_CHECKPOINT.to_string(),
-            serde_json::to_string(&next).expect("a checkpoint serialises"),
-        )]
-        .into();
-        if let Some(log) = self.checkpoints.log_id() {
-            properties.insert(KAFKA_LOG.to_string(), log.to_string());
-        }
-        let ops: Vec<_> = fresh.iter().map(|e| e.event.op.clone()).collect();
-        let spans: Vec<tracing::Span> = fresh.iter().map(|e| e.span("commit")).collect();
+            .filter(|e| live.contains(&partition_key(&e.topic, e.partition)))
+            .collect();
         // The store writes are one batch for many traces: its span starts a trace of its own
         // and links to each document's.
         let batch = tracing::info_span!(
             "write_batch",
             index = %work.index,
-            documents = fresh.len(),
+            documents = tracing::field::Empty,
             trace_id = tracing::field::Empty,
             span_id = tracing::field::Empty,
         );
-        for s in &spans {
-            batch.add_link(s.context().span().span_context().clone());
-        }
         crate::telemetry::propagation::follow(&batch, &opentelemetry::Context::new());
         let mut delay = Duration::from_millis(200);
         let mut attempt = 1;
-        let outcome = loop {
-            match self
-                .write(&index, ops.clone(), work, properties.clone())
-                .instrument(batch.clone())
+        let mut spans: Vec<tracing::Span> = Vec::new();
+        let (outcome, fresh, next) = loop {
+            // Read at every attempt: another daemon's commit (an index on an object store
+            // whose partition moved) may have taken some of these events already.
+            let checkpoint = self
+                .checkpoints
+                .get(&self.engine, &work.index)
                 .await
-            {
+                .map_err(failed)?;
+            let fresh = not_yet_committed(owned.iter().copied(), &checkpoint);
+            if fresh.is_empty() {
+                return Ok(());
+            }
+            let next = advanced(&checkpoint, offsets);
+            let properties = self.properties(&next);
+            if spans.is_empty() {
+                batch.record("documents", fresh.len());
+                spans = fresh.iter().map(|e| e.span("commit")).collect();
+                for s in &spans {
+                    batch.add_link(s.context().span().span_context().clone());
+                }
+            }
+            let ops: Vec<_> = fresh.iter().map(|e| e.event.op.clone()).collect();
+            let written = match self.engine.index(&work.index).await {
+                Ok(index) => {
+                    self.write(&index, ops, work, properties)
+                        .instrument(batch.clone())
+                        .await
+                }
+                Err(e) => Err(e),
+            };
+            match written {
                 Ok(outcome) => {
                     if let Some(h) = &self.health {
                         h.clear(&health_part(&work.index));
                     }
-                    break outcome;
+                    break (outcome, fresh, next);
+                }
+                Err(EngineError::Store(StoreError::ChangedElsewhere { .. }))
+                    if attempt < ATTEMPTS =>
+                {
+                    // Another daemon committed to the index since this one opened it: open
+                    // it again (both stores, its checkpoint) and decide once more.
+                    batch.in_scope(|| {
+                        tracing::info!(index = %work.index, "the index changed in the store; opening it again")
+                    });
+                    self.engine.close(&work.index).await;
+                    self.checkpoints.forget(&work.index).await;
+                    attempt += 1;
+                }
+                Err(e @ EngineError::Store(StoreError::NotOwner { .. })) => {
+                    // The index's partition moved and its new owner has committed: this batch
+                    // is not committed (the owner reads it from the checkpoint). The pipeline
+                    // starts again, rejoining the group with the partitions it owns now.
+                    batch.in_scope(|| tracing::warn!(index = %work.index, error = %e, "not the index's owner any more"));
+                    self.engine.close(&work.index).await;
+                    self.checkpoints.forget(&work.index).await;
+                    return Err(failed(e));
                 }
                 Err(e) => {
                     // Ingestion cannot persist (a second failure in a row, not a passing
@@ -161,7 +185,9 @@ impl IndexWriter {
             chunks = outcome.chunks_written, "batch committed")
         });
         if let Some(version) = outcome.index_version {
-            self.engine.maintain_vector_index(&index);
+            if let Ok(index) = self.engine.index(&work.index).await {
+                self.engine.maintain_vector_index(&index);
+            }
             for s in &spans {
                 s.record("index_version", version);
             }
@@ -178,6 +204,19 @@ impl IndexWriter {
             }
         }
         Ok(())
+    }
+
+    /// The commit's properties: the advanced Kafka checkpoint and the log it belongs to.
+    fn properties(&self, next: &super::checkpoints::Checkpoint) -> HashMap<String, String> {
+        let mut properties: HashMap<String, String> = [(
+            KAFKA_CHECKPOINT.to_string(),
+            serde_json::to_string(next).expect("a checkpoint serialises"),
+        )]
+        .into();
+        if let Some(log) = self.checkpoints.log_id() {
+            properties.insert(KAFKA_LOG.to_string(), log.to_string());
+        }
+        properties
     }
 
     /// Re-plans against the newest version, reuses the vectors computed upstream, embeds what

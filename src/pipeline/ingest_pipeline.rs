@@ -229,7 +229,10 @@ impl IngestPipeline {
                 .set("fetch.wait.max.ms", "50")
                 .set("session.timeout.ms", "6000")
                 .set("heartbeat.interval.ms", "500")
-                .create_with_context(CheckpointContext { assignment })?;
+                .create_with_context(CheckpointContext {
+                    assignment,
+                    revocations: self.engine.revocations(),
+                })?;
         consumer.subscribe(&[self.kafka.documents_topic.as_str()])?;
         Ok(Arc::new(consumer))
     }

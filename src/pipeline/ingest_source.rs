@@ -27,6 +27,9 @@ use crate::model::DocumentLimits;
 /// fences revoked ones (see [`Assignment`]).
 pub struct CheckpointContext {
     pub assignment: Arc<Assignment>,
+    /// Counted up at each revocation: this process's claims on the indexes it wrote end
+    /// there (`index::ownership`).
+    pub revocations: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl ClientContext for CheckpointContext {}
@@ -70,6 +73,8 @@ impl ConsumerContext for CheckpointContext {
                 } else {
                     self.assignment.revoke(&keys);
                 }
+                self.revocations
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 if let Err(e) = consumer.unassign() {
                     tracing::error!(error = %e, "unassigning partitions failed");
                 }

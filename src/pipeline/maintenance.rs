@@ -1,5 +1,5 @@
 //! The maintenance actor: every `index.maintenance_interval_ms` it runs one maintenance pass
-//! ([`crate::index::maintenance`]) over each index under the data directory, then lets the
+//! ([`crate::index::maintenance`]) over each index this process writes, then lets the
 //! index calibrate `auto` on its own queries when it has grown enough to be due. The pass takes
 //! the index's write lock for each commit it makes, so it interleaves with the index writer
 //! between batches rather than racing it. Passes run at `index.background_priority` (idle
@@ -37,7 +37,7 @@ pub async fn run(engine: Arc<Engine>, mut stopped: watch::Receiver<bool>) {
             Ok(Err(e)) => tracing::warn!(error = %e, "removing deleted indexes' files failed"),
             Err(e) => tracing::warn!(error = %e, "removing deleted indexes' files panicked"),
         }
-        let names = match engine.list_indexes().await {
+        let names = match engine.maintained_indexes().await {
             Ok(names) => names,
             Err(e) => {
                 tracing::warn!(error = %e, "listing indexes for maintenance failed");

@@ -34,6 +34,19 @@ pub enum StoreError {
     /// A write reached a daemon that serves queries only.
     #[error("index {0} is read-only here: this daemon is a query replica (serve.role = query); its writer takes writes")]
     ReadOnly(String),
+    /// Another process committed to the dataset after this writer read it: nothing was
+    /// written; read the newest version and decide again.
+    #[error("{dataset} changed after version {read_version} was read (another writer committed); nothing was written")]
+    ChangedElsewhere { dataset: String, read_version: u64 },
+    /// This daemon's claim on the index is older than the one its newest commit was made
+    /// under: the index's partitions moved to another daemon, which writes it now.
+    #[error("index {index} is written by another daemon now ({holder}, ownership epoch {epoch}, later than this daemon's {ours}); this daemon's batch is not committed")]
+    NotOwner {
+        index: String,
+        holder: String,
+        epoch: u64,
+        ours: u64,
+    },
     /// An object-store request failed (the store down, credentials revoked).
     #[error("object store: {0}")]
     ObjectStore(String),

@@ -68,6 +68,12 @@ impl DatasetLocation {
         }
     }
 
+    /// On an object store, where other processes may commit to the dataset too: commits
+    /// there are strict (`store::strict_commit`).
+    pub fn is_shared(&self) -> bool {
+        self.storage_options.is_some()
+    }
+
     /// Opens the dataset with the store's options.
     pub fn builder(&self) -> lance::dataset::builder::DatasetBuilder {
         let builder = lance::dataset::builder::DatasetBuilder::from_uri(&self.uri);

@@ -9,7 +9,7 @@ pub mod index_storage;
 mod lance_writes;
 pub mod rows;
 pub mod similarity;
-pub mod writer_lease;
+pub mod strict_commit;
 
 pub use error::StoreError;
 pub use lance_writes::{in_list, replace_documents};

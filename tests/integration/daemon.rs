@@ -19,9 +19,10 @@ impl Daemon {
         self.child.id()
     }
 
-    /// Its exit status, if it has exited.
-    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
-        self.child.try_wait().unwrap()
+    /// SIGKILL (no shutdown of any kind), and waits for the exit.
+    pub fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
     }
 
     /// SIGTERM, then waits (up to 60 s) for the exit.

@@ -442,61 +442,217 @@ fn ingestion_waits_out_an_object_store_outage_and_loses_nothing() {
     assert_eq!(stats["deleted_documents"], 0, "{stats}");
 }
 
-#[test]
-fn one_writer_holds_a_prefix_and_a_live_one_is_never_written_beside() {
+/// An engine (a writer in this test process) on `uri` at moto's `s3`, its own data
+/// directory under `dir`.
+fn s3_engine(dir: &Path, s3: &S3Server, uri: &str) -> ragstream::Engine {
+    let mut c = crate::common::config(dir);
+    c.storage.uri = Some(uri.into());
+    c.storage.options = [
+        ("aws_endpoint", s3.endpoint.as_str()),
+        ("aws_region", "us-east-1"),
+        ("aws_access_key_id", "test"),
+        ("aws_secret_access_key", "test"),
+        ("allow_http", "true"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    crate::common::engine_with(c)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_that_lost_an_index_cannot_commit_to_it() {
+    use crate::common::{doc, name, upserts};
+    use ragstream::engine::EngineError;
+    use ragstream::index::StoreError;
     let dir = tempfile::tempdir().unwrap();
-    let s3 = start_s3("raglease");
+    let s3 = start_s3("ragfence");
+    let a = s3_engine(&dir.path().join("a"), &s3, "s3://ragfence/rs");
+    let b = s3_engine(&dir.path().join("b"), &s3, "s3://ragfence/rs");
+    let kb = name("kb");
+    let one = |id: &str| upserts(vec![doc(id, id, &format!("{id} is a document."))]);
+    a.write(&kb, one("d1")).await.unwrap();
+
+    // The index's partition moves to B: it opens what A committed and writes under a
+    // later claim.
+    b.write(&kb, one("d2")).await.unwrap();
+
+    // A has not heard yet: its commit is refused, naming the new owner; nothing lands.
+    let refused = a.write(&kb, one("d3")).await.unwrap_err();
+    match &refused {
+        EngineError::Store(StoreError::NotOwner {
+            epoch,
+            ours,
+            holder,
+            ..
+        }) => {
+            assert_eq!((*epoch, *ours), (2, 1), "{refused}");
+            assert!(
+                holder.contains(&format!("pid {}", std::process::id())),
+                "{refused}"
+            );
+        }
+        other => panic!("expected NotOwner, got {other}"),
+    }
+    let stats = b.stats(&kb).await.unwrap();
+    assert_eq!(stats.documents, 2, "{stats:?}");
+    b.write(&kb, one("d4")).await.unwrap();
+
+    // A's partitions are revoked (its claims end). Its old view is behind: it must open
+    // the index again, and then writes under a newer claim than B's...
+    a.revocations()
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let behind = a.write(&kb, one("d3")).await.unwrap_err();
+    assert!(
+        matches!(
+            behind,
+            EngineError::Store(StoreError::ChangedElsewhere { .. })
+        ),
+        "{behind}"
+    );
+    a.close(&kb).await;
+    a.write(&kb, one("d3")).await.unwrap();
+    // ...so that B, which has not heard yet, is refused in turn.
+    let refused = b.write(&kb, one("d5")).await.unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            EngineError::Store(StoreError::NotOwner {
+                epoch: 3,
+                ours: 2,
+                ..
+            })
+        ),
+        "{refused}"
+    );
+    // Every accepted write is there once; the refused ones are not.
+    let stats = a.stats(&kb).await.unwrap();
+    assert_eq!((stats.documents, stats.chunks), (4, 4), "{stats:?}");
+    assert_eq!(stats.chunks as u64, stats.keyword_chunks, "{stats:?}");
+}
+
+/// `n` upserts of `index`, keyed by the index's name, as kcat lines (`KEY\tEVENT`).
+fn keyed_upserts(index: &str, from: usize, n: usize) -> Vec<String> {
+    (from..from + n)
+        .map(|i| {
+            let event = json!({"schema_version": 1, "op": "upsert", "index": index,
+                "document": {"id": format!("d{i}"), "title": format!("note {i}"),
+                "text": format!("Field note {i} of {index}: rivers, rock and rain.")}});
+            format!("{index}\t{event}")
+        })
+        .collect()
+}
+
+/// A counter of a daemon's `/metrics` (summed over the series that match `labels`).
+fn metric(http: &str, name: &str, labels: &str) -> f64 {
+    let out = Command::new("curl")
+        .args(["-s", &format!("{http}/metrics")])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with(name) && l.contains(labels))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[test]
+fn two_writers_share_the_indexes_and_one_takes_over_from_a_killed_one() {
+    const INDEXES: [&str; 4] = ["i0", "i1", "i2", "i3"];
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = start_s3("ragshare");
     let broker = start_broker(
         &dir.path().join("broker"),
-        &[("RAGSTREAM_KAFKA_PARTITIONS", "2")],
+        &[("RAGSTREAM_KAFKA_PARTITIONS", "4")],
     );
-    let config = storage_config(dir.path(), &s3, "s3://raglease/rs");
+    let config = storage_config(dir.path(), &s3, "s3://ragshare/rs");
     let env = [
         ("RAGSTREAM_KAFKA_BROKERS", broker.bootstrap.as_str()),
         ("RAGSTREAM_CONFIG", config.to_str().unwrap()),
         ("RS_TEST_S3_SECRET", "test"),
-        ("RAGSTREAM_STORAGE_WRITER_LEASE_MS", "1500"),
+        ("RAGSTREAM_SERVE_ROLE", "ingest"),
+        // Small batches: a writer killed mid-ingest has committed some and not others.
+        ("RAGSTREAM_KAFKA_BATCH_MAX_DOCUMENTS", "10"),
     ];
-    let mut first = start_daemon_at(&dir.path().join("a"), &env);
-    assert!(keys(&s3, "raglease", "rs/").contains("rs/writer.json"));
-
-    // A second writer sees the lease renewed and refuses, naming the holder.
-    let (code, stderr) = serve_fails(&dir.path().join("b"), &env);
-    assert_ne!(code, 0);
-    assert!(stderr.contains("another writer holds it"), "{stderr}");
-    assert!(stderr.contains(&format!("pid {}", first.pid())), "{stderr}");
-
-    // The first stops renewing (frozen, as in a long pause): the second takes over...
-    let pid = first.pid().to_string();
-    assert!(Command::new("kill")
-        .args(["-STOP", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let second = start_daemon_at(&dir.path().join("b"), &env);
-    // ...and the first, running again, finds its lease gone and stops writing.
-    assert!(Command::new("kill")
-        .args(["-CONT", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let mut status = None;
-    wait_for("the first writer to stop", || {
-        status = first.exited();
-        status.is_some()
-    });
-    assert!(!status.unwrap().success());
-
-    // The new writer writes.
-    kcat_produce(
-        &broker.bootstrap,
-        "ragstream.documents",
-        &[],
-        &[upsert("volcano", "Magma erupts from volcanoes as lava.")],
+    let mut writers = vec![
+        start_daemon_at(&dir.path().join("a"), &env),
+        start_daemon_at(&dir.path().join("b"), &env),
+    ];
+    let replica = start_daemon_at(
+        &dir.path().join("replica"),
+        &[env[0], env[1], env[2], ("RAGSTREAM_SERVE_ROLE", "query")],
     );
-    wait_for("the document", || documents(&second.http, "kb") == 1);
+    let produce = |from: usize, n: usize| {
+        let lines: Vec<String> = INDEXES
+            .iter()
+            .flat_map(|i| keyed_upserts(i, from, n))
+            .collect();
+        kcat_produce(
+            &broker.bootstrap,
+            "ragstream.documents",
+            &["-K", "\t"],
+            &lines,
+        );
+    };
+    let all_at = |n: usize| INDEXES.iter().all(|i| documents(&replica.http, i) == n);
+    let wrote = |w: &crate::daemon::Daemon, index: &str| {
+        metric(
+            &w.http,
+            "ragstream_documents_indexed_total",
+            &format!("index=\"{index}\""),
+        )
+    };
 
-    // A clean stop gives the lease back: the next writer need not wait.
-    assert!(second.terminate().success());
-    assert!(!keys(&s3, "raglease", "rs/").contains("rs/writer.json"));
+    produce(0, 20);
+    wait_for("every index's first documents on the replica", || {
+        all_at(20)
+    });
+    // Each index has one writer: the daemon reading its partition.
+    for index in INDEXES {
+        let writing: Vec<bool> = writers.iter().map(|w| wrote(w, index) > 0.0).collect();
+        assert_eq!(
+            writing.iter().filter(|w| **w).count(),
+            1,
+            "{index} written by {writing:?}"
+        );
+    }
+    // The writer of the most indexes is killed in the middle of the next documents.
+    let victim = (0..2)
+        .max_by_key(|k| {
+            INDEXES
+                .iter()
+                .filter(|i| wrote(&writers[*k], i) > 0.0)
+                .count()
+        })
+        .unwrap();
+    let taken: Vec<&str> = INDEXES
+        .iter()
+        .copied()
+        .filter(|i| wrote(&writers[victim], i) > 0.0)
+        .collect();
+    produce(20, 200);
+    wait_for("the victim in the middle of its documents", || {
+        let done: f64 = taken.iter().map(|i| wrote(&writers[victim], i)).sum();
+        done > 20.0 * taken.len() as f64
+    });
+    let mut killed = writers.remove(victim);
+    killed.kill();
+    let survivor = &writers[0];
+
+    // The survivor takes the victim's partitions and resumes each index at its checkpoint.
+    wait_for_within(
+        "every document on the replica",
+        std::time::Duration::from_secs(240),
+        || all_at(220),
+    );
+    for index in INDEXES {
+        let (_, stats) = curl(&[&format!("{}/v1/indexes/{index}/stats", replica.http)]);
+        // Once each: one chunk per document, in both stores.
+        assert_eq!(stats["documents"], 220, "{index}: {stats}");
+        assert_eq!(stats["chunks"], 220, "{index}: {stats}");
+        assert_eq!(stats["keyword_chunks"], 220, "{index}: {stats}");
+    }
+    for index in &taken {
+        assert!(wrote(survivor, index) > 0.0, "{index} taken over");
+    }
 }

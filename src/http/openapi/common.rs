@@ -43,7 +43,7 @@ fn error_schema() -> Value {
                     "A stable code: invalid_request, unauthenticated, forbidden, index_not_found, \
                      retriever_not_found, version_unavailable, embedder_mismatch, \
                      embedder_unavailable, query_timeout, body_too_large, bus_unavailable, \
-                     not_ready, not_found, index_damaged, read_only_replica, storage_unavailable, internal; contract 003 answers InputError and NotFoundError.",
+                     not_ready, not_found, index_damaged, read_only_replica, write_conflict, storage_unavailable, internal; contract 003 answers InputError and NotFoundError.",
                 ),
             ),
             ("message", string("What went wrong, for people.")),
