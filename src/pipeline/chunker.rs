@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::actor::{Actor, ActorError, Mailbox};
 use super::checkpoints::{not_yet_committed, Checkpoints};
-use super::{Batch, IndexWork, PlannedBatch, SourcedEvent};
+use super::{store_outage, Batch, IndexWork, PlannedBatch, SourcedEvent};
 use crate::engine::{Engine, EngineError};
 use crate::kafka::dead_letters::DeadLetters;
 use crate::model::IndexName;
@@ -31,7 +31,7 @@ impl Actor for Chunker {
         }
         let mut work = Vec::new();
         for (index, events) in per_index {
-            if let Some(w) = self.plan(index, events).await? {
+            if let Some(w) = self.plan_waiting(index, events).await? {
                 work.push(w);
             }
         }
@@ -47,18 +47,34 @@ impl Actor for Chunker {
 }
 
 impl Chunker {
-    async fn plan(
+    /// Plans, waiting out an object store that does not answer (`store_outage`).
+    async fn plan_waiting(
         &self,
         index: IndexName,
         events: Vec<SourcedEvent>,
     ) -> Result<Option<IndexWork>, ActorError> {
-        let failed = |e: EngineError| ActorError::failed(Self::NAME, format!("{index}: {e}"));
-        let checkpoint = self
-            .checkpoints
-            .get(&self.engine, &index)
-            .await
-            .map_err(failed)?;
-        let events: Vec<SourcedEvent> = not_yet_committed(&events, &checkpoint)
+        let mut backoff = store_outage::Backoff::default();
+        loop {
+            match self.plan(&index, &events).await {
+                Ok(work) => return Ok(work),
+                Err(e) if store_outage::is_outage(&self.engine, &e).await => {
+                    let wait = backoff.next_wait();
+                    tracing::warn!(index = %index, error = %e, retry_in = ?wait,
+                        "the object store is unavailable; holding the batch (Kafka consumption is paused)");
+                    tokio::time::sleep(wait).await;
+                }
+                Err(e) => return Err(ActorError::failed(Self::NAME, format!("{index}: {e}"))),
+            }
+        }
+    }
+
+    async fn plan(
+        &self,
+        index: &IndexName,
+        events: &[SourcedEvent],
+    ) -> Result<Option<IndexWork>, EngineError> {
+        let checkpoint = self.checkpoints.get(&self.engine, index).await?;
+        let events: Vec<SourcedEvent> = not_yet_committed(events, &checkpoint)
             .into_iter()
             .cloned()
             .collect();
@@ -66,7 +82,7 @@ impl Chunker {
             return Ok(None);
         }
         let _spans: Vec<tracing::Span> = events.iter().map(|e| e.span("chunk")).collect();
-        let handle = self.engine.create_index(&index).await.map_err(failed)?;
+        let handle = self.engine.create_index(index).await?;
         let embedder = self.engine.embedder();
         if let Err(e) = handle.check_embedder(embedder.id(), embedder.dimensions()) {
             // Permanent: this index can never take these events. They go to the DLQ with the
@@ -82,12 +98,9 @@ impl Chunker {
             return Ok(None);
         }
         let ops = events.iter().map(|e| e.event.op.clone()).collect();
-        let plan = handle
-            .plan(ops, self.engine.chunker())
-            .await
-            .map_err(|e| failed(e.into()))?;
+        let plan = handle.plan(ops, self.engine.chunker()).await?;
         Ok(Some(IndexWork {
-            index,
+            index: index.clone(),
             events,
             rows: plan.rows,
             triples: plan.graph.triples,

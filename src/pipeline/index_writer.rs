@@ -11,7 +11,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};
 use rdkafka::{Offset, TopicPartitionList};
@@ -24,7 +23,7 @@ use super::actor::{Actor, ActorError};
 use super::assignment::Assignment;
 use super::checkpoints::{advanced, not_yet_committed, Checkpoints};
 use super::ingest_source::CheckpointContext;
-use super::{partition_key, IndexWork, PlannedBatch, SourcedEvent};
+use super::{partition_key, store_outage, IndexWork, PlannedBatch, SourcedEvent};
 use crate::engine::{Engine, EngineError};
 use crate::index::{Index, StoreError, WriteOutcome, KAFKA_CHECKPOINT, KAFKA_LOG};
 
@@ -94,7 +93,7 @@ impl IndexWriter {
             span_id = tracing::field::Empty,
         );
         crate::telemetry::propagation::follow(&batch, &opentelemetry::Context::new());
-        let mut delay = Duration::from_millis(200);
+        let mut backoff = store_outage::Backoff::default();
         let mut attempt = 1;
         let mut spans: Vec<tracing::Span> = Vec::new();
         let (outcome, fresh, next) = loop {
@@ -166,15 +165,24 @@ impl IndexWriter {
                             format!("commits to index {} fail: {e}", work.index),
                         );
                     }
-                    if attempt == ATTEMPTS {
+                    // An object store that does not answer is waited out, as an embedder
+                    // outage is: the batch is held, the mailboxes fill, and the source pauses
+                    // Kafka. Any other failure restarts the pipeline after a few tries.
+                    let outage = store_outage::is_outage(&self.engine, &e).await;
+                    if attempt >= ATTEMPTS && !outage {
                         return Err(failed(e));
                     }
+                    let delay = backoff.next_wait();
                     batch.in_scope(|| {
-                        tracing::error!(index = %work.index, error = %e, attempt,
-                        retry_in = ?delay, "commit failed; retrying")
+                        if outage {
+                            tracing::warn!(index = %work.index, error = %e, attempt, retry_in = ?delay,
+                                "the object store is unavailable; holding the batch (Kafka consumption is paused)")
+                        } else {
+                            tracing::error!(index = %work.index, error = %e, attempt,
+                                retry_in = ?delay, "commit failed; retrying")
+                        }
                     });
                     tokio::time::sleep(delay).await;
-                    delay *= 2;
                     attempt += 1;
                 }
             }

@@ -30,6 +30,7 @@ pub mod query_handler;
 pub mod query_start;
 pub mod replica_refresh;
 pub mod retention_loss;
+pub mod store_outage;
 pub mod supervisor;
 pub mod triple_extractor;
 

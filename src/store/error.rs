@@ -59,6 +59,20 @@ pub enum StoreError {
     Embed(#[from] EmbedError),
 }
 
+impl StoreError {
+    /// On an object store: whether the store did not answer or failed a request (down,
+    /// unreachable, timing out), rather than the data or the request being wrong. Lance
+    /// reports every object-store failure as an I/O error; on local storage those are
+    /// the disk's.
+    pub fn is_object_store_failure(&self) -> bool {
+        matches!(
+            self,
+            StoreError::ObjectStore(_)
+                | StoreError::Lance(lance::Error::IO { .. } | lance::Error::Timeout { .. })
+        )
+    }
+}
+
 impl From<tantivy::directory::error::OpenDirectoryError> for StoreError {
     fn from(e: tantivy::directory::error::OpenDirectoryError) -> Self {
         StoreError::Tantivy(e.into())
