@@ -171,6 +171,15 @@ impl Engine {
         }
     }
 
+    /// An engine for index administration (stats, listing, maintenance, tags, deletes): it
+    /// opens indexes without loading a model, and anything that would embed through it
+    /// fails ([`crate::embedding::NoModel`]). It keeps no embedding cache either.
+    pub fn for_administration(config: Config) -> Self {
+        let mut config = config;
+        config.model.cache = false;
+        Engine::new(config, Arc::new(crate::embedding::NoModel))
+    }
+
     /// This engine serves queries only: indexes open as replicas of what their writer
     /// publishes on the object store, and every write is refused.
     pub fn as_replica(mut self) -> Self {

@@ -1,7 +1,6 @@
 //! `ragstream index …`: index administration.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Subcommand;
@@ -10,7 +9,7 @@ use serde_json::json;
 use super::eval::print_calibration;
 use super::{failure, index_name, load_embedder, lock_data_dir, usage, Failure};
 use crate::config::Config;
-use crate::embedding::{Embedder, HashingEmbedder};
+use crate::embedding::Embedder;
 use crate::engine::Engine;
 
 #[derive(Subcommand)]
@@ -94,7 +93,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
         IndexCommand::Delete { name } => {
             let name = index_name(&name)?;
             let _lock = lock_data_dir(&config, "index delete")?;
-            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            let engine = Engine::for_administration(config.clone());
             let version = engine.delete_index(&name).await?;
             let purged = engine.purge_deleted_indexes()?;
             println!(
@@ -105,14 +104,12 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
         }
         IndexCommand::Stats { name } => {
             let name = index_name(&name)?;
-            // Stats need no model: open the index with the model-free embedder.
-            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            let engine = Engine::for_administration(config.clone());
             let stats = engine.stats(&name).await?;
             println!("{}", serde_json::to_string_pretty(&stats).expect("json"));
         }
         IndexCommand::List => {
-            // Figures need no model: open the indexes with the model-free embedder.
-            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            let engine = Engine::for_administration(config.clone());
             let caller = crate::auth::Caller::unrestricted();
             let list = crate::contracts::index_list(&engine, &caller).await;
             println!("{}", serde_json::to_string_pretty(&list).expect("json"));
@@ -120,7 +117,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
         IndexCommand::Maintain { name } => {
             let name = index_name(&name)?;
             let _lock = lock_data_dir(&config, "index maintain")?;
-            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            let engine = Engine::for_administration(config.clone());
             let report = engine
                 .index(&name)
                 .await?
@@ -132,7 +129,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
         IndexCommand::RebuildVectors { name } => {
             let name = index_name(&name)?;
             let _lock = lock_data_dir(&config, "index rebuild-vectors")?;
-            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            let engine = Engine::for_administration(config.clone());
             let started = Instant::now();
             let (version, rows) = engine.rebuild_vector_index(&name).await?;
             let v = config.index.vector();
@@ -156,7 +153,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
         }
         IndexCommand::Tag { name, tag, version } => {
             let name = index_name(&name)?;
-            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            let engine = Engine::for_administration(config.clone());
             let version = engine
                 .index(&name)
                 .await?
@@ -170,7 +167,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
         }
         IndexCommand::Untag { name, tag } => {
             let name = index_name(&name)?;
-            let engine = Engine::new(config.clone(), Arc::new(HashingEmbedder::new(384)));
+            let engine = Engine::for_administration(config.clone());
             engine
                 .index(&name)
                 .await?

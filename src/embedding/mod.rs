@@ -7,6 +7,7 @@ mod hashing;
 pub mod http;
 mod measured;
 mod minilm;
+mod no_model;
 mod static_model;
 mod throttled;
 
@@ -14,6 +15,7 @@ pub use cache::{CacheStats, CachedEmbedder, EmbeddingCache};
 pub use hashing::HashingEmbedder;
 pub use measured::Measured;
 pub use minilm::MiniLmEmbedder;
+pub use no_model::NoModel;
 pub use static_model::{StaticEmbedder, STATIC_MODEL_ID};
 pub use throttled::Throttled;
 

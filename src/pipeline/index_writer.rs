@@ -53,6 +53,7 @@ impl Actor for IndexWriter {
     async fn handle(&mut self, batch: PlannedBatch) -> Result<(), ActorError> {
         panic_once_for_tests();
         let (gate, live) = self.assignment.begin_commit(&batch.epochs);
+        crate::failpoint::freeze_second_time_at("freeze-before-second-commit");
         let offsets: BTreeMap<String, i64> = batch
             .next_offsets
             .into_iter()

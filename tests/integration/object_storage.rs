@@ -654,3 +654,91 @@ fn two_writers_share_the_indexes_and_one_takes_over_from_a_killed_one() {
         assert!(wrote(survivor, index) > 0.0, "{index} taken over");
     }
 }
+
+/// Whether process `pid` is stopped (SIGSTOP).
+fn is_stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| Some(stat.rsplit_once(") ")?.1.starts_with('T')))
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_writer_frozen_with_a_batch_in_hand_is_refused_when_it_wakes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = start_s3("ragfrozen");
+    let broker = start_broker(
+        &dir.path().join("broker"),
+        &[("RAGSTREAM_KAFKA_PARTITIONS", "1")],
+    );
+    let config = storage_config(dir.path(), &s3, "s3://ragfrozen/rs");
+    let env = [
+        ("RAGSTREAM_KAFKA_BROKERS", broker.bootstrap.as_str()),
+        ("RAGSTREAM_CONFIG", config.to_str().unwrap()),
+        ("RS_TEST_S3_SECRET", "test"),
+    ];
+    let produce = |from: usize| {
+        kcat_produce(
+            &broker.bootstrap,
+            "ragstream.documents",
+            &["-K", "\t"],
+            &keyed_upserts("kb", from, 1),
+        )
+    };
+    // A writes the index (its claim is recorded with the commit), then freezes itself with
+    // the next batch in hand, past its own partition check, as a long pause would.
+    let a_env = [
+        env[0],
+        env[1],
+        env[2],
+        ("RAGSTREAM_FAILPOINT", "freeze-before-second-commit"),
+    ];
+    let a = start_daemon_at(&dir.path().join("a"), &a_env);
+    produce(0);
+    wait_for("A's first commit", || documents(&a.http, "kb") == 1);
+    produce(1);
+    wait_for("A frozen with the second document", || is_stopped(a.pid()));
+
+    // B joins; once A's session has timed out, B reads the partition from A's checkpoint
+    // and commits under a later claim.
+    let b = start_daemon_at(&dir.path().join("b"), &env);
+    wait_for_within("B's commit", std::time::Duration::from_secs(120), || {
+        documents(&b.http, "kb") == 2
+    });
+
+    // A wakes and goes on with its batch: refused, nothing written; its pipeline starts again.
+    assert!(Command::new("kill")
+        .args(["-CONT", &a.pid().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let mut health = Value::Null;
+    wait_for("A's refusal", || {
+        health = curl(&[&format!("{}/healthz", a.http)]).1;
+        health["pipeline"]["restarts"]
+            .as_u64()
+            .is_some_and(|n| n > 0)
+    });
+    let failure = health["pipeline"]["last_failure"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        failure.contains("written by another daemon now"),
+        "{health}"
+    );
+    // Ingestion goes on, on whichever daemon the group gives the partition to now; every
+    // document is there once, in both stores.
+    produce(2);
+    let mut writer = String::new();
+    wait_for("the next commit", || {
+        writer = [&a.http, &b.http]
+            .into_iter()
+            .find(|http| documents(http, "kb") == 3)
+            .cloned()
+            .unwrap_or_default();
+        !writer.is_empty()
+    });
+    let (_, stats) = curl(&[&format!("{writer}/v1/indexes/kb/stats")]);
+    assert_eq!(stats["chunks"], 3, "{stats}");
+    assert_eq!(stats["keyword_chunks"], 3, "{stats}");
+}
