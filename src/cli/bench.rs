@@ -6,7 +6,7 @@ use std::sync::Arc;
 use clap::Subcommand;
 use serde_json::json;
 
-use super::{failure, index_name, load_embedder, usage, write_report, Failure};
+use super::{failure, index_name, load_embedder, usage, Failure, ReportArgs};
 use crate::config::Config;
 use crate::engine::Engine;
 
@@ -24,9 +24,8 @@ pub enum BenchCommand {
         /// Chunks the static model embeds.
         #[arg(long, default_value_t = 20_000)]
         static_chunks: usize,
-        /// Also write the report as JSON to this file.
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        output: ReportArgs,
     },
     /// Start a scratch daemon (embedded broker) and measure ingest throughput, freshness
     /// (produce → searchable) and query latency over HTTP and over the bus.
@@ -50,9 +49,8 @@ pub enum BenchCommand {
         /// the first, the freshness documents on the first), not after it.
         #[arg(long)]
         beside_backlog: bool,
-        /// Also write the report as JSON to this file.
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        output: ReportArgs,
     },
     /// An index of `--chunks` chunks (SciFact passages recombined): ingest throughput, query
     /// latency per method at a concurrency, ANN recall@10 against exact search, RSS, disk.
@@ -97,9 +95,8 @@ pub enum BenchCommand {
         /// Also time this many explanations (two targets each) against their queries.
         #[arg(long, default_value_t = 0)]
         explain_queries: usize,
-        /// Also write the report as JSON to this file.
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        output: ReportArgs,
     },
     /// The daemon for N minutes as operators run it: a standalone broker, documents at a
     /// steady rate (some updated), queries over HTTP, the daemon restarted every few
@@ -118,9 +115,8 @@ pub enum BenchCommand {
         /// The embedder the daemon runs.
         #[arg(long, default_value = "static")]
         embedder: String,
-        /// Also write the report as JSON to this file.
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        output: ReportArgs,
     },
     /// Hostile inputs through every parser in process (document events, the five
     /// contracts, configuration from the environment): counts refusals, and fails on any
@@ -132,9 +128,8 @@ pub enum BenchCommand {
         /// Seed of the hostile inputs: the same seed gives the same inputs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Also write the report to this file.
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        output: ReportArgs,
     },
     /// Write the chunks and vectors of an index (`--data-dir` as `bench scale` left it), and
     /// query texts with their vectors, to plain files a peer can index and search with
@@ -178,9 +173,8 @@ pub enum BenchCommand {
         /// (0: never merge; no limit; every term; left out: the defaults), comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "64:8")]
         settings: Vec<String>,
-        /// Also write the report as JSON to this file.
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        output: ReportArgs,
     },
     /// What graph lookup adds to a contract-001 query: fast mode against graph mode on an
     /// index whose documents carry triples made from their own words.
@@ -206,9 +200,8 @@ pub enum BenchCommand {
         /// Structural depth of graph mode.
         #[arg(long, default_value_t = 1)]
         depth: usize,
-        /// Also write the report as JSON to this file.
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        output: ReportArgs,
     },
     /// What metrics and tracing cost a query: the same hybrid queries in alternating rounds
     /// with both off and with both on (every trace exported over OTLP to a local receiver).
@@ -228,9 +221,8 @@ pub enum BenchCommand {
         /// Rounds, each running every query off and then on (after one warm-up round).
         #[arg(long, default_value_t = 5)]
         rounds: usize,
-        /// Also write the report as JSON to this file.
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        output: ReportArgs,
     },
 }
 
@@ -241,7 +233,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             corpus,
             transformer_chunks,
             static_chunks,
-            json: out,
+            output,
         } => {
             if transformer_chunks == 0 || static_chunks == 0 {
                 return Err(usage(
@@ -270,24 +262,26 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             .await
             .map_err(failure)?
             .map_err(failure)?;
-            println!(
-                "f32 GEMM 8192x384 · 384x1536 (candle): {:.1} GFLOP/s",
-                report.gemm_gflops
-            );
-            for r in &report.rows {
-                print!(
-                    "{:<26} {:>4} tokens/chunk  {:>6} chunks in {:>7.2} s  {:>10.1} chunks/s",
-                    r.embedder, r.tokens_per_chunk, r.chunks, r.seconds, r.chunks_per_second
+            if output.table() {
+                println!(
+                    "f32 GEMM 8192x384 · 384x1536 (candle): {:.1} GFLOP/s",
+                    report.gemm_gflops
                 );
-                match (r.gflop_per_chunk, r.gflops, r.fraction_of_gemm) {
-                    (Some(g), Some(rate), Some(f)) => println!(
-                        "  {g:.2} GFLOP/chunk  {rate:.1} GFLOP/s  {:.0}% of GEMM",
-                        f * 100.0
-                    ),
-                    _ => println!(),
+                for r in &report.rows {
+                    print!(
+                        "{:<26} {:>4} tokens/chunk  {:>6} chunks in {:>7.2} s  {:>10.1} chunks/s",
+                        r.embedder, r.tokens_per_chunk, r.chunks, r.seconds, r.chunks_per_second
+                    );
+                    match (r.gflop_per_chunk, r.gflops, r.fraction_of_gemm) {
+                        (Some(g), Some(rate), Some(f)) => println!(
+                            "  {g:.2} GFLOP/chunk  {rate:.1} GFLOP/s  {:.0}% of GEMM",
+                            f * 100.0
+                        ),
+                        _ => println!(),
+                    }
                 }
             }
-            write_report(out.as_deref(), &report)?;
+            output.finish(&report)?;
         }
         BenchCommand::Pipeline {
             corpus,
@@ -296,7 +290,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             rate,
             queries,
             beside_backlog,
-            json: out,
+            output,
         } => {
             if !(rate > 0.0 && rate.is_finite()) {
                 return Err(usage("--rate must be a positive number"));
@@ -318,76 +312,78 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                 crate::bench::pipeline::run(config.clone(), load_embedder(&config)?, &options)
                     .await
                     .map_err(failure)?;
-            println!(
-                "embedder {} · batches of {} documents or {} ms",
-                report.embedder, report.batch_max_documents, report.batch_max_ms
-            );
-            println!(
-                "ingest: {} documents, {} chunks in {:.1} s: {:.2} documents/s, {:.2} chunks/s",
-                report.documents,
-                report.chunks,
-                report.ingest_seconds,
-                report.documents_per_second,
-                report.chunks_per_second
-            );
-            println!(
-                "direct ingest of the same documents: {:.1} s, {:.2} chunks/s; Kafka path / direct = {:.2}",
-                report.direct_ingest_seconds,
-                report.direct_chunks_per_second,
-                report.kafka_to_direct_ratio
-            );
-            println!(
-                "after the first commit: {:.2} chunks/s; Kafka path / direct = {:.2}",
-                report.steady_chunks_per_second, report.steady_kafka_to_direct_ratio
-            );
-            let b = &report.breakdown;
-            println!(
-                "  produced (acknowledged) after {:.1} s, first searchable after {:.1} s; {} commits: Lance {:.1} s, keyword {:.1} s; {} embedding calls: {:.1} s",
-                b.produce_seconds,
-                b.first_searchable_seconds,
-                b.commits,
-                b.lance_commit_seconds,
-                b.keyword_commit_seconds,
-                b.embed_calls,
-                b.embed_seconds
-            );
-            println!(
-                "  the process used {:.1} CPU seconds: {:.2} of {} cores busy on average",
-                b.cpu_seconds, b.cores_busy, b.cores
-            );
-            for s in &b.stages {
+            if output.table() {
                 println!(
-                    "  {:<17} busy {:>7.2} s ({:>5.1} % of the phase), senders waited {:>7.2} s for room",
-                    s.stage,
-                    s.busy_seconds,
-                    s.busy_share * 100.0,
-                    s.backpressure_seconds
+                    "embedder {} · batches of {} documents or {} ms",
+                    report.embedder, report.batch_max_documents, report.batch_max_ms
                 );
-            }
-            let line = |what: &str, l: &crate::bench::pipeline::Latency| {
                 println!(
-                    "{what:<34} n={:<4} p50 {:>8.1} ms  p99 {:>8.1} ms  max {:>8.1} ms",
-                    l.count, l.p50_ms, l.p99_ms, l.max_ms
-                )
-            };
-            line(
-                &format!(
-                    "freshness at {} documents/s{}",
-                    report.freshness_rate_per_second,
-                    if report.freshness_beside_backlog {
-                        format!(
-                            " ({:.0} % produced while the backlog drained)",
-                            report.freshness_produced_while_draining * 100.0
-                        )
-                    } else {
-                        String::new()
-                    }
-                ),
-                &report.freshness,
-            );
-            line("query over HTTP (hybrid, top 10)", &report.http_query);
-            line("query over the bus (hybrid, top 10)", &report.bus_query);
-            write_report(out.as_deref(), &report)?;
+                    "ingest: {} documents, {} chunks in {:.1} s: {:.2} documents/s, {:.2} chunks/s",
+                    report.documents,
+                    report.chunks,
+                    report.ingest_seconds,
+                    report.documents_per_second,
+                    report.chunks_per_second
+                );
+                println!(
+                    "direct ingest of the same documents: {:.1} s, {:.2} chunks/s; Kafka path / direct = {:.2}",
+                    report.direct_ingest_seconds,
+                    report.direct_chunks_per_second,
+                    report.kafka_to_direct_ratio
+                );
+                println!(
+                    "after the first commit: {:.2} chunks/s; Kafka path / direct = {:.2}",
+                    report.steady_chunks_per_second, report.steady_kafka_to_direct_ratio
+                );
+                let b = &report.breakdown;
+                println!(
+                    "  produced (acknowledged) after {:.1} s, first searchable after {:.1} s; {} commits: Lance {:.1} s, keyword {:.1} s; {} embedding calls: {:.1} s",
+                    b.produce_seconds,
+                    b.first_searchable_seconds,
+                    b.commits,
+                    b.lance_commit_seconds,
+                    b.keyword_commit_seconds,
+                    b.embed_calls,
+                    b.embed_seconds
+                );
+                println!(
+                    "  the process used {:.1} CPU seconds: {:.2} of {} cores busy on average",
+                    b.cpu_seconds, b.cores_busy, b.cores
+                );
+                for s in &b.stages {
+                    println!(
+                        "  {:<17} busy {:>7.2} s ({:>5.1} % of the phase), senders waited {:>7.2} s for room",
+                        s.stage,
+                        s.busy_seconds,
+                        s.busy_share * 100.0,
+                        s.backpressure_seconds
+                    );
+                }
+                let line = |what: &str, l: &crate::bench::pipeline::Latency| {
+                    println!(
+                        "{what:<34} n={:<4} p50 {:>8.1} ms  p99 {:>8.1} ms  max {:>8.1} ms",
+                        l.count, l.p50_ms, l.p99_ms, l.max_ms
+                    )
+                };
+                line(
+                    &format!(
+                        "freshness at {} documents/s{}",
+                        report.freshness_rate_per_second,
+                        if report.freshness_beside_backlog {
+                            format!(
+                                " ({:.0} % produced while the backlog drained)",
+                                report.freshness_produced_while_draining * 100.0
+                            )
+                        } else {
+                            String::new()
+                        }
+                    ),
+                    &report.freshness,
+                );
+                line("query over HTTP (hybrid, top 10)", &report.http_query);
+                line("query over the bus (hybrid, top 10)", &report.bus_query);
+            }
+            output.finish(&report)?;
         }
         BenchCommand::Scale {
             corpus,
@@ -402,7 +398,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             steady_seconds,
             steady_rate,
             explain_queries,
-            json: out,
+            output,
         } => {
             if chunks == 0 || query_count == 0 || concurrency == 0 || steady_rate == 0 {
                 return Err(usage(
@@ -467,85 +463,87 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                 crate::bench::scale::run(config.clone(), load_embedder(&config)?, &options)
                     .await
                     .map_err(failure)?;
-            println!(
-                "embedder {} · {} chunks · ingest {:.0} chunks/s ({:.1} s) · vector index over {} rows ({:.1} s) · cache loaded in {:.1} s",
-                report.embedder, report.chunks, report.chunks_per_second, report.ingest_seconds,
-                report.vector_index_rows, report.index_build_seconds, report.prewarm_seconds
-            );
-            for l in &report.latency {
+            if output.table() {
                 println!(
-                    "{:<9} c={} n={:<6} p50 {:>8.2} ms  p99 {:>8.2} ms  p999 {:>8.2} ms  {:>7.1} q/s",
-                    l.method, report.concurrency, l.queries, l.p50_ms, l.p99_ms, l.p999_ms,
-                    l.queries_per_second
+                    "embedder {} · {} chunks · ingest {:.0} chunks/s ({:.1} s) · vector index over {} rows ({:.1} s) · cache loaded in {:.1} s",
+                    report.embedder, report.chunks, report.chunks_per_second, report.ingest_seconds,
+                    report.vector_index_rows, report.index_build_seconds, report.prewarm_seconds
                 );
-            }
-            for p in &report.phases {
-                println!(
-                    "  phase {:<32} p50 {:>8.2} ms  p99 {:>8.2} ms",
-                    p.phase, p.p50_ms, p.p99_ms
-                );
-            }
-            for p in report.sweep.iter().filter(|p| p.resident_shortlist > 0) {
-                println!(
-                    "  resident shortlist {:>6} hamming share {:.3}: recall@10 {:.4}, vector search p50 {:.2} ms p99 {:.2} ms",
-                    p.resident_shortlist, p.resident_hamming_share, p.recall_at_10, p.p50_ms, p.p99_ms
-                );
-            }
-            for p in report.sweep.iter().filter(|p| p.resident_shortlist == 0) {
-                println!(
-                    "  nprobes {:>4} refine {:>3} ef {:>4}: recall@10 {:.4}, vector search p50 {:.2} ms p99 {:.2} ms",
-                    p.nprobes, p.refine_factor, p.ef, p.recall_at_10, p.p50_ms, p.p99_ms
-                );
-            }
-            if let Some(e) = &report.explain {
-                println!(
-                    "explain (2 targets) n={}: p50 {:.2} ms p99 {:.2} ms against its query's p50 {:.2} ms p99 {:.2} ms: x{:.2} p50, x{:.2} p99",
-                    e.queries, e.explain_p50_ms, e.explain_p99_ms, e.query_p50_ms, e.query_p99_ms,
-                    e.ratio_p50, e.ratio_p99
-                );
-            }
-            if let Some(s) = &report.steady {
-                println!(
-                    "steady {:.0} s at {} docs/s: {} documents, freshness p50 {:.0} ms p99 {:.0} ms max {:.0} ms; fragments max {} end {}; versions max {} end {}; hybrid p99 {:.2} ms -> {:.2} ms (x{:.2}, {} queries); {} maintenance passes",
-                    s.seconds, s.rate_documents_per_second, s.documents, s.freshness_p50_ms,
-                    s.freshness_p99_ms, s.freshness_max_ms, s.fragments_max, s.fragments_end,
-                    s.versions_max, s.versions_end, s.query_p99_start_ms, s.query_p99_end_ms,
-                    s.query_p99_end_over_start, s.queries, s.maintenance_passes
-                );
-                println!(
-                    "  hybrid p99 beside a compaction or index build {:.2} ms ({} queries), otherwise {:.2} ms; by 10 s: {}",
-                    s.query_p99_beside_background_ms,
-                    s.queries_beside_background,
-                    s.query_p99_otherwise_ms,
-                    s.query_p99_by_10s_ms
-                        .iter()
-                        .map(|ms| format!("{ms:.0}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                );
-                println!(
-                    "  keyword segments max {} end {}",
-                    s.keyword_segments_max, s.keyword_segments_end
-                );
-                if let Some(q) = &s.hybrid_quiet_after {
+                for l in &report.latency {
                     println!(
-                        "  quiet after, {} chunks: hybrid p50 {:.2} ms p99 {:.2} ms",
-                        report.chunks, q.p50_ms, q.p99_ms
+                        "{:<9} c={} n={:<6} p50 {:>8.2} ms  p99 {:>8.2} ms  p999 {:>8.2} ms  {:>7.1} q/s",
+                        l.method, report.concurrency, l.queries, l.p50_ms, l.p99_ms, l.p999_ms,
+                        l.queries_per_second
                     );
                 }
+                for p in &report.phases {
+                    println!(
+                        "  phase {:<32} p50 {:>8.2} ms  p99 {:>8.2} ms",
+                        p.phase, p.p50_ms, p.p99_ms
+                    );
+                }
+                for p in report.sweep.iter().filter(|p| p.resident_shortlist > 0) {
+                    println!(
+                        "  resident shortlist {:>6} hamming share {:.3}: recall@10 {:.4}, vector search p50 {:.2} ms p99 {:.2} ms",
+                        p.resident_shortlist, p.resident_hamming_share, p.recall_at_10, p.p50_ms, p.p99_ms
+                    );
+                }
+                for p in report.sweep.iter().filter(|p| p.resident_shortlist == 0) {
+                    println!(
+                        "  nprobes {:>4} refine {:>3} ef {:>4}: recall@10 {:.4}, vector search p50 {:.2} ms p99 {:.2} ms",
+                        p.nprobes, p.refine_factor, p.ef, p.recall_at_10, p.p50_ms, p.p99_ms
+                    );
+                }
+                if let Some(e) = &report.explain {
+                    println!(
+                        "explain (2 targets) n={}: p50 {:.2} ms p99 {:.2} ms against its query's p50 {:.2} ms p99 {:.2} ms: x{:.2} p50, x{:.2} p99",
+                        e.queries, e.explain_p50_ms, e.explain_p99_ms, e.query_p50_ms, e.query_p99_ms,
+                        e.ratio_p50, e.ratio_p99
+                    );
+                }
+                if let Some(s) = &report.steady {
+                    println!(
+                        "steady {:.0} s at {} docs/s: {} documents, freshness p50 {:.0} ms p99 {:.0} ms max {:.0} ms; fragments max {} end {}; versions max {} end {}; hybrid p99 {:.2} ms -> {:.2} ms (x{:.2}, {} queries); {} maintenance passes",
+                        s.seconds, s.rate_documents_per_second, s.documents, s.freshness_p50_ms,
+                        s.freshness_p99_ms, s.freshness_max_ms, s.fragments_max, s.fragments_end,
+                        s.versions_max, s.versions_end, s.query_p99_start_ms, s.query_p99_end_ms,
+                        s.query_p99_end_over_start, s.queries, s.maintenance_passes
+                    );
+                    println!(
+                        "  hybrid p99 beside a compaction or index build {:.2} ms ({} queries), otherwise {:.2} ms; by 10 s: {}",
+                        s.query_p99_beside_background_ms,
+                        s.queries_beside_background,
+                        s.query_p99_otherwise_ms,
+                        s.query_p99_by_10s_ms
+                            .iter()
+                            .map(|ms| format!("{ms:.0}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    );
+                    println!(
+                        "  keyword segments max {} end {}",
+                        s.keyword_segments_max, s.keyword_segments_end
+                    );
+                    if let Some(q) = &s.hybrid_quiet_after {
+                        println!(
+                            "  quiet after, {} chunks: hybrid p50 {:.2} ms p99 {:.2} ms",
+                            report.chunks, q.p50_ms, q.p99_ms
+                        );
+                    }
+                }
+                println!(
+                    "ANN recall@10 vs exact {:.4} · RSS {:.0} MiB ({:.0} on huge pages) · disk {:.0} MiB",
+                    report.ann_recall_at_10, report.rss_mib, report.huge_pages_mib, report.disk_mib
+                );
             }
-            println!(
-                "ANN recall@10 vs exact {:.4} · RSS {:.0} MiB ({:.0} on huge pages) · disk {:.0} MiB",
-                report.ann_recall_at_10, report.rss_mib, report.huge_pages_mib, report.disk_mib
-            );
-            write_report(out.as_deref(), &report)?;
+            output.finish(&report)?;
         }
         BenchCommand::Soak {
             minutes,
             rate,
             restart_every,
             embedder,
-            json,
+            output,
         } => {
             if !(minutes > 0.0 && rate > 0.0 && restart_every > 0) {
                 return Err(usage(
@@ -562,11 +560,13 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             let report = crate::bench::soak::run(&exe, &options)
                 .await
                 .map_err(failure)?;
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&report).expect("a report serialises")
-            );
-            write_report(json.as_deref(), &report)?;
+            if output.table() {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).expect("a report serialises")
+                );
+            }
+            output.finish(&report)?;
             if report.lost != 0 || report.duplicated != 0 || report.server_errors != 0 {
                 return Err(failure(format!(
                     "soak failed: {} lost, {} duplicated, {} answers with a 5xx",
@@ -574,16 +574,22 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                 )));
             }
         }
-        BenchCommand::Fuzz { cases, seed, json } => {
+        BenchCommand::Fuzz {
+            cases,
+            seed,
+            output,
+        } => {
             if cases == 0 {
                 return Err(usage("--cases must be at least 1"));
             }
             let report = crate::bench::fuzz::run(cases, seed).await;
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&report).expect("a report serialises")
-            );
-            write_report(json.as_deref(), &report)?;
+            if output.table() {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).expect("a report serialises")
+                );
+            }
+            output.finish(&report)?;
             if report.failures() > 0 {
                 return Err(failure(format!(
                     "{} inputs panicked or were refused with a 5xx or outside the error shape (seed {seed})",
@@ -629,7 +635,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             batch,
             query_count,
             settings,
-            json: out,
+            output,
         } => {
             if documents == 0 || batch == 0 || query_count == 0 {
                 return Err(usage(
@@ -682,21 +688,23 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             };
             let chunker = crate::chunking::Chunker::new(config.chunking.chunker());
             let report = crate::bench::keyword::run(&chunker, &options).map_err(failure)?;
-            println!(
-                "{} documents ({} chunks) in commits of {}, {} queries (top 30)",
-                report.documents, report.chunks, report.batch, report.queries
-            );
-            for r in &report.rows {
+            if output.table() {
                 println!(
-                    "memory {:>4} MiB merge {:>2} max docs {:>8} max terms {:>2}: {:>7.0} chunks/s · commit p50 {:>6.2} p99 {:>7.2} max {:>8.2} ms · searcher open p50 {:>5.2} p99 {:>6.2} ms · {:>3} segments (largest {:>8} docs) · query p50 {:>5.2} p99 {:>6.2} ms · {:.0} MiB",
-                    r.writer_memory_mb, r.merge_min_segments, r.merge_max_docs, r.max_query_terms,
-                    r.chunks_per_second, r.commit_p50_ms, r.commit_p99_ms, r.commit_max_ms,
-                    r.searcher_open_p50_ms, r.searcher_open_p99_ms, r.segments_end,
-                    r.segment_docs.first().copied().unwrap_or(0), r.query_p50_ms,
-                    r.query_p99_ms, r.disk_mib
+                    "{} documents ({} chunks) in commits of {}, {} queries (top 30)",
+                    report.documents, report.chunks, report.batch, report.queries
                 );
+                for r in &report.rows {
+                    println!(
+                        "memory {:>4} MiB merge {:>2} max docs {:>8} max terms {:>2}: {:>7.0} chunks/s · commit p50 {:>6.2} p99 {:>7.2} max {:>8.2} ms · searcher open p50 {:>5.2} p99 {:>6.2} ms · {:>3} segments (largest {:>8} docs) · query p50 {:>5.2} p99 {:>6.2} ms · {:.0} MiB",
+                        r.writer_memory_mb, r.merge_min_segments, r.merge_max_docs, r.max_query_terms,
+                        r.chunks_per_second, r.commit_p50_ms, r.commit_p99_ms, r.commit_max_ms,
+                        r.searcher_open_p50_ms, r.searcher_open_p99_ms, r.segments_end,
+                        r.segment_docs.first().copied().unwrap_or(0), r.query_p50_ms,
+                        r.query_p99_ms, r.disk_mib
+                    );
+                }
             }
-            write_report(out.as_deref(), &report)?;
+            output.finish(&report)?;
         }
         BenchCommand::Graph {
             corpus,
@@ -706,7 +714,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             query_count,
             rounds,
             depth,
-            json: out,
+            output,
         } => {
             if documents == 0 || query_count == 0 || rounds == 0 || triples_per_document == 0 {
                 return Err(usage(
@@ -726,30 +734,32 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                 crate::bench::graph::run(config.clone(), load_embedder(&config)?, &options)
                     .await
                     .map_err(failure)?;
-            println!(
-                "embedder {} · {} documents, {} triples, {} entities (ingest {:.1} s; graph loaded in {:.0} ms)",
-                report.embedder, report.documents, report.triples, report.entities,
-                report.ingest_seconds, report.graph_load_ms
-            );
-            println!(
-                "{} queries × {} rounds per mode, depth {}: {} linked an entity, {:.1} relations per query",
-                report.queries_per_round, report.rounds, report.depth, report.queries_linking,
-                report.relations_per_query
-            );
-            for (what, l) in [
-                ("fast mode (chunks)", &report.fast_mode),
-                ("graph mode", &report.graph_mode),
-            ] {
+            if output.table() {
                 println!(
-                    "001 {what:<19} n={:<5} p50 {:>7.3} ms  p99 {:>7.3} ms  max {:>7.3} ms",
-                    l.count, l.p50_ms, l.p99_ms, l.max_ms
+                    "embedder {} · {} documents, {} triples, {} entities (ingest {:.1} s; graph loaded in {:.0} ms)",
+                    report.embedder, report.documents, report.triples, report.entities,
+                    report.ingest_seconds, report.graph_load_ms
+                );
+                println!(
+                    "{} queries × {} rounds per mode, depth {}: {} linked an entity, {:.1} relations per query",
+                    report.queries_per_round, report.rounds, report.depth, report.queries_linking,
+                    report.relations_per_query
+                );
+                for (what, l) in [
+                    ("fast mode (chunks)", &report.fast_mode),
+                    ("graph mode", &report.graph_mode),
+                ] {
+                    println!(
+                        "001 {what:<19} n={:<5} p50 {:>7.3} ms  p99 {:>7.3} ms  max {:>7.3} ms",
+                        l.count, l.p50_ms, l.p99_ms, l.max_ms
+                    );
+                }
+                println!(
+                    "graph lookup adds {:.3} ms at the median",
+                    report.added_p50_ms
                 );
             }
-            println!(
-                "graph lookup adds {:.3} ms at the median",
-                report.added_p50_ms
-            );
-            write_report(out.as_deref(), &report)?;
+            output.finish(&report)?;
         }
         BenchCommand::Telemetry {
             corpus,
@@ -757,7 +767,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             documents,
             query_count,
             rounds,
-            json: out,
+            output,
         } => {
             if documents == 0 || query_count == 0 || rounds == 0 {
                 return Err(usage(
@@ -778,24 +788,26 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             .await
             .map_err(failure)?
             .map_err(failure)?;
-            println!(
-                "embedder {} · {} documents · {} hybrid queries × {} rounds per mode",
-                report.embedder, report.documents, report.queries_per_round, report.rounds
-            );
-            for (what, l) in [("off", &report.off), ("on", &report.on)] {
+            if output.table() {
                 println!(
-                    "metrics+tracing {what:<4} n={:<5} p50 {:>7.3} ms  p99 {:>7.3} ms  max {:>7.3} ms",
-                    l.count, l.p50_ms, l.p99_ms, l.max_ms
+                    "embedder {} · {} documents · {} hybrid queries × {} rounds per mode",
+                    report.embedder, report.documents, report.queries_per_round, report.rounds
+                );
+                for (what, l) in [("off", &report.off), ("on", &report.on)] {
+                    println!(
+                        "metrics+tracing {what:<4} n={:<5} p50 {:>7.3} ms  p99 {:>7.3} ms  max {:>7.3} ms",
+                        l.count, l.p50_ms, l.p99_ms, l.max_ms
+                    );
+                }
+                println!(
+                    "on/off: p50 ×{:.3}, p99 ×{:.3}; {} export requests, {} bytes of spans",
+                    report.p50_ratio,
+                    report.p99_ratio,
+                    report.export_requests,
+                    report.spans_exported_bytes
                 );
             }
-            println!(
-                "on/off: p50 ×{:.3}, p99 ×{:.3}; {} export requests, {} bytes of spans",
-                report.p50_ratio,
-                report.p99_ratio,
-                report.export_requests,
-                report.spans_exported_bytes
-            );
-            write_report(out.as_deref(), &report)?;
+            output.finish(&report)?;
         }
     }
     Ok(())

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use super::{failure, index_name, load_embedder, write_report, Failure};
+use super::{failure, index_name, load_embedder, Failure, ReportArgs};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::retrieval::SearchMethod;
@@ -27,9 +27,8 @@ pub enum EvalCommand {
         /// judgments seen) and store the centre; the test queries are then scored with it.
         #[arg(long, conflicts_with = "calibrate")]
         self_calibrate: bool,
-        /// Also write the report as JSON to this file.
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        output: ReportArgs,
         /// First calibrate `auto` on the training queries (qrels/train.tsv) and store the
         /// centre in the index; the test queries are then scored with it.
         #[arg(long)]
@@ -45,7 +44,7 @@ pub async fn run(config: Config, command: EvalCommand) -> Result<(), Failure> {
             index,
             long_queries,
             self_calibrate,
-            json: out,
+            output,
             calibrate,
         } => {
             use crate::eval::beir::Calibrate;
@@ -74,13 +73,19 @@ pub async fn run(config: Config, command: EvalCommand) -> Result<(), Failure> {
                 )
                 .await
                 .map_err(failure)?;
-                if let Some(c) = scored.first().and_then(|r| r.calibration.as_ref()) {
+                if let Some(c) = scored
+                    .first()
+                    .and_then(|r| r.calibration.as_ref())
+                    .filter(|_| output.table())
+                {
                     print_calibration(c);
                 }
                 reports.extend(scored);
             }
-            print_eval(&reports);
-            write_report(out.as_deref(), &reports)?;
+            if output.table() {
+                print_eval(&reports);
+            }
+            output.finish(&reports)?;
         }
     }
     Ok(())

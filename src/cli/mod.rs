@@ -87,16 +87,36 @@ pub fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, Failure> {
     crate::embedders::configured(config).map_err(failure)
 }
 
-/// Writes a bench or eval report as JSON to `path`, when one was given.
-pub fn write_report(
-    path: Option<&std::path::Path>,
-    report: &impl serde::Serialize,
-) -> Result<(), Failure> {
-    let Some(path) = path else {
-        return Ok(());
-    };
-    std::fs::write(path, serde_json::to_vec_pretty(report).expect("json"))
-        .map_err(|e| failure(format!("{}: {e}", path.display())))
+/// How a bench or eval command hands over its report: a table for people by default;
+/// `--json` prints the report as JSON on stdout instead (as `query --json` does);
+/// `--out FILE` also writes it to FILE.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// Print the report as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
+}
+
+impl ReportArgs {
+    /// Whether the table is printed (not with `--json`).
+    pub fn table(&self) -> bool {
+        !self.json
+    }
+
+    /// Prints the report with `--json`, and writes it to `--out` when given.
+    pub fn finish(&self, report: &impl serde::Serialize) -> Result<(), Failure> {
+        let text = serde_json::to_string_pretty(report).expect("a report serialises");
+        if self.json {
+            println!("{text}");
+        }
+        if let Some(path) = &self.out {
+            std::fs::write(path, text).map_err(|e| failure(format!("{}: {e}", path.display())))?;
+        }
+        Ok(())
+    }
 }
 
 /// Commands that write an index hold the data directory's lock (see `data_dir`): a second

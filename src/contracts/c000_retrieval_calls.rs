@@ -266,9 +266,12 @@ pub fn error_code(e: &EngineError) -> (&'static str, Option<String>) {
             crate::index::StoreError::NotOwner { .. }
             | crate::index::StoreError::ChangedElsewhere { .. },
         ) => ("write_conflict", None),
-        EngineError::Store(
-            crate::index::StoreError::ObjectStore(_) | crate::index::StoreError::Storage { .. },
-        ) => ("storage_unavailable", None),
+        // The store failed a read or write (an object store down, a disk failing), not the
+        // request: worth retrying.
+        EngineError::Store(crate::index::StoreError::Storage { .. }) => {
+            ("storage_unavailable", None)
+        }
+        EngineError::Store(e) if e.is_storage_failure() => ("storage_unavailable", None),
         EngineError::Store(_) | EngineError::Internal(_) => ("internal", None),
         EngineError::Timeout { .. } => ("query_timeout", None),
     }

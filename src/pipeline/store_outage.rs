@@ -14,10 +14,11 @@ const MAX_WAIT: Duration = Duration::from_secs(10);
 const FIRST_WAIT: Duration = Duration::from_millis(200);
 
 /// Whether `e` is the object store holding the indexes failing (rather than the data or
-/// the request being wrong). Always false for indexes on local storage.
+/// the request being wrong). Always false for indexes on local storage: a failing disk
+/// restarts the pipeline as any other commit failure does.
 pub async fn is_outage(engine: &Engine, e: &EngineError) -> bool {
     let on_object_store = engine.storage().await.is_ok_and(|s| s.object().is_some());
-    on_object_store && matches!(e, EngineError::Store(s) if s.is_object_store_failure())
+    on_object_store && matches!(e, EngineError::Store(s) if s.is_storage_failure())
 }
 
 /// Capped exponential backoff between attempts.

@@ -60,11 +60,10 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// On an object store: whether the store did not answer or failed a request (down,
-    /// unreachable, timing out), rather than the data or the request being wrong. Lance
-    /// reports every object-store failure as an I/O error; on local storage those are
-    /// the disk's.
-    pub fn is_object_store_failure(&self) -> bool {
+    /// Whether the storage failed a request (an object store down, unreachable or timing
+    /// out; a disk failing) rather than the data or the request being wrong. Lance reports
+    /// every object-store failure as an I/O error, so on local storage this is the disk's.
+    pub fn is_storage_failure(&self) -> bool {
         matches!(
             self,
             StoreError::ObjectStore(_)

@@ -610,7 +610,7 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
             .arg(&queries)
             .arg("--data-dir")
             .arg(&data)
-            .arg("--json")
+            .arg("--out")
             .arg(&report),
     );
     let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
@@ -738,12 +738,15 @@ fn bench_keyword_compares_merge_policies_and_rejects_bad_settings() {
             .arg(&corpus)
             .arg("--queries")
             .arg(&queries)
-            .arg("--json")
+            .arg("--out")
             .arg(&report);
         cmd
     };
-    succeeded(&mut bench("16:2,16:0,16:2:0:3"));
+    // `--json`: the report on stdout (and no table); `--out`: the same report in the file.
+    let out = succeeded(bench("16:2,16:0,16:2:0:3").arg("--json"));
     let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed, r);
     let rows = r["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 3, "{r}");
     // Parts left out take the defaults; given ones are used.
