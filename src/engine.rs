@@ -246,10 +246,14 @@ impl Engine {
         }
     }
 
-    /// Forgets the open handle of `name` (a replica whose writer deleted or remade it); a
-    /// replica's cache of it goes too. The next use opens it again.
+    /// Forgets the open handle of `name` (a replica whose writer deleted or remade it; a
+    /// writer's handle another process's commits made stale); a replica's cache of it goes
+    /// too, a writer's handle takes no more writes. The next use opens it again.
     pub async fn close(&self, name: &IndexName) {
-        self.indexes.lock().await.remove(name);
+        let closed = self.indexes.lock().await.remove(name);
+        if let Some(index) = closed.filter(|_| !self.replica) {
+            index.mark_closed();
+        }
         if let (true, Some(storage)) = (self.replica, self.storage.get()) {
             let dir = storage.local_dir(name);
             if let Err(e) = std::fs::remove_dir_all(&dir) {
@@ -443,7 +447,11 @@ impl Engine {
     /// due (see [`crate::index::vector_index`]); at most one build per index runs at a time,
     /// and neither ingestion nor queries wait for it.
     pub fn maintain_vector_index(&self, index: &Arc<Index>) {
-        if tokio::runtime::Handle::try_current().is_err() || index.vector_build_running() {
+        // On an object store only the index's owner builds (see index/ownership.rs).
+        if tokio::runtime::Handle::try_current().is_err()
+            || index.vector_build_running()
+            || !index.is_owned_here()
+        {
             return;
         }
         let settings = self.config.index.vector();

@@ -264,6 +264,7 @@ pub fn error_code(e: &EngineError) -> (&'static str, Option<String>) {
         EngineError::Store(crate::index::StoreError::ReadOnly(_)) => ("read_only_replica", None),
         EngineError::Store(
             crate::index::StoreError::NotOwner { .. }
+            | crate::index::StoreError::NotOwned(_)
             | crate::index::StoreError::ChangedElsewhere { .. },
         ) => ("write_conflict", None),
         // The store failed a read or write (an object store down, a disk failing), not the

@@ -444,13 +444,20 @@ impl LanceStore {
     }
 
     /// Commits a change read at `read` (made with this store's other writes held off) and
-    /// makes it the newest version.
+    /// makes it the newest version. On an object store the commit is strict
+    /// (`store::strict_commit`).
     pub async fn commit_transaction(
         &self,
         read: Arc<Dataset>,
         transaction: Transaction,
     ) -> Result<u64, StoreError> {
-        let committed = CommitBuilder::new(read).execute(transaction).await?;
+        let committed = if self.location.is_shared() {
+            // Other daemons commit to this dataset too: land right after the version read,
+            // or not at all (see index/ownership.rs).
+            crate::store::strict_commit::commit_next(&self.location, read, transaction).await?
+        } else {
+            CommitBuilder::new(read).execute(transaction).await?
+        };
         let version = committed.version_id();
         *self.latest.lock().expect("lance latest lock") = committed;
         Ok(version)
@@ -757,16 +764,7 @@ impl LanceStore {
             batch => replace_documents(&ds, "chunk_id", documents, batch).await?,
         };
         transaction.transaction_properties = Some(Arc::new(properties));
-        if !self.location.is_shared() {
-            return self.commit_transaction(ds, transaction).await;
-        }
-        // Other daemons commit to this dataset too: land right after the version read, or
-        // not at all (see index/ownership.rs).
-        let committed =
-            crate::store::strict_commit::commit_next(&self.location, ds, transaction).await?;
-        let version = committed.version_id();
-        *self.latest.lock().expect("lance latest lock") = committed;
-        Ok(version)
+        self.commit_transaction(ds, transaction).await
     }
 
     /// The newest version in the store, which another process may have committed.

@@ -248,6 +248,9 @@ pub struct Index {
     committed: Arc<tokio::sync::Notify>,
     /// Which daemon writes the index (a writer on an object store; see [`ownership`]).
     ownership: Option<ownership::Ownership>,
+    /// Closed by the engine because another process changed the index: this handle takes
+    /// no more writes (queries holding it finish); a fresh handle does.
+    closed: std::sync::atomic::AtomicBool,
     /// The index's per-process files (on local storage, all of them).
     dir: PathBuf,
 }
@@ -496,6 +499,7 @@ impl Index {
             published: tokio::sync::Mutex::new(None),
             committed: options.committed.clone(),
             ownership: None,
+            closed: std::sync::atomic::AtomicBool::new(false),
             dir,
         };
         if index.replica.is_none() && storage.object().is_some() {
@@ -554,6 +558,12 @@ impl Index {
         let guard = self.write_lock.lock().await;
         if self.deleted.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(StoreError::UnknownIndex(self.name.to_string()));
+        }
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::ChangedElsewhere {
+                dataset: self.name.to_string(),
+                read_version: self.latest_version(),
+            });
         }
         Ok(guard)
     }
@@ -643,10 +653,12 @@ impl Index {
 
     /// What a commit that changes no chunk (an index build, compaction, a purge) carries over
     /// from the newest version, so that every version still names its graph and its Kafka
-    /// checkpoint.
+    /// checkpoint; on an object store also its owner's claim (refused to any other process).
     pub(crate) async fn carried_properties(
         &self,
     ) -> Result<std::collections::HashMap<String, String>, StoreError> {
+        // On an object store the owner alone changes the index, on its newest version.
+        let owner = self.check_maintenance_ownership().await?;
         let props = self
             .lance
             .commit_properties(self.lance.latest_version())
@@ -654,6 +666,7 @@ impl Index {
         Ok([GRAPH_PROPERTY, KAFKA_CHECKPOINT, KAFKA_LOG]
             .into_iter()
             .filter_map(|k| props.get(k).map(|v| (k.to_string(), v.clone())))
+            .chain(owner.into_iter().flat_map(|o| o.properties()))
             .collect())
     }
 

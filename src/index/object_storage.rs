@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{keyword_mirror, read_info, Index, IndexStorage, StoreError, StoreOptions};
+use super::{keyword_mirror, ownership, read_info, Index, IndexStorage, StoreError, StoreOptions};
 use crate::model::IndexName;
 
 /// What a query replica keeps of an index: its keyword cache, and the newest version whose
@@ -62,6 +62,81 @@ impl Index {
             Some(ownership) => ownership.is_claimed(),
             None => self.replica.is_none(),
         }
+    }
+
+    /// The ownership claim the newest commit that records one was made under.
+    pub(super) async fn recorded_owner(&self) -> Result<Option<ownership::Owner>, StoreError> {
+        let mut versions = self.lance.versions().await?;
+        versions.reverse();
+        for v in versions {
+            if let Some(owner) = ownership::Owner::of(&self.lance.commit_properties(v).await?) {
+                return Ok(Some(owner));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A writer's handle on an object store: fails with [`StoreError::ChangedElsewhere`]
+    /// (or [`StoreError::NotOwner`]) when another process committed since this handle's
+    /// newest version, so that the caller opens the index again before planning or
+    /// committing. Commits this process made meanwhile (its own maintenance) are taken
+    /// in. A version between that cannot be read any more (pruned) counts as another
+    /// process's. Elsewhere, and on a replica, there is nothing to check.
+    pub async fn check_current(&self) -> Result<(), StoreError> {
+        let Some(owner) = &self.ownership else {
+            return Ok(());
+        };
+        let ours = self.lance.latest_version();
+        let newest = self.lance.newest_in_store().await?;
+        if newest.version_id() <= ours {
+            return Ok(());
+        }
+        let behind = || StoreError::ChangedElsewhere {
+            dataset: newest.uri().to_string(),
+            read_version: ours,
+        };
+        let mut since = Vec::new();
+        for v in ours + 1..=newest.version_id() {
+            match newest.read_transaction_by_version(v).await {
+                Ok(Some(tx)) => since.push(
+                    tx.transaction_properties
+                        .map(|p| (*p).clone())
+                        .unwrap_or_default(),
+                ),
+                // Pruned meanwhile: who made it is unknown, so open the index again.
+                _ => return Err(behind()),
+            }
+        }
+        owner.check_since(self.name.as_str(), newest.uri(), ours, &since)?;
+        self.lance.replace_latest(newest);
+        Ok(())
+    }
+
+    /// [`Index::check_current`], then the claim to commit under (on an object store).
+    pub(super) async fn check_ownership(&self) -> Result<Option<ownership::Owner>, StoreError> {
+        self.check_current().await?;
+        Ok(self.ownership.as_ref().map(ownership::Ownership::claim))
+    }
+
+    /// The claim a commit that changes no document (maintenance) is made under, on an
+    /// object store: only the owner, holding a live claim, changes the index there, and
+    /// only on top of the newest version. `Ok(None)` elsewhere.
+    pub(super) async fn check_maintenance_ownership(
+        &self,
+    ) -> Result<Option<ownership::Owner>, StoreError> {
+        let Some(owner) = &self.ownership else {
+            return Ok(None);
+        };
+        if !owner.is_claimed() {
+            return Err(StoreError::NotOwned(self.name.to_string()));
+        }
+        self.check_ownership().await
+    }
+
+    /// Marks a writer's handle closed by the engine (the index changed elsewhere): it takes
+    /// no more writes; a fresh handle does.
+    pub(crate) fn mark_closed(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Whether this handle serves queries only (`serve --role query`).
@@ -133,7 +208,9 @@ impl Index {
     /// the versions already published.
     pub async fn publish_keyword(&self) -> Option<u64> {
         let root = self.storage.object()?;
-        if self.replica.is_some() {
+        // Only the owner publishes: two publishers of one index would remove each other's
+        // files.
+        if self.replica.is_some() || !self.is_owned_here() {
             return None;
         }
         let mut published = self.published.lock().await;

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::commit_log::Change;
 use super::rows::ChunkRow;
-use super::{ownership, Index, StoreError};
+use super::{Index, StoreError};
 use crate::chunking::Chunker;
 use crate::embedding::{EmbedError, Embedder};
 use crate::graph::rows::{EntityRow, TripleRow};
@@ -406,39 +406,6 @@ impl Index {
     /// `"topic:partition" → next offset to read`.
     pub async fn kafka_checkpoint(&self) -> Result<HashMap<String, i64>, StoreError> {
         Ok(self.stored_checkpoint().await?.offsets)
-    }
-
-    /// The ownership claim the newest commit that records one was made under.
-    pub(super) async fn recorded_owner(&self) -> Result<Option<ownership::Owner>, StoreError> {
-        let mut versions = self.lance.versions().await?;
-        versions.reverse();
-        for v in versions {
-            if let Some(owner) = ownership::Owner::of(&self.lance.commit_properties(v).await?) {
-                return Ok(Some(owner));
-            }
-        }
-        Ok(None)
-    }
-
-    /// On an object store, where other daemons may write the index: checks that no other
-    /// writer committed since this handle's newest version and returns the claim to commit
-    /// under (see [`ownership`]). Elsewhere there is nothing to check.
-    async fn check_ownership(&self) -> Result<Option<ownership::Owner>, StoreError> {
-        let Some(owner) = &self.ownership else {
-            return Ok(None);
-        };
-        let ours = self.lance.latest_version();
-        let newest = self.lance.newest_in_store().await?;
-        if newest.version_id() > ours {
-            let mut since = Vec::new();
-            for v in ours + 1..=newest.version_id() {
-                since.push(self.lance.commit_properties(v).await?);
-            }
-            owner.check_since(self.name.as_str(), newest.uri(), ours, &since)?;
-            // Only this process's own commits (maintenance) came in between.
-            self.lance.replace_latest(newest);
-        }
-        Ok(Some(owner.claim()))
     }
 
     /// The newest recorded checkpoint with the identity of the Kafka log it was read from

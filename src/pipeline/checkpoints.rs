@@ -15,8 +15,10 @@ use std::collections::{BTreeMap, HashMap};
 use tokio::sync::Mutex;
 
 use super::{partition_key, SourcedEvent};
+use std::sync::Arc;
+
 use crate::engine::{Engine, EngineError};
-use crate::index::StoredCheckpoint;
+use crate::index::{Index, StoreError, StoredCheckpoint};
 use crate::model::IndexName;
 
 pub type Checkpoint = HashMap<String, i64>;
@@ -80,7 +82,10 @@ impl KafkaLog {
 pub struct Checkpoints {
     /// The log this pipeline reads (none: every stored checkpoint applies).
     log: Option<KafkaLog>,
-    by_index: Mutex<HashMap<IndexName, Checkpoint>>,
+    /// Each index's checkpoint, with the version of the index handle it was read from or
+    /// committed with: a handle at another version (opened again after another daemon's
+    /// commits, or moved on by maintenance) has its checkpoint read again.
+    by_index: Mutex<HashMap<IndexName, (u64, Checkpoint)>>,
 }
 
 impl Checkpoints {
@@ -105,18 +110,21 @@ impl Checkpoints {
     /// for one whose checkpoint belongs to another log).
     pub async fn get(&self, engine: &Engine, index: &IndexName) -> Result<Checkpoint, EngineError> {
         let mut map = self.by_index.lock().await;
-        if let Some(c) = map.get(index) {
+        let handle = match engine.index(index).await {
+            Ok(i) => Some(i),
+            Err(EngineError::IndexNotFound(_)) => None,
+            Err(e) => return Err(e),
+        };
+        let version = handle.as_ref().map_or(0, |i| i.latest_version());
+        if let Some((_, c)) = map.get(index).filter(|(v, _)| *v == version) {
             return Ok(c.clone());
         }
-        let stored = match engine.index(index).await {
-            Ok(i) => i.stored_checkpoint().await?,
+        let stored = match handle {
+            Some(i) => i.stored_checkpoint().await?,
             // A deleted index's events up to its last commit must not come back: they are
             // skipped as if committed (`index::deleted`).
-            Err(EngineError::IndexNotFound(_)) => {
-                crate::index::deleted::checkpoint(&engine.config().storage.data_dir, index)?
-                    .unwrap_or_default()
-            }
-            Err(e) => return Err(e),
+            None => crate::index::deleted::checkpoint(&engine.config().storage.data_dir, index)?
+                .unwrap_or_default(),
         };
         let c = match self.log.as_ref().map(|log| log.check(&stored)) {
             Some(Err(why)) => {
@@ -143,18 +151,50 @@ impl Checkpoints {
             }
             _ => stored.offsets,
         };
-        map.insert(index.clone(), c.clone());
+        map.insert(index.clone(), (version, c.clone()));
         Ok(c)
     }
 
-    pub async fn set(&self, index: &IndexName, checkpoint: Checkpoint) {
-        self.by_index.lock().await.insert(index.clone(), checkpoint);
+    /// Records the checkpoint the index's commit of `version` carries.
+    pub async fn set(&self, index: &IndexName, version: u64, checkpoint: Checkpoint) {
+        self.by_index
+            .lock()
+            .await
+            .insert(index.clone(), (version, checkpoint));
     }
 
-    /// Forgets the index's checkpoint: the next [`Checkpoints::get`] reads it from the
-    /// index again (another daemon committed to it).
-    pub async fn forget(&self, index: &IndexName) {
-        self.by_index.lock().await.remove(index);
+    /// The index as the store has it now (created first when `create`). On an object store
+    /// another daemon may have committed to it since this one opened it (its partition
+    /// moved here): the stale handle is closed and the index opened again (and with it its
+    /// checkpoint re-read), so that planning never works from an old view (a delete planned
+    /// as a no-op there would be lost). A handle whose claim another daemon overtook is
+    /// closed too, and the error returned.
+    pub async fn current_index(
+        &self,
+        engine: &Engine,
+        name: &IndexName,
+        create: bool,
+    ) -> Result<Arc<Index>, EngineError> {
+        let open = || async {
+            if create {
+                engine.create_index(name).await
+            } else {
+                engine.index(name).await
+            }
+        };
+        let index = open().await?;
+        match index.check_current().await {
+            Ok(()) => Ok(index),
+            Err(e @ (StoreError::ChangedElsewhere { .. } | StoreError::NotOwner { .. })) => {
+                tracing::info!(index = %name, reason = %e, "the index changed in the store; opening it again");
+                engine.close(name).await;
+                match e {
+                    StoreError::NotOwner { .. } => Err(e.into()),
+                    _ => open().await,
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 }
 

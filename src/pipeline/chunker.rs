@@ -73,6 +73,11 @@ impl Chunker {
         index: &IndexName,
         events: &[SourcedEvent],
     ) -> Result<Option<IndexWork>, EngineError> {
+        // Opened (or found stale and opened again) before its checkpoint is read.
+        let handle = self
+            .checkpoints
+            .current_index(&self.engine, index, true)
+            .await?;
         let checkpoint = self.checkpoints.get(&self.engine, index).await?;
         let events: Vec<SourcedEvent> = not_yet_committed(events, &checkpoint)
             .into_iter()
@@ -82,7 +87,6 @@ impl Chunker {
             return Ok(None);
         }
         let _spans: Vec<tracing::Span> = events.iter().map(|e| e.span("chunk")).collect();
-        let handle = self.engine.create_index(index).await?;
         let embedder = self.engine.embedder();
         if let Err(e) = handle.check_embedder(embedder.id(), embedder.dimensions()) {
             // Permanent: this index can never take these events. They go to the DLQ with the

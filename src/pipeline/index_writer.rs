@@ -95,47 +95,65 @@ impl IndexWriter {
         );
         crate::telemetry::propagation::follow(&batch, &opentelemetry::Context::new());
         let mut backoff = store_outage::Backoff::default();
-        let mut attempt = 1;
+        let (mut attempt, mut reopened) = (1, 0);
+        let revocations = self
+            .engine
+            .revocations()
+            .load(std::sync::atomic::Ordering::SeqCst);
         let mut spans: Vec<tracing::Span> = Vec::new();
         let (outcome, fresh, next) = loop {
-            // Read at every attempt: another daemon's commit (an index on an object store
-            // whose partition moved) may have taken some of these events already.
-            let checkpoint = self
-                .checkpoints
-                .get(&self.engine, &work.index)
-                .await
-                .map_err(failed)?;
-            let fresh = not_yet_committed(owned.iter().copied(), &checkpoint);
-            if fresh.is_empty() {
-                return Ok(());
+            // A revocation while this batch is retried (an outage outlasting the revocation's
+            // wait) ends it: its events are the new owner's now.
+            if self
+                .engine
+                .revocations()
+                .load(std::sync::atomic::Ordering::SeqCst)
+                != revocations
+            {
+                return Err(ActorError::failed(
+                    Self::NAME,
+                    format!("{}: partitions revoked while the batch waited; it is read again by their owner", work.index),
+                ));
             }
-            let next = advanced(&checkpoint, offsets);
-            let properties = self.properties(&next);
-            if spans.is_empty() {
-                batch.record("documents", fresh.len());
-                spans = fresh.iter().map(|e| e.span("commit")).collect();
-                for s in &spans {
-                    batch.add_link(s.context().span().span_context().clone());
+            // Opened again if another daemon committed to it (an index on an object store
+            // whose partition moved here), before its checkpoint is read: that commit may
+            // have taken some of these events already.
+            let written = async {
+                let index = self
+                    .checkpoints
+                    .current_index(&self.engine, &work.index, false)
+                    .await?;
+                let checkpoint = self.checkpoints.get(&self.engine, &work.index).await?;
+                let fresh = not_yet_committed(owned.iter().copied(), &checkpoint);
+                if fresh.is_empty() {
+                    return Ok(None);
                 }
+                let next = advanced(&checkpoint, offsets);
+                if spans.is_empty() {
+                    batch.record("documents", fresh.len());
+                    spans = fresh.iter().map(|e| e.span("commit")).collect();
+                    for s in &spans {
+                        batch.add_link(s.context().span().span_context().clone());
+                    }
+                }
+                let ops: Vec<_> = fresh.iter().map(|e| e.event.op.clone()).collect();
+                let outcome = self
+                    .write(&index, ops, work, self.properties(&next))
+                    .instrument(batch.clone())
+                    .await?;
+                Ok(Some((outcome, fresh, next)))
             }
-            let ops: Vec<_> = fresh.iter().map(|e| e.event.op.clone()).collect();
-            let written = match self.engine.index(&work.index).await {
-                Ok(index) => {
-                    self.write(&index, ops, work, properties)
-                        .instrument(batch.clone())
-                        .await
-                }
-                Err(e) => Err(e),
-            };
+            .await;
             match written {
-                Ok(outcome) => {
+                Ok(None) => return Ok(()),
+                Ok(Some(written)) => {
                     if let Some(h) = &self.health {
                         h.clear(&health_part(&work.index));
                     }
-                    break (outcome, fresh, next);
+                    break written;
                 }
                 Err(EngineError::Store(StoreError::ChangedElsewhere { .. }))
-                    if attempt < ATTEMPTS =>
+                    if reopened < ATTEMPTS =>
                 {
                     // Another daemon committed to the index since this one opened it: open
                     // it again (both stores, its checkpoint) and decide once more.
@@ -143,8 +161,7 @@ impl IndexWriter {
                         tracing::info!(index = %work.index, "the index changed in the store; opening it again")
                     });
                     self.engine.close(&work.index).await;
-                    self.checkpoints.forget(&work.index).await;
-                    attempt += 1;
+                    reopened += 1;
                 }
                 Err(e @ EngineError::Store(StoreError::NotOwner { .. })) => {
                     // The index's partition moved and its new owner has committed: this batch
@@ -152,7 +169,6 @@ impl IndexWriter {
                     // starts again, rejoining the group with the partitions it owns now.
                     batch.in_scope(|| tracing::warn!(index = %work.index, error = %e, "not the index's owner any more"));
                     self.engine.close(&work.index).await;
-                    self.checkpoints.forget(&work.index).await;
                     return Err(failed(e));
                 }
                 Err(e) => {
@@ -200,7 +216,7 @@ impl IndexWriter {
             for s in &spans {
                 s.record("index_version", version);
             }
-            self.checkpoints.set(&work.index, next).await;
+            self.checkpoints.set(&work.index, version, next).await;
             // Searchable now: how long since each event was produced.
             let now_ms = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
             if let Some(m) = crate::telemetry::metrics() {

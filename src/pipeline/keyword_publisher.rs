@@ -1,7 +1,8 @@
-//! A writer whose indexes live on an object store publishes each index's new keyword
-//! versions there (`Index::publish_keyword`), so that query replicas can serve them, and
-//! announces each on `kafka.versions_topic` (a [`VersionNotice`]) so that replicas refresh
-//! at once. It wakes after every commit of the write path, and at least every
+//! A writer whose indexes live on an object store publishes the new keyword versions of
+//! each index it owns there (`Index::publish_keyword`), so that query replicas can serve
+//! them, and announces each on `kafka.versions_topic` (a [`VersionNotice`]) so that replicas
+//! refresh at once. Handles of indexes another daemon writes are closed once they are
+//! stale, so that queries here open them afresh. It wakes after every commit of the write path, and at least every
 //! `storage.poll_interval_ms` for the commits made elsewhere (maintenance, vector index
 //! builds).
 
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use crate::engine::Engine;
+use crate::index::StoreError;
 
 /// What the versions topic carries: version `index_version` of `index` can be served.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,6 +34,16 @@ pub async fn run(
     let topic = engine.config().kafka.versions_topic.clone();
     loop {
         for index in engine.open_indexes().await {
+            if !index.is_owned_here() {
+                // Another daemon writes it, and this handle goes stale as it commits: closed,
+                // so that the next query here opens what the store has.
+                if let Err(StoreError::ChangedElsewhere { .. } | StoreError::NotOwner { .. }) =
+                    index.check_current().await
+                {
+                    engine.close(index.name()).await;
+                }
+                continue;
+            }
             let Some(version) = index.publish_keyword().await else {
                 continue;
             };

@@ -47,6 +47,9 @@ pub enum StoreError {
         epoch: u64,
         ours: u64,
     },
+    /// Maintenance of an index on an object store that another daemon writes.
+    #[error("index {0} is written by another daemon (the owner of its Kafka partition); only the owner changes it")]
+    NotOwned(String),
     /// An object-store request failed (the store down, credentials revoked).
     #[error("object store: {0}")]
     ObjectStore(String),
@@ -64,11 +67,16 @@ impl StoreError {
     /// out; a disk failing) rather than the data or the request being wrong. Lance reports
     /// every object-store failure as an I/O error, so on local storage this is the disk's.
     pub fn is_storage_failure(&self) -> bool {
-        matches!(
-            self,
-            StoreError::ObjectStore(_)
-                | StoreError::Lance(lance::Error::IO { .. } | lance::Error::Timeout { .. })
-        )
+        match self {
+            StoreError::ObjectStore(_) | StoreError::Lance(lance::Error::Timeout { .. }) => true,
+            // Lance also reports undecodable data as I/O: only a failing store or disk
+            // counts.
+            StoreError::Lance(lance::Error::IO { source, .. }) => {
+                source.downcast_ref::<object_store::Error>().is_some()
+                    || source.downcast_ref::<std::io::Error>().is_some()
+            }
+            _ => false,
+        }
     }
 }
 
