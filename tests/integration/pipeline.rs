@@ -51,8 +51,9 @@ async fn the_chunker_skips_committed_and_unchanged_documents_and_plans_only_the_
         .await
         .unwrap();
     let checkpoints = Arc::new(Checkpoints::default());
+    let version = engine.index(&name("kb")).await.unwrap().latest_version();
     checkpoints
-        .set(&name("kb"), [("docs:0".to_string(), 10)].into())
+        .set(&name("kb"), version, [("docs:0".to_string(), 10)].into())
         .await;
     let (next, mut emitted) = mailbox("test-next", 4);
     let chunker = Chunker {
