@@ -381,6 +381,38 @@ impl Engine {
         Ok(index)
     }
 
+    /// The index as the store has it now (created first when `create`). On an object store
+    /// another daemon may have committed to it since this one opened it (its partition
+    /// moved here): the stale handle is closed and the index opened again, so that nothing
+    /// is planned on an old view (a delete planned as a no-op there would be lost). A
+    /// handle whose claim another daemon overtook is closed too, and the error returned.
+    pub async fn current_index(
+        &self,
+        name: &IndexName,
+        create: bool,
+    ) -> Result<Arc<Index>, EngineError> {
+        let open = || async {
+            if create {
+                self.create_index(name).await
+            } else {
+                self.index(name).await
+            }
+        };
+        let index = open().await?;
+        match index.check_current().await {
+            Ok(()) => Ok(index),
+            Err(e @ (StoreError::ChangedElsewhere { .. } | StoreError::NotOwner { .. })) => {
+                tracing::info!(index = %name, reason = %e, "the index changed in the store; opening it again");
+                self.close(name).await;
+                match e {
+                    StoreError::NotOwner { .. } => Err(e.into()),
+                    _ => open().await,
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Validates every upserted document, then writes the batch as one version.
     pub async fn write(
         &self,
@@ -418,7 +450,7 @@ impl Engine {
                 doc.validate(&limits)?;
             }
         }
-        let index = self.create_index(name).await?;
+        let index = self.current_index(name, true).await?;
         let embedder = self.ingest_embedder.clone();
         index.check_embedder(embedder.id(), embedder.dimensions())?;
         let mut plan = index.plan(ops, &self.chunker).await?;

@@ -11,14 +11,13 @@
 //! this log from its start (upserts are idempotent, so nothing is indexed twice).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use tokio::sync::Mutex;
 
 use super::{partition_key, SourcedEvent};
-use std::sync::Arc;
-
 use crate::engine::{Engine, EngineError};
-use crate::index::{Index, StoreError, StoredCheckpoint};
+use crate::index::StoredCheckpoint;
 use crate::model::IndexName;
 
 pub type Checkpoint = HashMap<String, i64>;
@@ -78,10 +77,18 @@ impl KafkaLog {
     }
 }
 
-#[derive(Debug, Default)]
+/// Where the log's partitions end now (`"topic:partition"` → offset), asked of Kafka;
+/// `None` when it does not answer. Blocking.
+pub type EndsNow = Arc<dyn Fn() -> Option<HashMap<String, i64>> + Send + Sync>;
+
+#[derive(Default)]
 pub struct Checkpoints {
     /// The log this pipeline reads (none: every stored checkpoint applies).
     log: Option<KafkaLog>,
+    /// Asked when a checkpoint points past where the log ended at the pipeline's start:
+    /// another daemon may have read and committed further since (indexes on an object
+    /// store), which only a look at the log's ends now tells from another log.
+    ends_now: Option<EndsNow>,
     /// Each index's checkpoint, with the version of the index handle it was read from or
     /// committed with: a handle at another version (opened again after another daemon's
     /// commits, or moved on by maintenance) has its checkpoint read again.
@@ -90,11 +97,33 @@ pub struct Checkpoints {
 
 impl Checkpoints {
     /// Checkpoints of the indexes as they apply to `log`.
-    pub fn for_log(log: KafkaLog) -> Self {
+    pub fn for_log(log: KafkaLog, ends_now: Option<EndsNow>) -> Self {
         Checkpoints {
             log: Some(log),
+            ends_now,
             by_index: Mutex::default(),
         }
+    }
+
+    /// Whether `stored` belongs to this log, looking at the log's ends again before
+    /// concluding that a checkpoint past them comes from another log.
+    async fn check(&self, stored: &StoredCheckpoint) -> Option<Result<(), String>> {
+        let log = self.log.as_ref()?;
+        let first = log.check(stored);
+        let (Err(_), Some(ends_now)) = (&first, &self.ends_now) else {
+            return Some(first);
+        };
+        let ends_now = ends_now.clone();
+        let Ok(Some(ends)) = tokio::task::spawn_blocking(move || ends_now()).await else {
+            return Some(first);
+        };
+        Some(
+            KafkaLog {
+                ends,
+                ..log.clone()
+            }
+            .check(stored),
+        )
     }
 
     /// The identity of the log, recorded with every checkpoint committed.
@@ -126,7 +155,7 @@ impl Checkpoints {
             None => crate::index::deleted::checkpoint(&engine.config().storage.data_dir, index)?
                 .unwrap_or_default(),
         };
-        let c = match self.log.as_ref().map(|log| log.check(&stored)) {
+        let c = match self.check(&stored).await {
             Some(Err(why)) => {
                 // Expected after every restart of the in-process broker (its log is new);
                 // anything else (another cluster, a topic made again) deserves attention.
@@ -161,40 +190,6 @@ impl Checkpoints {
             .lock()
             .await
             .insert(index.clone(), (version, checkpoint));
-    }
-
-    /// The index as the store has it now (created first when `create`). On an object store
-    /// another daemon may have committed to it since this one opened it (its partition
-    /// moved here): the stale handle is closed and the index opened again (and with it its
-    /// checkpoint re-read), so that planning never works from an old view (a delete planned
-    /// as a no-op there would be lost). A handle whose claim another daemon overtook is
-    /// closed too, and the error returned.
-    pub async fn current_index(
-        &self,
-        engine: &Engine,
-        name: &IndexName,
-        create: bool,
-    ) -> Result<Arc<Index>, EngineError> {
-        let open = || async {
-            if create {
-                engine.create_index(name).await
-            } else {
-                engine.index(name).await
-            }
-        };
-        let index = open().await?;
-        match index.check_current().await {
-            Ok(()) => Ok(index),
-            Err(e @ (StoreError::ChangedElsewhere { .. } | StoreError::NotOwner { .. })) => {
-                tracing::info!(index = %name, reason = %e, "the index changed in the store; opening it again");
-                engine.close(name).await;
-                match e {
-                    StoreError::NotOwner { .. } => Err(e.into()),
-                    _ => open().await,
-                }
-            }
-            Err(e) => Err(e.into()),
-        }
     }
 }
 
@@ -284,6 +279,31 @@ mod tests {
         // ...past a partition's end they cannot come from this log.
         let why = log.check(&stored(None, &[("t:1", 5)])).unwrap_err();
         assert!(why.contains("t:1") && why.contains("past the end"), "{why}");
+    }
+
+    #[tokio::test]
+    async fn a_checkpoint_past_the_ends_seen_at_start_is_checked_against_the_ends_now() {
+        let log = KafkaLog {
+            id: "kafka-cluster-x".into(),
+            ends: [("t:0".into(), 7)].into(),
+            committed: Default::default(),
+        };
+        // Another daemon committed up to offset 50 since this pipeline started.
+        let stored = StoredCheckpoint {
+            offsets: [("t:0".to_string(), 50)].into(),
+            log: Some("kafka-cluster-x".into()),
+        };
+        let moved_on: EndsNow = Arc::new(|| Some([("t:0".to_string(), 60)].into()));
+        let checkpoints = Checkpoints::for_log(log.clone(), Some(moved_on));
+        assert_eq!(checkpoints.check(&stored).await, Some(Ok(())));
+        // The log really ends before it (the topic was made again): it does not apply.
+        let made_again: EndsNow = Arc::new(|| Some([("t:0".to_string(), 7)].into()));
+        let checkpoints = Checkpoints::for_log(log.clone(), Some(made_again));
+        assert!(matches!(checkpoints.check(&stored).await, Some(Err(_))));
+        // Kafka not answering: the first verdict stands.
+        let silent: EndsNow = Arc::new(|| None);
+        let checkpoints = Checkpoints::for_log(log, Some(silent));
+        assert!(matches!(checkpoints.check(&stored).await, Some(Err(_))));
     }
 
     #[test]

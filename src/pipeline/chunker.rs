@@ -18,6 +18,8 @@ pub struct Chunker {
     pub checkpoints: Arc<Checkpoints>,
     pub dead_letters: DeadLetters,
     pub next: Mailbox<PlannedBatch>,
+    /// Told while planning waits for the object store, and when it goes on.
+    pub health: Option<Arc<crate::health::Health>>,
 }
 
 impl Actor for Chunker {
@@ -54,10 +56,24 @@ impl Chunker {
         events: Vec<SourcedEvent>,
     ) -> Result<Option<IndexWork>, ActorError> {
         let mut backoff = store_outage::Backoff::default();
+        let part = format!("pipeline.planning.{index}");
         loop {
             match self.plan(&index, &events).await {
-                Ok(work) => return Ok(work),
+                Ok(work) => {
+                    if let Some(h) = &self.health {
+                        h.clear(&part);
+                    }
+                    return Ok(work);
+                }
                 Err(e) if store_outage::is_outage(&self.engine, &e).await => {
+                    // Not ready while planning waits: ingestion makes no progress.
+                    if let Some(h) = &self.health {
+                        h.report(
+                            &part,
+                            crate::health::Impact::Unready,
+                            format!("planning for index {index} waits for the object store: {e}"),
+                        );
+                    }
                     let wait = backoff.next_wait();
                     tracing::warn!(index = %index, error = %e, retry_in = ?wait,
                         "the object store is unavailable; holding the batch (Kafka consumption is paused)");
@@ -74,10 +90,7 @@ impl Chunker {
         events: &[SourcedEvent],
     ) -> Result<Option<IndexWork>, EngineError> {
         // Opened (or found stale and opened again) before its checkpoint is read.
-        let handle = self
-            .checkpoints
-            .current_index(&self.engine, index, true)
-            .await?;
+        let handle = self.engine.current_index(index, true).await?;
         let checkpoint = self.checkpoints.get(&self.engine, index).await?;
         let events: Vec<SourcedEvent> = not_yet_committed(events, &checkpoint)
             .into_iter()

@@ -119,10 +119,7 @@ impl IndexWriter {
             // whose partition moved here), before its checkpoint is read: that commit may
             // have taken some of these events already.
             let written = async {
-                let index = self
-                    .checkpoints
-                    .current_index(&self.engine, &work.index, false)
-                    .await?;
+                let index = self.engine.current_index(&work.index, false).await?;
                 let checkpoint = self.checkpoints.get(&self.engine, &work.index).await?;
                 let fresh = not_yet_committed(owned.iter().copied(), &checkpoint);
                 if fresh.is_empty() {

@@ -87,7 +87,7 @@ impl IngestPipeline {
             .log()
             .await
             .map_err(|e| ActorError::failed(NAME, format!("identifying the Kafka log: {e}")))?;
-        let checkpoints = Arc::new(Checkpoints::for_log(log));
+        let checkpoints = Arc::new(Checkpoints::for_log(log, Some(self.ends_now())));
         let positions = resume_positions(&self.engine, &checkpoints)
             .await
             .map_err(|e| ActorError::failed(NAME, format!("reading checkpoints: {e}")))?;
@@ -138,6 +138,7 @@ impl IngestPipeline {
             checkpoints: checkpoints.clone(),
             dead_letters: self.dead_letters.clone(),
             next: chunker_next,
+            health: Some(self.health.clone()),
         };
         actors.spawn(actor::run(chunker, chunker_inbox));
         let embedder = EmbedderClient {
@@ -204,6 +205,29 @@ impl IngestPipeline {
         })
         .await
         .map_err(|e| e.to_string())?
+    }
+
+    /// Where the documents topic's partitions end now, for checkpoints that other
+    /// daemons committed past where it ended at this incarnation's start.
+    fn ends_now(&self) -> super::checkpoints::EndsNow {
+        let (kafka, bootstrap) = (self.kafka.clone(), self.bootstrap.clone());
+        Arc::new(move || {
+            let topic = &kafka.documents_topic;
+            let positions = crate::kafka::positions(
+                &kafka,
+                &bootstrap,
+                topic,
+                &kafka.group_id,
+                Duration::from_secs(10),
+            )
+            .ok()?;
+            Some(
+                positions
+                    .iter()
+                    .map(|p| (super::partition_key(topic, p.partition), p.end_offset))
+                    .collect(),
+            )
+        })
     }
 
     fn consumer(

@@ -74,7 +74,10 @@ async fn the_deleted_index_checkpoint_keeps_replayed_events_out() {
         committed: HashMap::new(),
     };
     let engine = hashing_engine(dir.path());
-    let checkpoint = Checkpoints::for_log(log).get(&engine, &kb).await.unwrap();
+    let checkpoint = Checkpoints::for_log(log, None)
+        .get(&engine, &kb)
+        .await
+        .unwrap();
     assert_eq!(checkpoint.get("docs:0"), Some(&7), "{checkpoint:?}");
     // An index that was never deleted has none.
     let other = Checkpoints::default()

@@ -61,6 +61,7 @@ async fn the_chunker_skips_committed_and_unchanged_documents_and_plans_only_the_
         checkpoints,
         dead_letters: no_dead_letters(),
         next,
+        health: None,
     };
     let (tx, inbox) = mailbox("test-chunker", 1);
     let task = actor::spawn(chunker, inbox);
