@@ -1,0 +1,138 @@
+//! What an index records about itself in `index.json`: its embedder now and those of
+//! earlier versions, its query defaults, and how `auto` was calibrated.
+
+use serde::{Deserialize, Serialize};
+
+use super::{IndexStorage, StoreError};
+use crate::model::IndexName;
+
+/// What an index records about itself: its embedder now, and the embedders of earlier
+/// versions (`ragstream index reembed` switches models in a new version).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexInfo {
+    pub name: String,
+    pub embedder: String,
+    pub dimensions: usize,
+    pub created_at: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub previous_embedders: Vec<EmbedderEra>,
+    /// Query defaults of this index (contract 002); a request's own values beat them.
+    #[serde(default)]
+    pub defaults: IndexDefaults,
+    /// Rows the vector index was last trained on: it is retrained once the index has twice
+    /// as many (rows added in between go to the partitions it has).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_index_trained_rows: Option<usize>,
+    /// The centre of the resident vectors' sign codes: the mean of the first rows when the
+    /// index first had a vector index. Recorded once (per embedder), because every pinned
+    /// answer of a resident search depends on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resident_center: Option<Vec<f32>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct IndexDefaults {
+    pub default_retrieval_profile: Option<crate::model::Profile>,
+    pub default_semantic_weight: Option<f64>,
+    /// Where `auto` starts on this index (`ragstream index calibrate` measures it); `None`
+    /// is balanced.
+    #[serde(default)]
+    pub auto_semantic_center: Option<f64>,
+    /// How `auto_semantic_center` was measured; `None` when it was set by hand (or never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_calibration: Option<AutoCalibration>,
+}
+
+/// Where an index's `auto` centre came from, and the rows the index had then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AutoCalibration {
+    pub source: CalibrationSource,
+    pub rows: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CalibrationSource {
+    /// Judged queries of the index's domain (`ragstream index calibrate --queries --qrels`).
+    Judged,
+    /// Queries the index cut from its own chunks (`eval::synthetic`).
+    Synthetic,
+}
+
+/// Versions below `until_version` were embedded with `embedder`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbedderEra {
+    pub embedder: String,
+    pub dimensions: usize,
+    pub until_version: u64,
+}
+
+impl IndexInfo {
+    /// The embedder and dimensions of the vectors at `version`.
+    pub fn embedder_at(&self, version: u64) -> (&str, usize) {
+        self.previous_embedders
+            .iter()
+            .find(|era| version < era.until_version)
+            .map_or((self.embedder.as_str(), self.dimensions), |era| {
+                (era.embedder.as_str(), era.dimensions)
+            })
+    }
+}
+
+/// Commit property of a `reembed` commit: `"<embedder>/<dimensions>"`, so that a crash between
+/// the Lance commit and the `index.json` update is finished on the next open.
+pub const EMBEDDER_PROPERTY: &str = "ragstream.embedder";
+
+/// `index.json` of index `name`; [`StoreError::UnknownIndex`] when it has none.
+pub(super) async fn read_info(
+    storage: &IndexStorage,
+    name: &IndexName,
+) -> Result<IndexInfo, StoreError> {
+    let Some(bytes) = storage.read_info(name).await? else {
+        return Err(StoreError::UnknownIndex(name.to_string()));
+    };
+    let info: IndexInfo = serde_json::from_slice(&bytes).map_err(|e| {
+        StoreError::Corrupt(format!(
+            "index.json of {name} in {}: {e}",
+            storage.describe()
+        ))
+    })?;
+    if storage.object().is_some() && info.name != name.as_str() {
+        // A prefix copied from another index, or a store shared by mistake.
+        return Err(StoreError::Corrupt(format!(
+            "index.json of {name} in {} names index {}",
+            storage.describe(),
+            info.name
+        )));
+    }
+    Ok(info)
+}
+
+/// `index.json`'s bytes.
+pub(super) fn info_bytes(info: &IndexInfo) -> Vec<u8> {
+    serde_json::to_vec_pretty(info).expect("info serialises")
+}
+
+pub(super) fn parse_embedder_property(value: &str) -> Result<(String, usize), StoreError> {
+    value
+        .rsplit_once('/')
+        .and_then(|(e, d)| Some((e.to_string(), d.parse().ok()?)))
+        .ok_or_else(|| StoreError::Corrupt(format!("{EMBEDDER_PROPERTY} is {value:?}")))
+}
+
+/// Records that versions from `from_version` on use `embedder`.
+pub(super) fn switch_embedder(
+    info: &mut IndexInfo,
+    embedder: String,
+    dimensions: usize,
+    from_version: u64,
+) {
+    let previous = EmbedderEra {
+        embedder: std::mem::replace(&mut info.embedder, embedder),
+        dimensions: std::mem::replace(&mut info.dimensions, dimensions),
+        until_version: from_version,
+    };
+    info.previous_embedders.push(previous);
+    // Another model's vectors have another mean (and maybe other dimensions).
+    info.resident_center = None;
+}
