@@ -556,16 +556,28 @@ fn metric(http: &str, name: &str, labels: &str) -> f64 {
         .sum()
 }
 
+/// What a test of writers sharing a bucket starts with: moto's server with `bucket`, the
+/// standalone broker with `partitions`, and a configuration putting indexes under
+/// `s3://<bucket>/rs`.
+fn shared_bucket(
+    dir: &Path,
+    bucket: &str,
+    partitions: &str,
+) -> (S3Server, crate::daemon::Broker, PathBuf) {
+    let s3 = start_s3(bucket);
+    let broker = start_broker(
+        &dir.join("broker"),
+        &[("RAGSTREAM_KAFKA_PARTITIONS", partitions)],
+    );
+    let config = storage_config(dir, &s3, &format!("s3://{bucket}/rs"));
+    (s3, broker, config)
+}
+
 #[test]
 fn two_writers_share_the_indexes_and_one_takes_over_from_a_killed_one() {
     const INDEXES: [&str; 4] = ["i0", "i1", "i2", "i3"];
     let dir = tempfile::tempdir().unwrap();
-    let s3 = start_s3("ragshare");
-    let broker = start_broker(
-        &dir.path().join("broker"),
-        &[("RAGSTREAM_KAFKA_PARTITIONS", "4")],
-    );
-    let config = storage_config(dir.path(), &s3, "s3://ragshare/rs");
+    let (_s3, broker, config) = shared_bucket(dir.path(), "ragshare", "4");
     let env = [
         ("RAGSTREAM_KAFKA_BROKERS", broker.bootstrap.as_str()),
         ("RAGSTREAM_CONFIG", config.to_str().unwrap()),
@@ -668,12 +680,7 @@ fn is_stopped(pid: u32) -> bool {
 #[test]
 fn a_writer_frozen_with_a_batch_in_hand_is_refused_when_it_wakes() {
     let dir = tempfile::tempdir().unwrap();
-    let s3 = start_s3("ragfrozen");
-    let broker = start_broker(
-        &dir.path().join("broker"),
-        &[("RAGSTREAM_KAFKA_PARTITIONS", "1")],
-    );
-    let config = storage_config(dir.path(), &s3, "s3://ragfrozen/rs");
+    let (_s3, broker, config) = shared_bucket(dir.path(), "ragfrozen", "1");
     let env = [
         ("RAGSTREAM_KAFKA_BROKERS", broker.bootstrap.as_str()),
         ("RAGSTREAM_CONFIG", config.to_str().unwrap()),
