@@ -203,14 +203,16 @@ pub struct StorageConfig {
     /// set, it holds only what is per-process: the keyword index's working copy or cache,
     /// the embedding cache and the resident vectors' scratch files.
     pub data_dir: PathBuf,
-    /// Indexes on an object store: `s3://bucket/prefix` (S3 and S3-compatible stores) or
-    /// `file:///path`. The Lance datasets live there, and every keyword commit is published
-    /// there. Unset: indexes live under `data_dir`.
+    /// Indexes on an object store: `s3://bucket/prefix` (S3 and S3-compatible stores),
+    /// `gs://bucket/prefix` (Google Cloud Storage), `az://container/prefix` (Azure Blob
+    /// Storage) or `file:///path`. The Lance datasets live there, and every keyword commit is
+    /// published there. Unset: indexes live under `data_dir`.
     pub uri: Option<String>,
-    /// Options of the object store (`aws_endpoint`, `aws_region`, `aws_access_key_id`,
-    /// `aws_secret_access_key`, `allow_http`, …; Lance's names). A key `<option>_env` names
-    /// the environment variable that holds the option, which keeps secrets out of files.
-    /// Unset options come from the standard `AWS_*` variables.
+    /// Options of the object store, by Lance's names (`aws_endpoint`, `aws_region`,
+    /// `google_service_account`, `azure_storage_account_name`, `allow_http`, …). A key
+    /// `<option>_env` names the environment variable that holds the option, which keeps
+    /// secrets out of files. Unset options come from the store's standard variables
+    /// (`AWS_*`, `GOOGLE_*`, `AZURE_*`).
     pub options: std::collections::BTreeMap<String, String>,
     /// The most a query replica keeps of downloaded keyword files, in MiB; the newest
     /// version's files are always kept, older versions' are fetched again when asked for.

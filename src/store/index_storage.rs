@@ -27,8 +27,9 @@ use crate::model::IndexName;
 const MARKER: &str = "ragstream.json";
 const MARKER_BODY: &[u8] = b"{\"format\": 1}\n";
 
-/// URI schemes this build reaches (Lance's `aws` feature, and local files).
-const SCHEMES: &[&str] = &["s3", "file"];
+/// URI schemes this build reaches (Lance's `aws`, `gcp` and `azure` features, and local
+/// files).
+const SCHEMES: &[&str] = &["s3", "gs", "az", "file"];
 
 /// Why `storage.uri` cannot name a store, without touching it.
 pub fn check_uri(uri: &str) -> Result<(), String> {

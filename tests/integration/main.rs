@@ -3,6 +3,7 @@
 #![recursion_limit = "256"]
 
 mod auth;
+mod azure_blob;
 mod backpressure;
 mod cli;
 mod common;

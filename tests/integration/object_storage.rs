@@ -716,11 +716,7 @@ fn a_writer_frozen_with_a_batch_in_hand_is_refused_when_it_wakes() {
     });
 
     // A wakes and goes on with its batch: refused, nothing written; its pipeline starts again.
-    assert!(Command::new("kill")
-        .args(["-CONT", &a.pid().to_string()])
-        .status()
-        .unwrap()
-        .success());
+    signal(a.pid(), "-CONT");
     let mut health = Value::Null;
     wait_for("A's refusal", || {
         health = curl(&[&format!("{}/healthz", a.http)]).1;
@@ -750,4 +746,101 @@ fn a_writer_frozen_with_a_batch_in_hand_is_refused_when_it_wakes() {
     let (_, stats) = curl(&[&format!("{writer}/v1/indexes/kb/stats")]);
     assert_eq!(stats["chunks"], 3, "{stats}");
     assert_eq!(stats["keyword_chunks"], 3, "{stats}");
+}
+
+/// The object keys under `prefix` in `bucket`.
+fn key_names(s3: &S3Server, bucket: &str, prefix: &str) -> Vec<String> {
+    keys(s3, bucket, prefix)
+        .split("<Key>")
+        .skip(1)
+        .filter_map(|k| Some(k.split_once("</Key>")?.0.to_string()))
+        .collect()
+}
+
+/// Sends `signal` (`-STOP`, `-CONT`) to process `pid`.
+fn signal(pid: u32, signal: &str) {
+    assert!(Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+}
+
+#[test]
+fn a_replica_that_cannot_read_a_version_keeps_serving_the_one_it_had() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s3, broker, config) = shared_bucket(dir.path(), "ragunread", "1");
+    let env = [
+        ("RAGSTREAM_KAFKA_BROKERS", broker.bootstrap.as_str()),
+        ("RAGSTREAM_CONFIG", config.to_str().unwrap()),
+        ("RS_TEST_S3_SECRET", "test"),
+    ];
+    let writer = start_daemon_at(&dir.path().join("writer"), &env);
+    let produce = |id: &str, text: &str| {
+        kcat_produce(
+            &broker.bootstrap,
+            "ragstream.documents",
+            &[],
+            &[upsert(id, text)],
+        )
+    };
+    produce("volcano", "Magma erupts from volcanoes as lava.");
+    wait_for("the writer's first document", || {
+        documents(&writer.http, "kb") == 1
+    });
+    let first = answer(&writer.http, "kb", None);
+    let replica = start_daemon_at(
+        &dir.path().join("replica"),
+        &[env[0], env[1], env[2], ("RAGSTREAM_SERVE_ROLE", "query")],
+    );
+    wait_for("the replica's first document", || {
+        documents(&replica.http, "kb") == 1
+    });
+    assert_eq!(answer(&replica.http, "kb", None), first);
+
+    // The replica sleeps through the next version, whose keyword segment files then go
+    // missing from the bucket.
+    signal(replica.pid(), "-STOP");
+    let before = key_names(&s3, "ragunread", "rs/indexes/kb/keyword/");
+    produce("glacier", "Glaciers carve valleys out of rock and lava.");
+    wait_for("the writer's second document", || {
+        documents(&writer.http, "kb") == 2
+    });
+    let v2 = version_of(&answer(&writer.http, "kb", None));
+    wait_for("version 2's keyword snapshot in the bucket", || {
+        keys(&s3, "ragunread", "rs/indexes/kb/keyword/").contains(&format!("meta.v{v2}.json"))
+    });
+    let added: Vec<String> = key_names(&s3, "ragunread", "rs/indexes/kb/keyword/")
+        .into_iter()
+        .filter(|k| !before.contains(k) && !k.contains("/meta.v"))
+        .collect();
+    assert!(!added.is_empty(), "version {v2} published no segment file");
+    for key in &added {
+        let (status, _) = curl(&[
+            "-X",
+            "DELETE",
+            "--aws-sigv4",
+            "aws:amz:us-east-1:s3",
+            "--user",
+            "test:test",
+            &format!("{}/ragunread/{key}", s3.endpoint),
+        ]);
+        assert_eq!(status, 204, "{key}");
+    }
+
+    // Awake, it cannot read the new version: it says so and serves the old one.
+    signal(replica.pid(), "-CONT");
+    wait_for("the replica's report", || {
+        metric(
+            &replica.http,
+            "ragstream_replica_refresh_failures_total",
+            "index=\"kb\"",
+        ) > 0.0
+    });
+    let (_, health) = curl(&[&format!("{}/healthz", replica.http)]);
+    let listed = health.to_string();
+    assert!(listed.contains("replica.kb"), "{health}");
+    assert!(listed.contains("serving the version it had"), "{health}");
+    assert_eq!(answer(&replica.http, "kb", None), first);
+    assert_eq!(documents(&replica.http, "kb"), 1);
 }
