@@ -118,7 +118,7 @@ pub struct Engine {
 impl Engine {
     pub fn new(config: Config, embedder: Arc<dyn Embedder>) -> Self {
         let store_options = crate::index::StoreOptions {
-            keyword: config.index.keyword(),
+            keyword: config.index.keyword,
             ..crate::index::StoreOptions::new(
                 config.index.retain_versions,
                 config.index.lance_index_cache_mb.saturating_mul(1 << 20),
@@ -340,7 +340,7 @@ impl Engine {
             other => other,
         })?;
         let index = Arc::new(index);
-        let v = self.config.index.vector();
+        let v = self.config.index.vector;
         index
             .lance()
             .set_vector_search(v.nprobes, v.refine_factor, v.ef);
@@ -372,7 +372,7 @@ impl Engine {
             )
             .await?,
         );
-        let v = self.config.index.vector();
+        let v = self.config.index.vector;
         index
             .lance()
             .set_vector_search(v.nprobes, v.refine_factor, v.ef);
@@ -486,7 +486,7 @@ impl Engine {
         {
             return;
         }
-        let settings = self.config.index.vector();
+        let settings = self.config.index.vector;
         let keep_warm = self.keep_warm;
         // Ended when dropped: when the task ends, panics, or is dropped before it runs.
         struct CheckDone(Arc<Index>);
@@ -505,7 +505,7 @@ impl Engine {
         // Counted before the task starts, so that `Index::build_pending` holds from here.
         index.begin_build_check();
         let check = CheckDone(index.clone());
-        // At the background priority (`index.background_priority`): see index/background_work.rs.
+        // At the background priority (`index.maintenance.background_priority`): see index/background_work.rs.
         crate::index::background_work::spawn(async move {
             // The slot is claimed only once a build is due: claiming it for the check made a
             // maintenance pass at that moment defer its work, and the next pass do twice as much.
@@ -766,7 +766,7 @@ impl Engine {
         &self,
         name: &IndexName,
     ) -> Result<(u64, usize), EngineError> {
-        let settings = self.config.index.vector();
+        let settings = self.config.index.vector;
         let index = self.index(name).await?;
         settings
             .check(Some(index.info().dimensions))
@@ -781,7 +781,7 @@ impl Engine {
     ) -> Result<crate::index::maintenance::MaintenanceReport, EngineError> {
         let index = self.index(name).await?;
         let report = index
-            .maintain(&self.config.index.maintenance())
+            .maintain(&self.config.index.maintenance)
             .instrument(tracing::info_span!("maintenance", index = %name))
             .await?;
         // Compaction may leave rows the vector index does not cover past the rebuild share.

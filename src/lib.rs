@@ -30,6 +30,7 @@ mod properties;
 pub mod retrieval;
 pub mod store;
 pub mod telemetry;
+pub mod units;
 
 pub use engine::{Engine, EngineError};
 

@@ -181,7 +181,7 @@ pub async fn run(cases: u64, seed: u64) -> FuzzReport {
         "RAGSTREAM_HTTP_BIND",
         "RAGSTREAM_STORAGE_DATA_DIR",
         "RAGSTREAM_MODEL_EMBEDDER",
-        "RAGSTREAM_INDEX_VECTOR_NPROBES",
+        "RAGSTREAM_INDEX__VECTOR__NPROBES",
         "RAGSTREAM_CHUNKING_MAX_TOKENS",
         "RAGSTREAM_NOT_A_KEY",
     ];

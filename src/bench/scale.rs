@@ -242,7 +242,7 @@ async fn measure(
     };
     let started = Instant::now();
     let mut written = 0;
-    // The daemon's maintenance actor runs alongside (every `index.maintenance_interval_ms`).
+    // The daemon's maintenance actor runs alongside (every `index.maintenance.interval_ms`).
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let maintenance = tokio::spawn(crate::pipeline::maintenance::run(engine.clone(), stopped));
     if have < options.chunks {
@@ -289,7 +289,7 @@ async fn measure(
     let index = engine.index(&name).await.map_err(|e| failed("index", &e))?;
     // The background build (started by the last commit) or, if none is due yet, nothing.
     let building = Instant::now();
-    let settings = config.index.vector();
+    let settings = config.index.vector;
     if index.stats().await.map_err(|e| failed("stats", &e))?.chunks >= settings.min_rows {
         loop {
             let (covered, total) = coverage(&index.lance().latest())
@@ -360,7 +360,7 @@ async fn measure(
 
     // Recall@10 of the semantic branch's search (the ANN index, plus an exact scan of rows it
     // does not cover) against an exact scan of every row, on the same version.
-    let settings = config.index.vector();
+    let settings = config.index.vector;
     let recall_queries = &queries[..queries.len().min(options.recall_queries)];
     let off = ResidentSearch {
         shortlist: 0,

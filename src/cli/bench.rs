@@ -405,7 +405,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                     "--chunks, --query-count, --concurrency and --steady-rate must be at least 1",
                 ));
             }
-            let share = config.index.vector_resident_hamming_share;
+            let share = config.index.vector.resident_hamming_share;
             let shortlists = shortlists
                 .iter()
                 .map(|p| {
@@ -428,7 +428,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let ef = config.index.vector_ef;
+            let ef = config.index.vector.ef;
             let sweep = sweep
                 .iter()
                 .map(|p| {

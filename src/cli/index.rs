@@ -33,7 +33,7 @@ pub enum IndexCommand {
         embedder: String,
     },
     /// One maintenance pass, as the daemon's maintenance actor runs them: compact small
-    /// fragments, remove chunks soft-deleted past `index.purge_deleted_after_seconds`, prune
+    /// fragments, remove chunks soft-deleted past `index.maintenance.purge_deleted_after_seconds`, prune
     /// versions beyond `index.retain_versions`. Prints what it did.
     Maintain {
         /// The index.
@@ -121,7 +121,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
             let report = engine
                 .index(&name)
                 .await?
-                .maintain(&config.index.maintenance())
+                .maintain(&config.index.maintenance)
                 .await
                 .map_err(crate::engine::EngineError::from)?;
             println!("{}", serde_json::to_string_pretty(&report).expect("json"));
@@ -132,7 +132,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
             let engine = Engine::for_administration(config.clone());
             let started = Instant::now();
             let (version, rows) = engine.rebuild_vector_index(&name).await?;
-            let v = config.index.vector();
+            let v = config.index.vector;
             println!(
                 "{}",
                 serde_json::to_string_pretty(&json!({

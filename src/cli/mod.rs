@@ -141,7 +141,10 @@ pub fn start(config_file: Option<&Path>) -> Result<(Config, Telemetry), Failure>
     for variable in &loaded.ignored_variables {
         tracing::warn!(%variable, "names no configuration key: ignored");
     }
-    crate::index::background_work::configure(config.index.background_priority);
+    for moved in &loaded.moved_keys {
+        tracing::warn!(%moved, "configuration key moved");
+    }
+    crate::index::background_work::configure(config.index.maintenance.background_priority);
     Ok((config, telemetry))
 }
 

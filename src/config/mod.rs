@@ -2,6 +2,7 @@
 //! then environment variables `RAGSTREAM_<SECTION>_<KEY>`. Every bad input stops start-up with
 //! the source (file or variable), the key and the reason.
 
+mod moved_keys;
 mod secrets;
 
 use std::path::{Path, PathBuf};
@@ -258,103 +259,17 @@ pub struct IndexConfig {
     pub retain_versions: u64,
     /// Documents per ingest batch on the command line (one batch = one version).
     pub ingest_batch_documents: usize,
-    /// Rows from which an approximate vector index is built in the background; below, the
-    /// semantic branch is exact.
-    pub vector_index_min_rows: usize,
-    /// Rows from which the `chunk_id` and `document_id` BTrees are built ahead of the vector
-    /// index (0: only with it): a batch's planning and hydration by id look rows up instead
-    /// of scanning the id columns, whose cost grows with every row.
-    pub id_index_min_rows: usize,
-    /// `ivf_pq` or `ivf_hnsw_sq`.
-    pub vector_index_type: crate::index::vector_index::VectorIndexKind,
-    /// IVF partitions (0: √rows, 16..4096) and PQ sub-vectors (0: dimensions / 8).
-    pub vector_index_partitions: usize,
-    pub vector_index_sub_vectors: usize,
-    /// Rebuild once rows the index does not cover exceed this share of those it does
-    /// (they are searched exactly meanwhile).
-    pub vector_index_rebuild_share: f64,
-    /// Partitions probed per query, and candidates re-ranked exactly (× k).
-    pub vector_nprobes: usize,
-    pub vector_refine_factor: u32,
-    /// HNSW search breadth (`ivf_hnsw_sq` only).
-    pub vector_ef: usize,
-    /// HNSW graph edges per node and build breadth (`ivf_hnsw_sq` only; a rebuild applies
-    /// them).
-    pub vector_hnsw_m: usize,
-    pub vector_hnsw_ef_construction: usize,
-    /// Above the vector index's threshold, an unfiltered (or visibility-only) search scans
-    /// the resident vectors held in memory: it keeps this share of the rows by the Hamming
-    /// distance of their sign codes (at least four shortlists), then the shortlist by the
-    /// query's dot product with their signs, and ranks those by their byte codes (a
-    /// shortlist of 0: Lance's index answers every search).
-    pub vector_resident_shortlist: usize,
-    pub vector_resident_hamming_share: f64,
-    /// How often the daemon's maintenance actor runs a pass over each open index (0: never).
-    pub maintenance_interval_ms: u64,
-    /// How maintenance passes, vector-index builds and keyword merges are scheduled: `idle`
-    /// (only on time no query or write wants), `low` (nice 19) or `normal`
-    /// (`index/background_work.rs`).
-    pub background_priority: crate::index::background_work::BackgroundPriority,
-    /// Compact once this many fragments are smaller than `compaction_target_rows`.
-    pub compaction_min_fragments: usize,
-    pub compaction_target_rows: usize,
-    /// Soft-deleted chunks older than this are removed for good by maintenance.
-    pub purge_deleted_after_seconds: u64,
     /// Lance's caches, shared by every index of the process: opened index partitions and
     /// pages (vector and id indexes), and manifests and file metadata. Both are budgets by
     /// entry weight, not a limit on the process's memory.
     pub lance_index_cache_mb: usize,
     pub lance_metadata_cache_mb: usize,
-    /// tantivy's indexing budget (at least 15) and its merge policy: merge once this many
-    /// segments of about the same size exist (0: never), and segments past
-    /// `keyword_merge_max_docs` live chunks merge no more (0: no limit); a query searches its
-    /// `keyword_max_query_terms` rarest terms (0: all), and a query without filters finds
-    /// its top chunks by `block_max_wand` (tantivy's) or `max_score` (ragstream's).
-    pub keyword_writer_memory_mb: usize,
-    pub keyword_merge_min_segments: usize,
-    pub keyword_merge_max_docs: usize,
-    pub keyword_max_query_terms: usize,
-    pub keyword_disjunction_search: crate::index::DisjunctionSearch,
-}
-
-impl IndexConfig {
-    pub fn vector(&self) -> crate::index::vector_index::VectorIndexSettings {
-        crate::index::vector_index::VectorIndexSettings {
-            kind: self.vector_index_type,
-            min_rows: self.vector_index_min_rows,
-            id_min_rows: self.id_index_min_rows,
-            partitions: self.vector_index_partitions,
-            sub_vectors: self.vector_index_sub_vectors,
-            rebuild_unindexed_share: self.vector_index_rebuild_share,
-            nprobes: self.vector_nprobes,
-            refine_factor: self.vector_refine_factor,
-            ef: self.vector_ef,
-            hnsw_m: self.vector_hnsw_m,
-            hnsw_ef_construction: self.vector_hnsw_ef_construction,
-            resident_shortlist: self.vector_resident_shortlist,
-            resident_hamming_share: self.vector_resident_hamming_share,
-        }
-    }
-
-    pub fn keyword(&self) -> crate::index::KeywordSettings {
-        crate::index::KeywordSettings {
-            max_query_terms: self.keyword_max_query_terms,
-            disjunction_search: self.keyword_disjunction_search,
-            ..crate::index::KeywordSettings::from_mib(
-                self.keyword_writer_memory_mb,
-                self.keyword_merge_min_segments,
-                self.keyword_merge_max_docs,
-            )
-        }
-    }
-
-    pub fn maintenance(&self) -> crate::index::maintenance::MaintenanceSettings {
-        crate::index::maintenance::MaintenanceSettings {
-            min_small_fragments: self.compaction_min_fragments,
-            target_rows: self.compaction_target_rows,
-            purge_deleted_after: std::time::Duration::from_secs(self.purge_deleted_after_seconds),
-        }
-    }
+    /// `[index.vector]`: how the vector index is built and searched.
+    pub vector: crate::index::vector_index::VectorIndexSettings,
+    /// `[index.keyword]`: how the keyword index writes, merges and searches.
+    pub keyword: crate::index::KeywordSettings,
+    /// `[index.maintenance]`: when maintenance runs and what it does.
+    pub maintenance: crate::index::maintenance::MaintenanceSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -406,37 +321,14 @@ impl Default for ChunkingSection {
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        let vector = crate::index::vector_index::VectorIndexSettings::default();
-        let maintenance = crate::index::maintenance::MaintenanceSettings::default();
-        let keyword = crate::index::KeywordSettings::default();
         IndexConfig {
             retain_versions: 100,
             ingest_batch_documents: 512,
-            vector_index_min_rows: vector.min_rows,
-            id_index_min_rows: vector.id_min_rows,
-            vector_index_type: vector.kind,
-            vector_index_partitions: vector.partitions,
-            vector_index_sub_vectors: vector.sub_vectors,
-            vector_index_rebuild_share: vector.rebuild_unindexed_share,
-            vector_nprobes: vector.nprobes,
-            vector_refine_factor: vector.refine_factor,
-            vector_ef: vector.ef,
-            vector_hnsw_m: vector.hnsw_m,
-            vector_hnsw_ef_construction: vector.hnsw_ef_construction,
-            vector_resident_shortlist: vector.resident_shortlist,
-            vector_resident_hamming_share: vector.resident_hamming_share,
-            maintenance_interval_ms: 30_000,
-            background_priority: Default::default(),
-            compaction_min_fragments: maintenance.min_small_fragments,
-            compaction_target_rows: maintenance.target_rows,
-            purge_deleted_after_seconds: maintenance.purge_deleted_after.as_secs(),
             lance_index_cache_mb: 1024,
             lance_metadata_cache_mb: 256,
-            keyword_writer_memory_mb: keyword.writer_memory_bytes >> 20,
-            keyword_merge_min_segments: keyword.merge_min_segments,
-            keyword_merge_max_docs: keyword.merge_max_docs,
-            keyword_max_query_terms: keyword.max_query_terms,
-            keyword_disjunction_search: keyword.disjunction_search,
+            vector: Default::default(),
+            keyword: Default::default(),
+            maintenance: Default::default(),
         }
     }
 }
@@ -487,6 +379,8 @@ pub struct LoadReport {
     pub sources: Vec<String>,
     /// `RAGSTREAM_*` variables that name no configuration key: ignored, and logged.
     pub ignored_variables: Vec<String>,
+    /// Keys set by a name they have moved from (`config/moved_keys.rs`): loaded, and logged.
+    pub moved_keys: Vec<String>,
 }
 
 impl Config {
@@ -518,13 +412,14 @@ impl Config {
         Self::load_reporting(file, env).map(|(config, _)| config)
     }
 
-    fn load_reporting(
+    /// As [`Config::load_from`], with what was loaded from where and the warnings.
+    pub fn load_reporting(
         file: Option<&Path>,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<(Config, LoadReport), ConfigError> {
         let mut report = LoadReport {
             sources: vec!["built-in defaults".to_string()],
-            ignored_variables: Vec::new(),
+            ..LoadReport::default()
         };
         let mut table = toml::Value::try_from(Config::default()).expect("defaults serialise");
         let mut source_name = "built-in defaults".to_string();
@@ -535,11 +430,20 @@ impl Config {
                 key: "-".into(),
                 reason: format!("cannot read the file: {e}"),
             })?;
-            let file_table: toml::Value = toml::from_str(&text).map_err(|e| ConfigError {
+            let mut file_table: toml::Value = toml::from_str(&text).map_err(|e| ConfigError {
                 source_name: source_name.clone(),
                 key: "-".into(),
                 reason: e.message().to_string(),
             })?;
+            let moved =
+                moved_keys::move_keys(&mut file_table).map_err(|(key, reason)| ConfigError {
+                    source_name: source_name.clone(),
+                    key,
+                    reason,
+                })?;
+            report
+                .moved_keys
+                .extend(moved.into_iter().map(|m| format!("{source_name}: {m}")));
             // Deserialise the file alone first so that its errors name the file.
             check::<Config>(&file_table, &source_name)?;
             merge(&mut table, file_table);
@@ -563,8 +467,24 @@ impl Config {
                 report.ignored_variables.push(var);
                 continue;
             }
+            if let Some(new) = env_path(&var).and_then(|p| moved_keys::new_path(&p)) {
+                report.moved_keys.push(format!(
+                    "environment variable {var} sets {}; use {}",
+                    new.join("."),
+                    moved_keys::variable(&new)
+                ));
+            }
             match apply_env(&mut table, &var, &raw)? {
                 Some(key) => {
+                    // Two names for one key (`_` and `__`, or a moved key's old and new
+                    // names): which value was meant is not guessed.
+                    if let Some(other) = set_by.get(&key) {
+                        return Err(ConfigError {
+                            source_name: env_source(&var),
+                            key,
+                            reason: format!("is also set by {other}; keep one of the two"),
+                        });
+                    }
                     set_by.insert(key, var.clone());
                     report.sources.push(env_source(&var));
                 }
@@ -655,14 +575,20 @@ impl Config {
         if self.index.retain_versions == 0 {
             return bad("index.retain_versions", "must be at least 1");
         }
-        if self.index.compaction_min_fragments < 2 {
-            return bad("index.compaction_min_fragments", "must be at least 2");
+        if self.index.maintenance.min_small_fragments < 2 {
+            return bad(
+                "index.maintenance.compaction_min_fragments",
+                "must be at least 2",
+            );
         }
-        if let Some((key, reason)) = self.index.keyword().problem() {
+        if let Some((key, reason)) = self.index.keyword.problem() {
             return bad(&format!("index.{key}"), reason);
         }
-        if self.index.compaction_target_rows == 0 {
-            return bad("index.compaction_target_rows", "must be at least 1");
+        if self.index.maintenance.target_rows == 0 {
+            return bad(
+                "index.maintenance.compaction_target_rows",
+                "must be at least 1",
+            );
         }
         if self.kafka.partitions < 1 {
             return bad("kafka.partitions", "must be at least 1");
@@ -731,7 +657,7 @@ impl Config {
         if let Err((key, reason)) = self.extractor.check() {
             return bad(&key, &reason);
         }
-        if let Err((key, reason)) = self.index.vector().check(None) {
+        if let Err((key, reason)) = self.index.vector.check(None) {
             return bad(&key, &reason);
         }
         if self.index.ingest_batch_documents == 0 {
@@ -815,6 +741,7 @@ fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<Option<Str
     let Some(path) = env_path(var) else {
         return Ok(None);
     };
+    let path = moved_keys::new_path(&path).unwrap_or(path);
     let dotted = path.join(".");
     let err = |reason: String| ConfigError {
         source_name: env_source(var),
@@ -831,8 +758,22 @@ fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<Option<Str
         if set.is_none() {
             if let Some(toml::Value::Table(section)) = table.get(path[0].as_str()) {
                 let keys: Vec<&str> = section.keys().map(String::as_str).collect();
+                // `RAGSTREAM_INDEX_VECTOR_NPROBES` for `index.vector.nprobes`: a key of a
+                // sub-table needs `__` between the levels.
+                let nested = keys
+                    .iter()
+                    .find(|k| section[**k].is_table() && path[1].starts_with(&format!("{k}_")))
+                    .map(|k| {
+                        let rest = &path[1][k.len() + 1..];
+                        format!(
+                            "; for [{}.{k}] {rest}, use {}",
+                            path[0],
+                            moved_keys::variable(&[path[0].clone(), k.to_string(), rest.into()])
+                        )
+                    })
+                    .unwrap_or_default();
                 return Err(err(format!(
-                    "names no key of [{}]; its keys include {}",
+                    "names no key of [{}]; its keys include {}{nested}",
                     path[0],
                     keys.join(", ")
                 )));

@@ -1,11 +1,19 @@
 //! Secrets in the configuration: hidden when it is shown, and read from the environment
 //! where a `[kafka.client]` key names a variable.
 
-/// Whether a key's value is a secret: `config show` prints it as `<redacted>`. Keys ending
-/// in `_env` name an environment variable and stay visible.
+/// Whether a key's value is a secret: `config show` prints it as `<redacted>`. Passwords,
+/// secrets, tokens and keys (`sasl.password`, `aws_secret_access_key`, `aws_session_token`,
+/// `azure_storage_account_key`, `google_service_account_key`, `azure_storage_sas_token`).
+/// Keys ending in `_env` name an environment variable and stay visible.
 fn is_secret(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
-    k == "token" || k == "api_key" || k.contains("password") || k.contains("secret")
+    !k.ends_with("_env")
+        && (k == "token"
+            || k == "api_key"
+            || k.ends_with("_key")
+            || k.ends_with("_token")
+            || k.contains("password")
+            || k.contains("secret"))
 }
 
 pub(super) fn redact(value: &mut toml::Value) {
@@ -116,7 +124,10 @@ mod tests {
         assert!(!c.redacted_toml().contains("k3y"));
         let e = Config::load_from(Some(&file), Vec::new()).unwrap_err();
         assert_eq!(e.key, "storage.options.aws_secret_access_key_env");
-        let bad = vec![("RAGSTREAM_STORAGE_URI".to_string(), "gs://b/p".to_string())];
+        let bad = vec![(
+            "RAGSTREAM_STORAGE_URI".to_string(),
+            "hdfs://b/p".to_string(),
+        )];
         let e = Config::load_from(None, bad).unwrap_err();
         assert_eq!(e.key, "storage.uri");
         assert!(e.reason.contains("not supported"), "{e}");
@@ -139,11 +150,30 @@ mod tests {
         c.kafka
             .client
             .insert("security.protocol".into(), "SASL_SSL".into());
+        for (key, value) in [
+            ("azure_storage_account_key", "azure-k3y"),
+            ("azure_storage_sas_token", "sas-t0ken"),
+            ("google_service_account_key", "gcs-k3y"),
+            ("aws_session_token", "aws-t0ken"),
+            ("aws_secret_access_key", "aws-s3cret"),
+            ("aws_access_key_id", "AKIDVISIBLE"),
+        ] {
+            c.storage.options.insert(key.into(), value.into());
+        }
+        c.index.keyword.writer_memory_bytes = 48 << 20;
         let shown = c.redacted_toml();
-        assert!(
-            !shown.contains("s3cr3t-token") && !shown.contains("kafka-pass"),
-            "{shown}"
-        );
+        for secret in [
+            "s3cr3t-token",
+            "kafka-pass",
+            "azure-k3y",
+            "sas-t0ken",
+            "gcs-k3y",
+            "aws-t0ken",
+            "aws-s3cret",
+        ] {
+            assert!(!shown.contains(secret), "{secret} shown in {shown}");
+        }
+        assert!(shown.contains("AKIDVISIBLE"), "{shown}");
         assert!(
             shown.contains("SASL_SSL") && shown.contains("reader"),
             "{shown}"
@@ -151,6 +181,7 @@ mod tests {
         // What is shown loads back (secrets aside) as the same configuration.
         let back: Config = toml::from_str(&shown).unwrap();
         assert_eq!(back.kafka.partitions, c.kafka.partitions);
+        assert_eq!(back.index, c.index);
         assert_eq!(back.kafka.client["sasl.password"], "<redacted>");
     }
 }

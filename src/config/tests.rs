@@ -57,20 +57,16 @@ fn bad_env_values_name_the_variable() {
     assert_eq!(e.key, "limits.max_top_k");
     // A value of the right type that a rule or an enum refuses names the variable too,
     // even with a file loaded: the file's value is not the one refused.
-    let f = write("[index]\nkeyword_writer_memory_mb = 64\n");
+    let f = write("[index.keyword]\nwriter_memory_mb = 64\n");
     for (var, raw, key) in [
+        ("WRITER_MEMORY_MB", "14", "index.keyword.writer_memory_mb"),
         (
-            "KEYWORD_WRITER_MEMORY_MB",
-            "14",
-            "index.keyword_writer_memory_mb",
-        ),
-        (
-            "KEYWORD_DISJUNCTION_SEARCH",
+            "DISJUNCTION_SEARCH",
             "wand",
-            "index.keyword_disjunction_search",
+            "index.keyword.disjunction_search",
         ),
     ] {
-        let var = format!("RAGSTREAM_INDEX_{var}");
+        let var = format!("RAGSTREAM_INDEX__KEYWORD__{var}");
         let e =
             Config::load_from(Some(f.path()), vec![(var.clone(), raw.to_string())]).unwrap_err();
         assert_eq!(e.key, key);
@@ -207,26 +203,26 @@ fn semantic_rules_are_checked() {
 
 #[test]
 fn keyword_store_settings_are_checked_and_reach_the_store() {
-    let env = |k: &str, v: &str| vec![(format!("RAGSTREAM_INDEX_{k}"), v.to_string())];
-    let e = Config::load_from(None, env("KEYWORD_WRITER_MEMORY_MB", "14")).unwrap_err();
-    assert_eq!(e.key, "index.keyword_writer_memory_mb");
-    let e = Config::load_from(None, env("KEYWORD_MERGE_MIN_SEGMENTS", "1")).unwrap_err();
-    assert_eq!(e.key, "index.keyword_merge_min_segments");
-    let c = Config::load_from(None, env("KEYWORD_MERGE_MIN_SEGMENTS", "0")).unwrap();
-    assert_eq!(c.index.keyword().merge_min_segments, 0);
-    let c = Config::load_from(None, env("KEYWORD_WRITER_MEMORY_MB", "16")).unwrap();
-    assert_eq!(c.index.keyword().writer_memory_bytes, 16 << 20);
-    let c = Config::load_from(None, env("KEYWORD_MERGE_MAX_DOCS", "40000")).unwrap();
-    assert_eq!(c.index.keyword().merge_max_docs, 40_000);
-    let c = Config::load_from(None, env("KEYWORD_MAX_QUERY_TERMS", "12")).unwrap();
-    assert_eq!(c.index.keyword().max_query_terms, 12);
-    let c = Config::load_from(None, env("KEYWORD_DISJUNCTION_SEARCH", "max_score")).unwrap();
+    let env = |k: &str, v: &str| vec![(format!("RAGSTREAM_INDEX__KEYWORD__{k}"), v.to_string())];
+    let e = Config::load_from(None, env("WRITER_MEMORY_MB", "14")).unwrap_err();
+    assert_eq!(e.key, "index.keyword.writer_memory_mb");
+    let e = Config::load_from(None, env("MERGE_MIN_SEGMENTS", "1")).unwrap_err();
+    assert_eq!(e.key, "index.keyword.merge_min_segments");
+    let c = Config::load_from(None, env("MERGE_MIN_SEGMENTS", "0")).unwrap();
+    assert_eq!(c.index.keyword.merge_min_segments, 0);
+    let c = Config::load_from(None, env("WRITER_MEMORY_MB", "16")).unwrap();
+    assert_eq!(c.index.keyword.writer_memory_bytes, 16 << 20);
+    let c = Config::load_from(None, env("MERGE_MAX_DOCS", "40000")).unwrap();
+    assert_eq!(c.index.keyword.merge_max_docs, 40_000);
+    let c = Config::load_from(None, env("MAX_QUERY_TERMS", "12")).unwrap();
+    assert_eq!(c.index.keyword.max_query_terms, 12);
+    let c = Config::load_from(None, env("DISJUNCTION_SEARCH", "max_score")).unwrap();
     assert_eq!(
-        c.index.keyword().disjunction_search,
+        c.index.keyword.disjunction_search,
         crate::index::DisjunctionSearch::MaxScore
     );
-    let e = Config::load_from(None, env("KEYWORD_DISJUNCTION_SEARCH", "wand")).unwrap_err();
-    assert_eq!(e.key, "index.keyword_disjunction_search");
+    let e = Config::load_from(None, env("DISJUNCTION_SEARCH", "wand")).unwrap_err();
+    assert_eq!(e.key, "index.keyword.disjunction_search");
 }
 
 #[test]
@@ -234,15 +230,17 @@ fn the_background_priority_is_checked() {
     use crate::index::background_work::BackgroundPriority;
     let env = |v: &str| {
         vec![(
-            "RAGSTREAM_INDEX_BACKGROUND_PRIORITY".to_string(),
+            "RAGSTREAM_INDEX__MAINTENANCE__BACKGROUND_PRIORITY".to_string(),
             v.to_string(),
         )]
     };
-    let priority = |v: &str| Config::load_from(None, env(v)).map(|c| c.index.background_priority);
+    let priority =
+        |v: &str| Config::load_from(None, env(v)).map(|c| c.index.maintenance.background_priority);
     assert_eq!(
         Config::load_from(None, vec![])
             .unwrap()
             .index
+            .maintenance
             .background_priority,
         BackgroundPriority::Idle
     );
@@ -250,7 +248,7 @@ fn the_background_priority_is_checked() {
     assert_eq!(priority("normal").unwrap(), BackgroundPriority::Normal);
     assert_eq!(
         priority("nice").unwrap_err().key,
-        "index.background_priority"
+        "index.maintenance.background_priority"
     );
 }
 
@@ -259,47 +257,102 @@ fn hnsw_graph_settings_are_checked_and_reach_the_vector_index() {
     let env = |pairs: &[(&str, &str)]| {
         pairs
             .iter()
-            .map(|(k, v)| (format!("RAGSTREAM_INDEX_{k}"), v.to_string()))
+            .map(|(k, v)| (format!("RAGSTREAM_INDEX__VECTOR__{k}"), v.to_string()))
             .collect::<Vec<_>>()
     };
-    let e = Config::load_from(None, env(&[("VECTOR_HNSW_M", "1")])).unwrap_err();
-    assert_eq!(e.key, "index.vector_hnsw_m");
-    let too_narrow = [
-        ("VECTOR_HNSW_M", "32"),
-        ("VECTOR_HNSW_EF_CONSTRUCTION", "16"),
-    ];
+    let e = Config::load_from(None, env(&[("HNSW_M", "1")])).unwrap_err();
+    assert_eq!(e.key, "index.vector.hnsw_m");
+    let too_narrow = [("HNSW_M", "32"), ("HNSW_EF_CONSTRUCTION", "16")];
     let e = Config::load_from(None, env(&too_narrow)).unwrap_err();
-    assert_eq!(e.key, "index.vector_hnsw_m");
-    let set = [
-        ("VECTOR_HNSW_M", "32"),
-        ("VECTOR_HNSW_EF_CONSTRUCTION", "300"),
-    ];
-    let v = Config::load_from(None, env(&set)).unwrap().index.vector();
+    assert_eq!(e.key, "index.vector.hnsw_m");
+    let set = [("HNSW_M", "32"), ("HNSW_EF_CONSTRUCTION", "300")];
+    let v = Config::load_from(None, env(&set)).unwrap().index.vector;
     assert_eq!((v.hnsw_m, v.hnsw_ef_construction), (32, 300));
 }
 
 #[test]
 fn resident_search_settings_are_checked_and_reach_the_vector_index() {
-    let env = |k: &str, v: &str| vec![(format!("RAGSTREAM_INDEX_{k}"), v.to_string())];
-    let e = Config::load_from(None, env("VECTOR_RESIDENT_HAMMING_SHARE", "1.5")).unwrap_err();
-    assert_eq!(e.key, "index.vector_resident_hamming_share");
-    let e = Config::load_from(None, env("VECTOR_RESIDENT_SHORTLIST", "-1")).unwrap_err();
-    assert!(e.key.contains("vector_resident_shortlist"), "{}", e.key);
-    let v = Config::load_from(None, env("VECTOR_RESIDENT_SHORTLIST", "0"))
+    let env = |k: &str, v: &str| vec![(format!("RAGSTREAM_INDEX__VECTOR__{k}"), v.to_string())];
+    let e = Config::load_from(None, env("RESIDENT_HAMMING_SHARE", "1.5")).unwrap_err();
+    assert_eq!(e.key, "index.vector.resident_hamming_share");
+    let e = Config::load_from(None, env("RESIDENT_SHORTLIST", "-1")).unwrap_err();
+    assert_eq!(e.key, "index.vector.resident_shortlist");
+    let v = Config::load_from(None, env("RESIDENT_SHORTLIST", "0"))
         .unwrap()
         .index
-        .vector();
+        .vector;
     assert_eq!(
         v.resident_search().shortlist,
         0,
         "0 turns the resident search off"
     );
-    let v = Config::load_from(None, env("VECTOR_RESIDENT_HAMMING_SHARE", "0.05"))
+    let v = Config::load_from(None, env("RESIDENT_HAMMING_SHARE", "0.05"))
         .unwrap()
         .index
-        .vector();
+        .vector;
     assert_eq!(v.resident_search().hamming_share, 0.05);
     assert_eq!(v.resident_search().shortlist, 2000);
+}
+
+#[test]
+fn moved_keys_still_load_with_a_warning_naming_their_new_place() {
+    // The flat keys of earlier releases, in a file and in the environment.
+    let f = write(
+        "[index]\nvector_nprobes = 7\nkeyword_max_query_terms = 9\ncompaction_min_fragments = 3\n",
+    );
+    let env = vec![(
+        "RAGSTREAM_INDEX_VECTOR_INDEX_MIN_ROWS".to_string(),
+        "500".to_string(),
+    )];
+    let (c, report) = Config::load_reporting(Some(f.path()), env).unwrap();
+    assert_eq!(c.index.vector.nprobes, 7);
+    assert_eq!(c.index.keyword.max_query_terms, 9);
+    assert_eq!(c.index.maintenance.min_small_fragments, 3);
+    assert_eq!(c.index.vector.min_rows, 500);
+    let warnings = report.moved_keys.join("\n");
+    for expected in [
+        "index.vector_nprobes has moved to index.vector.nprobes",
+        "index.compaction_min_fragments has moved to index.maintenance.compaction_min_fragments",
+        "index.keyword_max_query_terms has moved to index.keyword.max_query_terms",
+        "RAGSTREAM_INDEX_VECTOR_INDEX_MIN_ROWS sets index.vector.min_rows; use RAGSTREAM_INDEX__VECTOR__MIN_ROWS",
+    ] {
+        assert!(warnings.contains(expected), "{warnings}");
+    }
+    // A moved key's errors name its new place and the variable that set it.
+    let bad = vec![("RAGSTREAM_INDEX_VECTOR_HNSW_M".to_string(), "1".to_string())];
+    let e = Config::load_from(None, bad).unwrap_err();
+    assert_eq!(e.key, "index.vector.hnsw_m");
+    assert_eq!(
+        e.source_name,
+        "environment variable RAGSTREAM_INDEX_VECTOR_HNSW_M"
+    );
+    // Both names at once: which one was meant is not guessed.
+    let f = write("[index]\nvector_ef = 10\n[index.vector]\nef = 20\n");
+    let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+    assert_eq!(e.key, "index.vector.ef");
+    assert!(e.reason.contains("index.vector_ef"), "{e}");
+    // Two variables for one key.
+    let both = vec![
+        ("RAGSTREAM_INDEX_VECTOR_EF".to_string(), "10".to_string()),
+        ("RAGSTREAM_INDEX__VECTOR__EF".to_string(), "20".to_string()),
+    ];
+    let e = Config::load_from(None, both).unwrap_err();
+    assert_eq!(e.key, "index.vector.ef");
+    assert!(e.reason.contains("RAGSTREAM_INDEX"), "{e}");
+    // A new nested key written with one underscore is pointed to its variable.
+    let one = vec![(
+        "RAGSTREAM_INDEX_VECTOR_MIN_ROWS".to_string(),
+        "10".to_string(),
+    )];
+    let e = Config::load_from(None, one).unwrap_err();
+    assert!(
+        e.reason.contains("RAGSTREAM_INDEX__VECTOR__MIN_ROWS"),
+        "{e}"
+    );
+    // The new sections refuse a key they do not have.
+    let f = write("[index.vector]\nnprobe = 10\n");
+    let e = Config::load_from(Some(f.path()), vec![]).unwrap_err();
+    assert!(e.reason.contains("nprobe"), "{e}");
 }
 
 #[test]

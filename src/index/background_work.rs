@@ -9,7 +9,7 @@
 //! when a query's thread wakes. Nice 19 (`low`) is the milder choice: such a thread weighs 15
 //! against 1,024 at nice 0, but its core is busy to a waking thread.
 //!
-//! Background CPU work runs in four places, and all four run at `index.background_priority`:
+//! Background CPU work runs in four places, and all four run at `index.maintenance.background_priority`:
 //! - the futures themselves (planning, reading codes): [`run`] and [`spawn`] put them on a
 //!   runtime of their own;
 //! - the Lance CPU tasks they start (`spawn_cpu`: encoding rewritten fragments, searching
@@ -30,7 +30,7 @@ use std::sync::OnceLock;
 
 use lance_core::utils::tokio::mark_background_thread;
 
-/// How background work is scheduled (`index.background_priority`).
+/// How background work is scheduled (`index.maintenance.background_priority`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BackgroundPriority {

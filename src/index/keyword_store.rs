@@ -33,12 +33,15 @@ type RepeatedTerm = (Term, u32);
 /// Pinned searchers kept open.
 const SEARCHER_CACHE: usize = 8;
 
-/// How the keyword store writes (`[index] keyword_*`; measured in BENCHMARKS.md, "The
-/// keyword store under streaming commits").
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// How the keyword store writes and searches: the configuration's `[index.keyword]`
+/// (measured in BENCHMARKS.md, "The keyword store under streaming commits").
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct KeywordSettings {
-    /// tantivy's indexing budget: a segment is flushed when it fills (and at every commit,
-    /// so streaming batches never reach it; it bounds bulk loads and rebuilds).
+    /// tantivy's indexing budget (`writer_memory_mb`, at least 15): a segment is flushed when
+    /// it fills (and at every commit, so streaming batches never reach it; it bounds bulk
+    /// loads and rebuilds).
+    #[serde(rename = "writer_memory_mb", with = "crate::units::mib")]
     pub writer_memory_bytes: usize,
     /// Merge once this many segments of about the same size exist (tantivy's log merge
     /// policy); 0: never merge.
@@ -59,7 +62,7 @@ pub struct KeywordSettings {
     pub disjunction_search: DisjunctionSearch,
 }
 
-/// How the top-k of a bare disjunction is found (`[index] keyword_disjunction_search`).
+/// How the top-k of a bare disjunction is found (`index.keyword.disjunction_search`).
 /// Measured at a million chunks (BENCHMARKS.md, "MaxScore or block-max WAND, as what
 /// runs"): the hybrid p99 did not move between the two, and MaxScore's keyword step was
 /// the faster when each went first in turn.
@@ -108,13 +111,13 @@ impl KeywordSettings {
     pub fn problem(&self) -> Option<(&'static str, &'static str)> {
         if self.writer_memory_bytes < MIN_WRITER_MEMORY_BYTES {
             return Some((
-                "keyword_writer_memory_mb",
+                "keyword.writer_memory_mb",
                 "must be at least 15 (tantivy's smallest budget)",
             ));
         }
         if self.merge_min_segments == 1 {
             return Some((
-                "keyword_merge_min_segments",
+                "keyword.merge_min_segments",
                 "must be 0 (never merge) or at least 2",
             ));
         }
@@ -502,7 +505,7 @@ impl KeywordStore {
                 let metas = self.index.searchable_segment_metas()?;
                 let candidates = policy.compute_merge_candidates(&metas);
                 // Merges are background work: the commit is done and searches see its
-                // segments either way, so they run at `index.background_priority` like
+                // segments either way, so they run at `index.maintenance.background_priority` like
                 // maintenance passes (at normal priority, one merge thread still took a core
                 // from the queries for seconds at a time). Tantivy starts its merge threads
                 // without a hook for that, so they are moved by name, before the writer's

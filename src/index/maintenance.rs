@@ -21,21 +21,32 @@ use super::commit_log::Change;
 use super::rows::DELETED_AT_COLUMN;
 use super::{Index, StoreError};
 
-/// How maintenance decides what to do (`[index]` keys `compaction_*`, `purge_deleted_*`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// When maintenance runs and what it does: the configuration's `[index.maintenance]`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct MaintenanceSettings {
+    /// How often the daemon runs a pass over each index it writes (0: never).
+    pub interval_ms: u64,
+    /// How passes, vector-index builds and keyword merges are scheduled: `idle` (only on
+    /// time no query or write wants), `low` (nice 19) or `normal` (`background_work.rs`).
+    pub background_priority: super::background_work::BackgroundPriority,
     /// Compact once at least this many fragments hold fewer than `target_rows` rows.
+    #[serde(rename = "compaction_min_fragments")]
     pub min_small_fragments: usize,
     /// Rows a compacted fragment aims for.
+    #[serde(rename = "compaction_target_rows")]
     pub target_rows: usize,
     /// Soft-deleted chunks older than this are removed for good (older versions that
     /// still show them keep them until those versions are pruned).
+    #[serde(rename = "purge_deleted_after_seconds", with = "crate::units::seconds")]
     pub purge_deleted_after: Duration,
 }
 
 impl Default for MaintenanceSettings {
     fn default() -> Self {
         MaintenanceSettings {
+            interval_ms: 30_000,
+            background_priority: Default::default(),
             min_small_fragments: 16,
             target_rows: 250_000,
             purge_deleted_after: Duration::from_secs(7 * 24 * 3600),

@@ -1,4 +1,4 @@
-//! The approximate vector index (issue 8, first part). Below `vector_index_min_rows` the
+//! The approximate vector index (issue 8, first part). Below `vector.min_rows` the
 //! semantic branch is an exact scan; above it an IVF_PQ index is trained on a snapshot —
 //! outside the write lock, so ingestion and queries go on — and committed through the
 //! writer (under its lock, with a keyword snapshot of the same version, as every version
@@ -46,9 +46,12 @@ pub enum VectorIndexKind {
     IvfHnswSq,
 }
 
-/// How the vector index is built and searched (`[index]` keys `vector_*`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// How the vector index is built and searched: the configuration's `[index.vector]`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct VectorIndexSettings {
+    /// `ivf_hnsw_sq` or `ivf_pq`.
+    #[serde(rename = "type")]
     pub kind: VectorIndexKind,
     /// Rows from which an index is built (below: exact search only).
     pub min_rows: usize,
@@ -59,7 +62,9 @@ pub struct VectorIndexSettings {
     pub partitions: usize,
     /// PQ sub-vectors; 0 picks dimensions / 8.
     pub sub_vectors: usize,
-    /// Rebuild once the rows the index does not cover exceed this share of those it does.
+    /// Rebuild once the rows the index does not cover exceed this share of those it does
+    /// (they are searched exactly meanwhile).
+    #[serde(rename = "rebuild_share")]
     pub rebuild_unindexed_share: f64,
     /// Partitions probed per query.
     pub nprobes: usize,
@@ -109,26 +114,26 @@ impl VectorIndexSettings {
     pub fn check(&self, dimensions: Option<usize>) -> Result<(), (String, String)> {
         if self.nprobes == 0 || self.refine_factor == 0 || self.ef == 0 {
             return Err((
-                "index.vector_nprobes".into(),
-                "vector nprobes, refine_factor and ef must be at least 1".into(),
+                "index.vector.nprobes".into(),
+                "nprobes, refine_factor and ef must be at least 1".into(),
             ));
         }
         if self.hnsw_m < 2 || self.hnsw_ef_construction < self.hnsw_m {
             return Err((
-                "index.vector_hnsw_m".into(),
-                "vector_hnsw_m must be at least 2 and vector_hnsw_ef_construction at least vector_hnsw_m".into(),
+                "index.vector.hnsw_m".into(),
+                "hnsw_m must be at least 2 and hnsw_ef_construction at least hnsw_m".into(),
             ));
         }
         if !(0.0..=1.0).contains(&self.resident_hamming_share) {
             return Err((
-                "index.vector_resident_hamming_share".into(),
+                "index.vector.resident_hamming_share".into(),
                 "must be a share of the rows, from 0 to 1".into(),
             ));
         }
         if let (Some(d), s) = (dimensions, self.sub_vectors) {
             if s != 0 && !d.is_multiple_of(s) {
                 return Err((
-                    "index.vector_index_sub_vectors".into(),
+                    "index.vector.sub_vectors".into(),
                     format!("must divide the embedder's {d} dimensions"),
                 ));
             }

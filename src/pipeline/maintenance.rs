@@ -1,8 +1,8 @@
-//! The maintenance actor: every `index.maintenance_interval_ms` it runs one maintenance pass
+//! The maintenance actor: every `index.maintenance.interval_ms` it runs one maintenance pass
 //! ([`crate::index::maintenance`]) over each index this process writes, then lets the
 //! index calibrate `auto` on its own queries when it has grown enough to be due. The pass takes
 //! the index's write lock for each commit it makes, so it interleaves with the index writer
-//! between batches rather than racing it. Passes run at `index.background_priority` (idle
+//! between batches rather than racing it. Passes run at `index.maintenance.background_priority` (idle
 //! time by default), so that they take the cores queries and the writer leave free.
 
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use crate::engine::Engine;
 
 pub async fn run(engine: Arc<Engine>, mut stopped: watch::Receiver<bool>) {
-    let every = engine.config().index.maintenance_interval_ms;
+    let every = engine.config().index.maintenance.interval_ms;
     if every == 0 {
         return;
     }
@@ -45,7 +45,7 @@ pub async fn run(engine: Arc<Engine>, mut stopped: watch::Receiver<bool>) {
             }
         };
         for name in names {
-            // At the background priority (`index.background_priority`): see index/background_work.rs.
+            // At the background priority (`index.maintenance.background_priority`): see index/background_work.rs.
             let pass = {
                 let (engine, name) = (engine.clone(), name.clone());
                 crate::index::background_work::run(async move { engine.maintain(&name).await })

@@ -73,7 +73,7 @@ pub struct Explanation {
     /// What the query returned, best first.
     pub results: Vec<Returned>,
     pub last_returned_score: Option<f64>,
-    /// Query terms the keyword branch left out (`index.keyword_max_query_terms`).
+    /// Query terms the keyword branch left out (`index.keyword.max_query_terms`).
     pub keyword_terms_dropped: Vec<String>,
     /// Terms the knowledge graph added to the keyword branch (a contract 002 query with
     /// `graph_depth`): the names and aliases of the entities the query named. A chunk's
@@ -163,7 +163,7 @@ pub struct BranchPosition {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_terms: Option<Vec<String>>,
     /// What each searched query term the chunk holds adds to its BM25 score (keyword); they
-    /// sum to `score`. Terms dropped by `keyword_max_query_terms` add nothing.
+    /// sum to `score`. Terms dropped by `keyword.max_query_terms` add nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub term_scores: Option<Vec<TermScore>>,
 }

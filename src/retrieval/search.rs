@@ -182,7 +182,7 @@ pub struct SearchResult {
     /// True only when the reranker ran and its scores ordered the hits.
     pub reranker_applied: bool,
     /// Query terms the keyword branch left out as too common: only when
-    /// `index.keyword_max_query_terms` is set (an approximation; by default every term is
+    /// `index.keyword.max_query_terms` is set (an approximation; by default every term is
     /// searched).
     pub keyword_terms_dropped: Vec<String>,
     /// With `keep_pools`, when the reranker ran: every candidate it scored, in its order
@@ -743,7 +743,7 @@ pub(super) async fn keyword_top(
         return Ok((Vec::new(), Vec::new()));
     };
     let dropped = prepared.dropped_terms().to_vec();
-    // Terms left out as too common (`index.keyword_max_query_terms`) are on the trace, for
+    // Terms left out as too common (`index.keyword.max_query_terms`) are on the trace, for
     // whoever asks why a passage that holds only those terms was not found.
     let span = tracing::info_span!("keyword", limit, terms_dropped = tracing::field::Empty);
     if !prepared.dropped_terms().is_empty() {

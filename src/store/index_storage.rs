@@ -484,7 +484,11 @@ mod tests {
         assert!(check_uri("s3://bucket/prefix").is_ok());
         assert!(check_uri("file:///tmp/x").is_ok());
         assert!(check_uri("bucket/prefix").unwrap_err().contains("URI"));
-        assert!(check_uri("gs://b/p").unwrap_err().contains("not supported"));
+        assert!(check_uri("gs://b/p").is_ok());
+        assert!(check_uri("az://container/p").is_ok());
+        assert!(check_uri("hdfs://b/p")
+            .unwrap_err()
+            .contains("not supported"));
         assert!(check_uri("s3://").unwrap_err().contains("no bucket"));
     }
 

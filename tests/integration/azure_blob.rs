@@ -250,10 +250,12 @@ fn a_container_that_cannot_be_used_stops_start_up_with_the_key_to_fix() {
         stderr.contains("storage.uri az://no-such-container/rs"),
         "{stderr}"
     );
+    assert!(stderr.contains("ContainerNotFound"), "{stderr}");
     // A wrong account key (well-formed base64, not the account's).
     let wrong = "d3Jvbmcga2V5IGZvciB0aGUgYWNjb3VudA==";
     let stderr = fails("b", "az://ragbad/rs", wrong);
     assert!(stderr.contains("storage.uri az://ragbad/rs"), "{stderr}");
+    assert!(stderr.contains("403"), "{stderr}");
 }
 
 /// A Google Cloud Storage URI is accepted by the configuration; a bucket that cannot be
@@ -293,4 +295,5 @@ client_retry_timeout = "2"
         stderr.contains("storage.uri gs://ragstream-test/rs"),
         "{stderr}"
     );
+    assert!(stderr.contains("error sending request"), "{stderr}");
 }

@@ -179,7 +179,7 @@ fn ingest_waits_for_the_vector_index_build_its_commit_started() {
     std::fs::write(&file, lines.join("\n")).unwrap();
     let out = succeeded(
         ragstream(&data)
-            .env("RAGSTREAM_INDEX_VECTOR_INDEX_MIN_ROWS", "200")
+            .env("RAGSTREAM_INDEX__VECTOR__MIN_ROWS", "200")
             .args(["ingest", "--index", "kb"])
             .arg(&file),
     );
@@ -208,9 +208,9 @@ fn rebuild_vectors_builds_the_index_with_the_configured_graph_and_reports_it() {
     );
     let rebuild = || {
         let mut cmd = ragstream(&data);
-        cmd.env("RAGSTREAM_INDEX_VECTOR_INDEX_PARTITIONS", "2")
-            .env("RAGSTREAM_INDEX_VECTOR_HNSW_M", "8")
-            .env("RAGSTREAM_INDEX_VECTOR_HNSW_EF_CONSTRUCTION", "50");
+        cmd.env("RAGSTREAM_INDEX__VECTOR__PARTITIONS", "2")
+            .env("RAGSTREAM_INDEX__VECTOR__HNSW_M", "8")
+            .env("RAGSTREAM_INDEX__VECTOR__HNSW_EF_CONSTRUCTION", "50");
         cmd
     };
     let out = succeeded(rebuild().args(["index", "rebuild-vectors", "kb"]));
@@ -239,12 +239,12 @@ fn rebuild_vectors_builds_the_index_with_the_configured_graph_and_reports_it() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
     let out = rebuild()
-        .env("RAGSTREAM_INDEX_VECTOR_HNSW_M", "1")
+        .env("RAGSTREAM_INDEX__VECTOR__HNSW_M", "1")
         .args(["index", "rebuild-vectors", "kb"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("index.vector_hnsw_m"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("index.vector.hnsw_m"));
 }
 
 #[test]
@@ -594,7 +594,7 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
     let report = dir.path().join("scale.json");
     succeeded(
         ragstream_bench(&data)
-            .env("RAGSTREAM_INDEX_MAINTENANCE_INTERVAL_MS", "1000")
+            .env("RAGSTREAM_INDEX__MAINTENANCE__INTERVAL_MS", "1000")
             .args(["scale", "--chunks", "300", "--query-count", "20"])
             .args([
                 "--steady-seconds",
@@ -654,7 +654,7 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
     succeeded(
         ragstream_bench(&data)
             .args(["export", "--query-count", "3"])
-            .env("RAGSTREAM_INDEX_VECTOR_EF", "123")
+            .env("RAGSTREAM_INDEX__VECTOR__EF", "123")
             .arg("--data-dir")
             .arg(&data)
             .arg("--queries")

@@ -695,13 +695,13 @@ async fn c002_auto_starts_from_the_index_calibrated_centre() {
     }
 }
 
-/// `index.keyword_max_query_terms` is an opt-in approximation: when it leaves terms out, the
+/// `index.keyword.max_query_terms` is an opt-in approximation: when it leaves terms out, the
 /// debug output names them.
 #[tokio::test]
 async fn c002_debug_names_the_keyword_terms_an_opt_in_limit_dropped() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(dir.path());
-    c.index.keyword_max_query_terms = 2;
+    c.index.keyword.max_query_terms = 2;
     let e = engine_with(c);
     e.write(
         &name("repo"),

@@ -301,7 +301,7 @@ async fn keyword_search_over_many_segments_finds_the_best_and_answers_alike_ever
     // merge into the true top, and identically on every run, ties at the cut included.
     let dir = tempfile::tempdir().unwrap();
     let mut config = config(dir.path());
-    config.index.keyword_merge_min_segments = 0; // one segment per write
+    config.index.keyword.merge_min_segments = 0; // one segment per write
     let engine = engine_with(config);
     let kb = name("kb");
     // Equal lengths, so BM25 grows with the term's count: doc i holds "alpha" i times.

@@ -326,8 +326,10 @@ fn a_crash_inside_compaction_loses_and_duplicates_nothing() {
     }
     let maintain = || {
         let mut cmd = cli(&data);
-        cmd.args(["index", "maintain", "kb"])
-            .env("RAGSTREAM_INDEX_COMPACTION_MIN_FRAGMENTS", "2");
+        cmd.args(["index", "maintain", "kb"]).env(
+            "RAGSTREAM_INDEX__MAINTENANCE__COMPACTION_MIN_FRAGMENTS",
+            "2",
+        );
         cmd
     };
     crash_at(&mut maintain(), "after-compaction-commit");
@@ -372,7 +374,7 @@ fn a_crash_inside_a_vector_index_build_loses_and_duplicates_nothing() {
     let rebuild = || {
         let mut cmd = cli(&data);
         cmd.args(["index", "rebuild-vectors", "kb"])
-            .env("RAGSTREAM_INDEX_VECTOR_INDEX_PARTITIONS", "2");
+            .env("RAGSTREAM_INDEX__VECTOR__PARTITIONS", "2");
         cmd
     };
     crash_at(&mut rebuild(), "after-vector-index-commit");

@@ -238,8 +238,8 @@ async fn indexed_kb(
     std::sync::Arc<ragstream::index::Index>,
 ) {
     let mut c = config(dir);
-    c.index.vector_index_min_rows = 200;
-    c.index.vector_index_rebuild_share = 10.0;
+    c.index.vector.min_rows = 200;
+    c.index.vector.rebuild_unindexed_share = 10.0;
     let e = engine_with(c);
     let kb = name("kb");
     let docs: Vec<_> = (0..200)
@@ -451,9 +451,15 @@ fn the_daemons_maintenance_actor_compacts_purges_and_prunes_and_reports_it_in_me
     let d = start_daemon_with(&[
         ("RAGSTREAM_KAFKA_BATCH_MAX_CHUNKS", "1"),
         ("RAGSTREAM_KAFKA_PARTITIONS", "1"),
-        ("RAGSTREAM_INDEX_MAINTENANCE_INTERVAL_MS", "300"),
-        ("RAGSTREAM_INDEX_COMPACTION_MIN_FRAGMENTS", "4"),
-        ("RAGSTREAM_INDEX_PURGE_DELETED_AFTER_SECONDS", "0"),
+        ("RAGSTREAM_INDEX__MAINTENANCE__INTERVAL_MS", "300"),
+        (
+            "RAGSTREAM_INDEX__MAINTENANCE__COMPACTION_MIN_FRAGMENTS",
+            "4",
+        ),
+        (
+            "RAGSTREAM_INDEX__MAINTENANCE__PURGE_DELETED_AFTER_SECONDS",
+            "0",
+        ),
         ("RAGSTREAM_INDEX_RETAIN_VERSIONS", "3"),
     ]);
     let mut lines: Vec<String> = (0..8)
@@ -504,8 +510,8 @@ async fn id_indexes_come_before_the_vector_index_and_maintenance_keeps_them_whol
     use ragstream::index::vector_index::{index_coverage, DOCUMENT_INDEX, ID_INDEX, VECTOR_INDEX};
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(dir.path());
-    c.index.vector_index_min_rows = 1_000_000;
-    c.index.id_index_min_rows = 50;
+    c.index.vector.min_rows = 1_000_000;
+    c.index.vector.id_min_rows = 50;
     let e = engine_with(c);
     let kb = name("kb");
     let text = |i: usize| format!("tide gauge reading {i} at the pier");

@@ -407,12 +407,7 @@ fn ingestion_waits_out_an_object_store_outage_and_loses_nothing() {
     wait_for("five documents", || documents(&writer.http, "kb") == 5);
 
     // The store stops answering, as behind a network partition: connections hang.
-    let pid = s3.child.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-STOP", &pid])
-        .status()
-        .unwrap()
-        .success());
+    signal(s3.child.id(), "-STOP");
     kcat_produce(&broker.bootstrap, "ragstream.documents", &[], &batch(5));
     let readyz = format!("{}/readyz", writer.http);
     let healthz = format!("{}/healthz", writer.http);
@@ -421,11 +416,7 @@ fn ingestion_waits_out_an_object_store_outage_and_loses_nothing() {
     wait_for_within("the writer to report the outage", OUTAGE_DEADLINE, || {
         curl(&[&readyz]).0 == 503
     });
-    assert!(Command::new("kill")
-        .args(["-CONT", &pid])
-        .status()
-        .unwrap()
-        .success());
+    signal(s3.child.id(), "-CONT");
 
     // Back: every document indexed once, both stores in step, ready again.
     wait_for_within("ten documents", OUTAGE_DEADLINE, || {

@@ -46,11 +46,11 @@ fn semantic(q: &str, version: Option<u64>) -> SearchRequest {
 async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(dir.path());
-    c.index.vector_index_min_rows = 600;
-    c.index.vector_index_partitions = 8;
+    c.index.vector.min_rows = 600;
+    c.index.vector.partitions = 8;
     // The hashing embedder's sparse vectors lose more to 8-bit quantisation than a model's;
     // re-ranking more candidates exactly makes up for it.
-    c.index.vector_refine_factor = 10;
+    c.index.vector.refine_factor = 10;
     let e = engine_with(c);
     let kb = name("kb");
     let docs: Vec<_> = (0..800)
@@ -178,8 +178,8 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
 async fn a_build_racing_ingestion_commits_and_blocks_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(dir.path());
-    c.index.vector_index_min_rows = 400;
-    c.index.vector_index_partitions = 4;
+    c.index.vector.min_rows = 400;
+    c.index.vector.partitions = 4;
     let e = std::sync::Arc::new(engine_with(c));
     let kb = name("kb");
     let docs: Vec<_> = (0..500)
@@ -212,11 +212,11 @@ async fn a_rebuild_applies_changed_graph_settings_whether_or_not_a_build_is_due(
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(dir.path());
     // Never due by row count: only the explicit rebuild builds.
-    c.index.vector_index_min_rows = 1_000_000;
-    c.index.vector_index_partitions = 2;
-    c.index.vector_hnsw_m = 6;
-    c.index.vector_hnsw_ef_construction = 40;
-    c.index.vector_refine_factor = 10;
+    c.index.vector.min_rows = 1_000_000;
+    c.index.vector.partitions = 2;
+    c.index.vector.hnsw_m = 6;
+    c.index.vector.hnsw_ef_construction = 40;
+    c.index.vector.refine_factor = 10;
     let e = engine_with(c.clone());
     let kb = name("kb");
     let docs: Vec<_> = (0..300)
@@ -249,8 +249,8 @@ async fn a_rebuild_applies_changed_graph_settings_whether_or_not_a_build_is_due(
 
     // Changed settings take effect at the next rebuild, as a new version.
     let mut changed = c;
-    changed.index.vector_hnsw_m = 12;
-    changed.index.vector_hnsw_ef_construction = 60;
+    changed.index.vector.hnsw_m = 12;
+    changed.index.vector.hnsw_ef_construction = 60;
     // The index's writer holds the keyword store's lock until the last handle goes.
     drop((index, e));
     let e = engine_with(changed);
@@ -286,15 +286,13 @@ async fn a_rebuild_applies_changed_graph_settings_whether_or_not_a_build_is_due(
     // Settings that cannot fit this index's vectors are refused before any work, naming
     // the key: PQ sub-vectors must divide the 384 dimensions.
     let mut bad = config(dir.path());
-    bad.index.vector_index_type = ragstream::index::vector_index::VectorIndexKind::IvfPq;
-    bad.index.vector_index_sub_vectors = 7;
+    bad.index.vector.kind = ragstream::index::vector_index::VectorIndexKind::IvfPq;
+    bad.index.vector.sub_vectors = 7;
     drop((index, e));
     let e = engine_with(bad);
     let refused = e.rebuild_vector_index(&kb).await.unwrap_err();
     assert!(
-        refused
-            .to_string()
-            .contains("index.vector_index_sub_vectors"),
+        refused.to_string().contains("index.vector.sub_vectors"),
         "{refused}"
     );
     assert_eq!(e.index(&kb).await.unwrap().latest_version(), after);
@@ -324,11 +322,11 @@ fn answer_of(r: &ragstream::retrieval::SearchResult) -> Vec<(String, u64)> {
 async fn resident_vectors_find_the_neighbours_and_reproduce_a_pinned_version() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(dir.path());
-    c.index.vector_index_min_rows = 600;
-    c.index.vector_index_partitions = 4;
+    c.index.vector.min_rows = 600;
+    c.index.vector.partitions = 4;
     // Fewer rows shortlisted than the index holds, so the sign bits choose.
-    c.index.vector_resident_shortlist = 150;
-    c.index.compaction_min_fragments = 2;
+    c.index.vector.resident_shortlist = 150;
+    c.index.maintenance.min_small_fragments = 2;
     let kb = name("kb");
     let queries: Vec<String> = (0..800).step_by(40).map(text).collect();
     let (pinned, before) = {
@@ -441,8 +439,8 @@ async fn answers(
 async fn without_scratch_files_candidates_and_hits_are_read_from_lance_and_answers_are_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(dir.path());
-    c.index.vector_index_min_rows = 400;
-    c.index.vector_index_partitions = 2;
+    c.index.vector.min_rows = 400;
+    c.index.vector.partitions = 2;
     let kb = name("kb");
     let queries: Vec<String> = (0..500).step_by(50).map(text).collect();
     let scratch = dir.path().join("indexes").join("kb").join("resident");

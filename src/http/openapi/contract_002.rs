@@ -263,7 +263,7 @@ fn query_response_schema() -> Value {
                 array(
                     string("A query term."),
                     "debug only: query terms the keyword branch left out as too common \
-                     (only with `index.keyword_max_query_terms` set; empty by default).",
+                     (only with `index.keyword.max_query_terms` set; empty by default).",
                 ),
             ),
             (
