@@ -179,18 +179,16 @@ fn a_replica_serves_what_the_writer_commits_to_an_azure_container() {
 /// An engine (a writer in this test process) on `uri` at `azurite`, its own data directory
 /// under `dir`.
 fn azure_engine(dir: &Path, azurite: &Azurite, uri: &str) -> ragstream::Engine {
-    let mut c = crate::common::config(dir);
-    c.storage.uri = Some(uri.into());
-    c.storage.options = [
-        ("azure_storage_account_name", ACCOUNT),
-        ("azure_storage_account_key", ACCOUNT_KEY),
-        ("azure_storage_endpoint", azurite.endpoint.as_str()),
-        ("allow_http", "true"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    crate::common::engine_with(c)
+    crate::object_storage::engine_on(
+        dir,
+        uri,
+        &[
+            ("azure_storage_account_name", ACCOUNT),
+            ("azure_storage_account_key", ACCOUNT_KEY),
+            ("azure_storage_endpoint", azurite.endpoint.as_str()),
+            ("allow_http", "true"),
+        ],
+    )
 }
 
 /// The fence on Azure's conditional writes: after another writer's commit under a later

@@ -431,22 +431,31 @@ fn ingestion_waits_out_an_object_store_outage_and_loses_nothing() {
     assert_eq!(curl(&[&healthz]).1["pipeline"]["restarts"], 0);
 }
 
-/// An engine (a writer in this test process) on `uri` at moto's `s3`, its own data
-/// directory under `dir`.
-fn s3_engine(dir: &Path, s3: &S3Server, uri: &str) -> ragstream::Engine {
+/// An engine (a writer in this test process) on `uri` with the store's `options`, its own
+/// data directory at `dir`.
+pub fn engine_on(dir: &Path, uri: &str, options: &[(&str, &str)]) -> ragstream::Engine {
     let mut c = crate::common::config(dir);
     c.storage.uri = Some(uri.into());
-    c.storage.options = [
-        ("aws_endpoint", s3.endpoint.as_str()),
-        ("aws_region", "us-east-1"),
-        ("aws_access_key_id", "test"),
-        ("aws_secret_access_key", "test"),
-        ("allow_http", "true"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    c.storage.options = options
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     crate::common::engine_with(c)
+}
+
+/// [`engine_on`] moto's `s3`.
+fn s3_engine(dir: &Path, s3: &S3Server, uri: &str) -> ragstream::Engine {
+    engine_on(
+        dir,
+        uri,
+        &[
+            ("aws_endpoint", s3.endpoint.as_str()),
+            ("aws_region", "us-east-1"),
+            ("aws_access_key_id", "test"),
+            ("aws_secret_access_key", "test"),
+            ("allow_http", "true"),
+        ],
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
