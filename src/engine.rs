@@ -505,8 +505,8 @@ impl Engine {
         // Counted before the task starts, so that `Index::build_pending` holds from here.
         index.begin_build_check();
         let check = CheckDone(index.clone());
-        // At the background priority (`index.maintenance.background_priority`): see index/background_work.rs.
-        crate::index::background_work::spawn(async move {
+        // At the background priority (`index.maintenance.background_priority`): see runtime/background.rs.
+        crate::runtime::background::spawn(async move {
             // The slot is claimed only once a build is due: claiming it for the check made a
             // maintenance pass at that moment defer its work, and the next pass do twice as much.
             match check.0.index_build_due(&settings).await {

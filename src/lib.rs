@@ -28,6 +28,7 @@ pub mod pipeline;
 #[cfg(test)]
 mod properties;
 pub mod retrieval;
+pub mod runtime;
 pub mod store;
 pub mod telemetry;
 pub mod units;

@@ -144,14 +144,14 @@ pub fn start(config_file: Option<&Path>) -> Result<(Config, Telemetry), Failure>
     for moved in &loaded.moved_keys {
         tracing::warn!(%moved, "configuration key moved");
     }
-    crate::index::background_work::configure(config.index.maintenance.background_priority);
+    crate::runtime::background::configure(config.index.maintenance.background_priority);
     Ok((config, telemetry))
 }
 
 /// Runs a command on a fresh runtime; a failure is printed and becomes the exit code.
 pub fn execute(command: impl Future<Output = Result<(), Failure>>) -> ExitCode {
-    // Before any thread starts: see index/lance_cpu_pool.rs.
-    crate::index::lance_cpu_pool::configure();
+    // Before any thread starts: see runtime/lance_cpu_pool.rs.
+    crate::runtime::lance_cpu_pool::configure();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {

@@ -227,7 +227,7 @@ fn keyword_store_settings_are_checked_and_reach_the_store() {
 
 #[test]
 fn the_background_priority_is_checked() {
-    use crate::index::background_work::BackgroundPriority;
+    use crate::runtime::background::BackgroundPriority;
     let env = |v: &str| {
         vec![(
             "RAGSTREAM_INDEX__MAINTENANCE__BACKGROUND_PRIORITY".to_string(),

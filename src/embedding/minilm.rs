@@ -168,7 +168,7 @@ impl Embedder for MiniLmEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        super::compute_pool::run(|| self.embed_on_this_pool(texts))
+        crate::runtime::compute_pool::run(|| self.embed_on_this_pool(texts))
     }
 }
 

@@ -1,7 +1,6 @@
 //! Embedders turn chunk and query texts into vectors.
 
 mod cache;
-pub(crate) mod compute_pool;
 pub mod distill;
 mod hashing;
 pub mod http;

@@ -46,7 +46,7 @@ impl Embedder for StaticEmbedder {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let owned: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
-        Ok(super::compute_pool::run(|| {
+        Ok(crate::runtime::compute_pool::run(|| {
             self.model
                 .encode_with_args(&owned, Some(self.max_tokens), owned.len().max(1))
         }))

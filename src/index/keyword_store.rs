@@ -515,7 +515,8 @@ impl KeywordStore {
                         .merge_threads_moved
                         .load(std::sync::atomic::Ordering::Relaxed)
                 {
-                    let moved = super::background_work::demote_threads_named(TANTIVY_MERGE_THREADS);
+                    let moved =
+                        crate::runtime::background::demote_threads_named(TANTIVY_MERGE_THREADS);
                     self.merge_threads_moved
                         .store(moved > 0, std::sync::atomic::Ordering::Relaxed);
                 }

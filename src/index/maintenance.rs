@@ -28,8 +28,8 @@ pub struct MaintenanceSettings {
     /// How often the daemon runs a pass over each index it writes (0: never).
     pub interval_ms: u64,
     /// How passes, vector-index builds and keyword merges are scheduled: `idle` (only on
-    /// time no query or write wants), `low` (nice 19) or `normal` (`background_work.rs`).
-    pub background_priority: super::background_work::BackgroundPriority,
+    /// time no query or write wants), `low` (nice 19) or `normal` (`runtime/background.rs`).
+    pub background_priority: crate::runtime::background::BackgroundPriority,
     /// Compact once at least this many fragments hold fewer than `target_rows` rows.
     #[serde(rename = "compaction_min_fragments")]
     pub min_small_fragments: usize,

@@ -1,7 +1,6 @@
 //! One named index: a Lance dataset (the source of truth) and a tantivy keyword index kept in
 //! step with it, sharing one version number.
 
-pub mod background_work;
 mod commit_log;
 pub mod deleted;
 mod info;
@@ -9,7 +8,6 @@ mod keyword_max_score;
 mod keyword_mirror;
 mod keyword_store;
 mod known_documents;
-pub mod lance_cpu_pool;
 mod lance_store;
 pub mod maintenance;
 mod object_storage;

@@ -253,7 +253,7 @@ impl Index {
         chunker: &Chunker,
     ) -> Vec<(Vec<ChunkRow>, Vec<TripleRow>, Vec<EntityRow>)> {
         let name = self.name.as_str();
-        crate::embedding::compute_pool::run(|| {
+        crate::runtime::compute_pool::run(|| {
             documents
                 .par_iter()
                 .map(|(doc, hash)| {

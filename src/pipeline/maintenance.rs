@@ -45,10 +45,10 @@ pub async fn run(engine: Arc<Engine>, mut stopped: watch::Receiver<bool>) {
             }
         };
         for name in names {
-            // At the background priority (`index.maintenance.background_priority`): see index/background_work.rs.
+            // At the background priority (`index.maintenance.background_priority`): see runtime/background.rs.
             let pass = {
                 let (engine, name) = (engine.clone(), name.clone());
-                crate::index::background_work::run(async move { engine.maintain(&name).await })
+                crate::runtime::background::run(async move { engine.maintain(&name).await })
             };
             let report = tokio::select! {
                 r = pass => r,
@@ -67,7 +67,7 @@ pub async fn run(engine: Arc<Engine>, mut stopped: watch::Receiver<bool>) {
             // background priority.
             let calibration = {
                 let (engine, name) = (engine.clone(), name.clone());
-                crate::index::background_work::run(async move {
+                crate::runtime::background::run(async move {
                     crate::eval::calibrate::self_calibrate_if_due(&engine, &name).await
                 })
             };

@@ -125,7 +125,7 @@ fn background_merges_leave_every_retained_snapshot_whole() {
 #[cfg(target_os = "linux")]
 #[test]
 fn merges_run_on_idle_time() {
-    use crate::index::background_work as bg;
+    use crate::runtime::background as bg;
     bg::configure(bg::BackgroundPriority::Idle);
     let dir = tempfile::tempdir().unwrap();
     let settings = KeywordSettings {

@@ -3,13 +3,13 @@
 //! Lance runs its CPU-bound work — decoding pages, searching index partitions, encoding
 //! written data, building HNSW graphs — as blocking tasks on one pool of
 //! `cores − LANCE_IO_CORE_RESERVATION (2)` threads, and of one thread on a machine with two
-//! cores or fewer. There, every query and every commit queues behind whatever runs: measured
-//! on the steady ingestion bench, a commit of 25 documents waited 24–28 s behind a
-//! maintenance pass's HNSW update. With a few more threads than cores the operating system
-//! shares the cores between them instead. But Lance also fans a build out to as many long
-//! tasks as this setting (one HNSW partition each), which filled the pool again: at a
-//! million chunks a commit waited 94 s behind a build. `vendor/lance-core` (patched) makes
-//! the pool twice that size, so that short tasks always find a thread.
+//! cores or fewer. There, every query and every commit queues behind whatever runs. With a
+//! few more threads than cores the operating system shares the cores between them instead.
+//! But Lance also fans a build out to as many long tasks as this setting (one HNSW partition
+//! each), which would fill the pool again: the patched `vendor/lance-core` makes the pool
+//! twice that size, so that short tasks always find a thread (the way upstream: the
+//! [`super`] module). Measured in `docs/benchmark-history.md`, "A commit behind an index
+//! build".
 
 /// Lance's own setting; when it is set, ragstream leaves it alone.
 pub const LANCE_CPU_THREADS: &str = "LANCE_CPU_THREADS";

@@ -1,13 +1,12 @@
 //! Background work — maintenance passes, vector-index builds and their updates — at a low
 //! scheduling priority.
 //!
-//! On two cores a maintenance pass (rewriting fragments, adding new rows to the HNSW graphs,
-//! reading the rewritten fragments' codes) shared the cores equally with queries: over the
-//! 10-minute steady ingestion bench the hybrid p99 rose ×3.95 from the first minute to the
-//! last. Linux can run such work only on time nobody else wants: a `SCHED_IDLE` thread runs
-//! when a core would otherwise idle, and a core running only such threads counts as idle
-//! when a query's thread wakes. Nice 19 (`low`) is the milder choice: such a thread weighs 15
-//! against 1,024 at nice 0, but its core is busy to a waking thread.
+//! On a small machine such work shares the cores equally with queries, and the query tail
+//! rises while it runs. Linux can run it only on time nobody else wants: a `SCHED_IDLE`
+//! thread runs when a core would otherwise idle, and a core running only such threads counts
+//! as idle when a query's thread wakes. Nice 19 (`low`) is the milder choice: such a thread
+//! gets the smallest share of a contended core, but its core is busy to a waking thread.
+//! Measured in `docs/benchmark-history.md`, "Background work on idle time".
 //!
 //! Background CPU work runs in four places, and all four run at `index.maintenance.background_priority`:
 //! - the futures themselves (planning, reading codes): [`run`] and [`spawn`] put them on a
@@ -17,7 +16,7 @@
 //!   thread marked by `mark_background_thread` to a second pool (vendor/README.md), whose
 //!   threads are started by the marked threads and so inherit their policy and nice value;
 //! - rayon's global pool, where Lance trains k-means and builds HNSW graphs (ragstream's
-//!   own rayon work, embedding and chunking, runs on `embedding::compute_pool`, and queries
+//!   own rayon work, embedding and chunking, runs on [`super::compute_pool`], and queries
 //!   use no rayon pool);
 //! - tantivy's merge threads, which tantivy starts without a hook: the keyword store moves
 //!   them by name ([`demote_threads_named`]) as it starts a round of merges.
