@@ -8,7 +8,8 @@
 //! - `POST /v1/indexes/{index}/rebuild`, `GET /v1/indexes/{index}/stats`,
 //!   `GET /v1/indexes/{index}/status` (versions and indexing lag);
 //! - the contract routes (001–004), `GET /openapi.json`, `GET /healthz`, `GET /readyz`;
-//! - the inspector page, `GET /ui` (`ui`): static files that call the routes above.
+//! - the inspector page, `GET /ui` (`ui`): static files that call the routes above;
+//! - the API reference, `GET /docs` (`api_docs`): Swagger UI over `/openapi.json`.
 //!
 //! With `[[auth.tokens]]` configured every `/v1` route needs `Authorization: Bearer <token>`
 //! (401 without a valid one) and a token allowed the index and scope (403 otherwise, whether
@@ -34,8 +35,10 @@ use serde_json::{json, Value};
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+pub mod api_docs;
 pub mod json_schema;
 pub mod openapi;
+mod static_files;
 pub mod ui;
 
 use crate::auth::{AuthError, Caller, Scope};
@@ -860,7 +863,8 @@ pub fn start(state: HttpState, bind: &str) -> std::io::Result<(SocketAddr, Serve
         // The routes are the OpenAPI route table: what is served is what is documented.
         let app = App::new()
             .app_data(state.clone())
-            .configure(crate::http::ui::routes);
+            .configure(crate::http::ui::routes)
+            .configure(crate::http::api_docs::routes);
         crate::http::openapi::ROUTES
             .iter()
             .fold(app, |app, r| app.route(r.path, route(r)))

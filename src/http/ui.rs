@@ -3,35 +3,30 @@
 //! calls the `/v1` routes with the bearer token the user types, so tokens and scopes apply
 //! exactly as for any other client.
 
-use actix_web::{web, HttpResponse};
+use actix_web::web;
 
-/// A bundled file: its route, its content type and its bytes.
-struct Asset {
-    path: &'static str,
-    content_type: &'static str,
-    body: &'static str,
-}
+use super::static_files::{serve, StaticFile, CSS, HTML, JAVASCRIPT};
 
-const ASSETS: &[Asset] = &[
-    Asset {
+const FILES: &[StaticFile] = &[
+    StaticFile {
         path: "/ui",
-        content_type: "text/html; charset=utf-8",
-        body: include_str!("ui/index.html"),
+        content_type: HTML,
+        body: include_bytes!("ui/index.html"),
     },
-    Asset {
+    StaticFile {
         path: "/ui/",
-        content_type: "text/html; charset=utf-8",
-        body: include_str!("ui/index.html"),
+        content_type: HTML,
+        body: include_bytes!("ui/index.html"),
     },
-    Asset {
+    StaticFile {
         path: "/ui/app.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_str!("ui/app.js"),
+        content_type: JAVASCRIPT,
+        body: include_bytes!("ui/app.js"),
     },
-    Asset {
+    StaticFile {
         path: "/ui/style.css",
-        content_type: "text/css; charset=utf-8",
-        body: include_str!("ui/style.css"),
+        content_type: CSS,
+        body: include_bytes!("ui/style.css"),
     },
 ];
 
@@ -42,19 +37,7 @@ const CONTENT_SECURITY_POLICY: &str =
 
 /// Adds the inspector's routes to an app.
 pub fn routes(config: &mut web::ServiceConfig) {
-    for asset in ASSETS {
-        config.route(
-            asset.path,
-            web::get().to(move || async move {
-                HttpResponse::Ok()
-                    .content_type(asset.content_type)
-                    .insert_header(("content-security-policy", CONTENT_SECURITY_POLICY))
-                    .insert_header(("x-content-type-options", "nosniff"))
-                    .insert_header(("cache-control", "no-cache"))
-                    .body(asset.body)
-            }),
-        );
-    }
+    serve(config, FILES, CONTENT_SECURITY_POLICY);
 }
 
 #[cfg(test)]
@@ -63,35 +46,20 @@ mod tests {
 
     #[actix_web::test]
     async fn every_file_is_served_with_its_type_and_policy() {
-        let app = actix_web::test::init_service(actix_web::App::new().configure(routes)).await;
-        for asset in ASSETS {
-            let req = actix_web::test::TestRequest::get()
-                .uri(asset.path)
-                .to_request();
-            let res = actix_web::test::call_service(&app, req).await;
-            assert_eq!(res.status(), 200, "{}", asset.path);
-            let header = |name: &str| {
-                res.headers()
-                    .get(name)
-                    .unwrap()
-                    .to_str()
-                    .unwrap()
-                    .to_string()
-            };
-            assert_eq!(header("content-type"), asset.content_type);
-            assert!(header("content-security-policy").contains("script-src 'self'"));
-        }
+        crate::http::static_files::tests::every_file_is_served(
+            FILES,
+            CONTENT_SECURITY_POLICY,
+            routes,
+        )
+        .await;
     }
 
     #[test]
     fn the_page_loads_nothing_from_elsewhere() {
-        for asset in ASSETS {
+        for file in FILES {
+            let body = std::str::from_utf8(file.body).unwrap();
             for outside in ["http://", "https://", "//cdn", "@import"] {
-                assert!(
-                    !asset.body.contains(outside),
-                    "{} refers to {outside}",
-                    asset.path
-                );
+                assert!(!body.contains(outside), "{} refers to {outside}", file.path);
             }
         }
     }

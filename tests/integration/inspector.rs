@@ -1,4 +1,4 @@
-//! The inspector page (`/ui`) in a real browser: Debian's Chromium, driven by
+//! The inspector page (`/ui`) and the API reference (`/docs`) in a real browser: Debian's Chromium, driven by
 //! `tests/browser/inspect.mjs` (playwright-core, installed by `scripts/setup`), against a live
 //! daemon with tokens configured. The script acts as a user would and reports the rendered
 //! page; this test asserts on that report and on the screenshots it took.
@@ -211,4 +211,69 @@ scopes = ["read", "write"]
         let png = std::fs::read(shots.join(format!("{name}.png"))).unwrap();
         assert!(png.starts_with(b"\x89PNG"), "{name} is not a PNG");
     }
+}
+
+/// The API reference (`/docs`): Swagger UI, bundled in the binary, renders one operation per
+/// route of the daemon's own OpenAPI document, asks nothing of any other host, and breaks no
+/// rule of its content security policy.
+#[test]
+fn the_api_reference_renders_every_route_offline() {
+    assert!(
+        browser_dir().join("node_modules/playwright-core").is_dir(),
+        "tests/browser/node_modules is missing: run scripts/setup"
+    );
+    let d = start_daemon_with(&[]);
+    let out = Command::new("node")
+        .current_dir(browser_dir())
+        .arg("api-docs.mjs")
+        .arg(&d.http)
+        .output()
+        .expect("node runs (scripts/setup installs it)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "api-docs.mjs failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(stdout.trim()).expect("one JSON report");
+    for list in ["page_errors", "policy_violations", "outside_requests"] {
+        assert_eq!(report[list], json!([]), "{list}: {report}");
+    }
+    let (status, document) = curl(&[&format!("{}/openapi.json", d.http)]);
+    assert_eq!(status, 200);
+    assert!(
+        report["title"]
+            .as_str()
+            .unwrap()
+            .contains(document["info"]["title"].as_str().unwrap()),
+        "{report}"
+    );
+    let mut documented: Vec<String> = document["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, operations)| {
+            operations
+                .as_object()
+                .unwrap()
+                .keys()
+                .filter(|k| !k.starts_with("parameters"))
+                .map(move |method| format!("{} {path}", method.to_uppercase()))
+        })
+        .collect();
+    let mut shown: Vec<String> = report["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let (method, path) = o.as_str().unwrap().trim().split_once(' ').unwrap();
+            format!("{} {}", method.trim().to_uppercase(), path.trim())
+        })
+        .collect();
+    documented.sort();
+    shown.sort();
+    assert!(!shown.is_empty());
+    assert_eq!(shown, documented, "{report}");
+    assert_eq!(report["authorize_button"], true, "{report}");
+    assert_eq!(report["opened_has_parameters_section"], true, "{report}");
 }

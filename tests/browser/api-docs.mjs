@@ -1,0 +1,46 @@
+// Opens a live daemon's API reference page (/docs) in Debian's Chromium and prints what it
+// rendered as one JSON object. The integration test
+// `inspector::the_api_reference_renders_every_route_offline` starts the daemon and asserts on it.
+//
+//   node tests/browser/api-docs.mjs BASE_URL
+//
+// Every wait is for a condition, with Playwright's deadline (WAIT_MS).
+
+import { chromium } from "playwright-core";
+
+const [base] = process.argv.slice(2);
+const WAIT_MS = 20000;
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  // Offline machine: no background connections; root needs --no-sandbox.
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const report = { page_errors: [], policy_violations: [], outside_requests: [] };
+try {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  page.setDefaultTimeout(WAIT_MS);
+  page.on("pageerror", (e) => report.page_errors.push(String(e)));
+  page.on("console", (m) => {
+    if (m.text().includes("Content Security Policy")) report.policy_violations.push(m.text());
+  });
+  page.on("request", (r) => {
+    if (!r.url().startsWith(base)) report.outside_requests.push(r.url());
+  });
+
+  await page.goto(`${base}/docs`);
+  await page.waitForSelector(".opblock");
+  report.title = await page.textContent(".info .title");
+  report.operations = await page.$$eval(".opblock-summary", (blocks) => blocks.map((b) =>
+    `${b.querySelector(".opblock-summary-method").textContent} ${b.querySelector(".opblock-summary-path").getAttribute("data-path")}`));
+  report.authorize_button = await page.isVisible(".btn.authorize");
+
+  // One operation opened: its request body schema is shown.
+  await page.click(".opblock-summary-control >> nth=0");
+  await page.waitForSelector(".opblock.is-open .opblock-section");
+  report.opened_has_parameters_section = await page.isVisible(".opblock.is-open .opblock-section-header");
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(report));
