@@ -1,6 +1,7 @@
 //! Tests of the configuration loading and validation.
 
 use super::*;
+use std::collections::BTreeMap;
 
 fn write(text: &str) -> tempfile::NamedTempFile {
     let f = tempfile::NamedTempFile::new().unwrap();
@@ -379,4 +380,125 @@ fn embedders_name_a_built_in_or_a_provider_section() {
 fn missing_file_is_an_error() {
     let e = Config::load_from(Some(Path::new("/nonexistent/r.toml")), vec![]).unwrap_err();
     assert!(e.reason.contains("cannot read"));
+}
+
+/// The keys of `table` and its sub-tables, dotted (`index.vector.nprobes`), with their values;
+/// arrays of tables (`[[auth.tokens]]`) and empty tables count as values.
+fn flatten(prefix: &str, table: &toml::Table, out: &mut BTreeMap<String, toml::Value>) {
+    for (key, value) in table {
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        match value {
+            toml::Value::Table(inner) if !inner.is_empty() => flatten(&path, inner, out),
+            _ => {
+                out.insert(path, value.clone());
+            }
+        }
+    }
+}
+
+/// Tables a file fills with entries of its own: documented by example, without defaults.
+const FREE_FORM: &[&str] = &["storage.options", "kafka.client", "embedders", "retrievers", "auth"];
+
+fn is_free_form(key: &str) -> bool {
+    FREE_FORM
+        .iter()
+        .any(|free| key == *free || key.starts_with(&format!("{free}.")))
+}
+
+/// Every key with its built-in default, as a file writes it (`~` not yet expanded).
+fn built_in_defaults() -> BTreeMap<String, toml::Value> {
+    let defaults = toml::Table::try_from(Config::default()).unwrap();
+    let mut out = BTreeMap::new();
+    flatten("", &defaults, &mut out);
+    out
+}
+
+fn repository_file(path: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+}
+
+#[test]
+fn the_shipped_file_states_every_built_in_default() {
+    let text = repository_file("config/ragstream.toml");
+    let mut stated = BTreeMap::new();
+    flatten("", &text.parse::<toml::Table>().unwrap(), &mut stated);
+    let defaults = built_in_defaults();
+    let unstated: Vec<&String> = defaults
+        .keys()
+        .filter(|k| !is_free_form(k) && !stated.contains_key(*k))
+        .collect();
+    assert!(
+        unstated.is_empty(),
+        "config/ragstream.toml leaves out {unstated:?}"
+    );
+    let file = write(&text);
+    assert_eq!(
+        Config::load_from(Some(file.path()), vec![]).unwrap(),
+        Config::load_from(None, vec![]).unwrap(),
+        "config/ragstream.toml sets a value other than the built-in default"
+    );
+}
+
+/// docs/configuration.md: a `## \`[section]\`` heading, then a table whose rows start
+/// `| \`key\` | default |`. Sections named with `<name>` or `[[…]]` describe entries a file
+/// adds, which have no built-in default.
+#[test]
+fn the_configuration_page_lists_every_key_with_its_default() {
+    let page = repository_file("docs/configuration.md");
+    let mut documented: BTreeMap<String, String> = BTreeMap::new();
+    let mut section: Option<String> = None;
+    for line in page.lines() {
+        if let Some(heading) = line.strip_prefix("## ") {
+            section = heading
+                .strip_prefix("`[")
+                .and_then(|h| h.strip_suffix("]`"))
+                .filter(|h| !h.contains('<') && !h.starts_with('['))
+                .map(str::to_string);
+            continue;
+        }
+        let (Some(section), Some(row)) = (&section, line.strip_prefix("| `")) else {
+            continue;
+        };
+        let cells: Vec<&str> = row.split(" | ").collect();
+        let key = cells[0].trim_end_matches('`');
+        let default = cells[1].trim_matches('`');
+        documented.insert(format!("{section}.{key}"), default.to_string());
+    }
+    let defaults = built_in_defaults();
+    for (key, value) in &defaults {
+        // Free-form tables a file fills: documented by example, without defaults.
+        if [
+            "storage.options",
+            "kafka.client",
+            "embedders",
+            "retrievers",
+            "auth",
+        ]
+        .iter()
+        .any(|free| key == free || key.starts_with(&format!("{free}.")))
+        {
+            continue;
+        }
+        let shown = documented
+            .get(key)
+            .unwrap_or_else(|| panic!("docs/configuration.md does not list {key}"));
+        let expected = match value {
+            toml::Value::Array(a) if a.is_empty() => "[]".to_string(),
+            other => other.to_string(),
+        };
+        assert_eq!(
+            shown, &expected,
+            "docs/configuration.md: the default of {key}"
+        );
+    }
+    for (key, shown) in &documented {
+        assert!(
+            defaults.contains_key(key) || ["unset", "none", "required"].contains(&shown.as_str()),
+            "docs/configuration.md lists {key} (default {shown}), which the configuration does not have"
+        );
+    }
 }

@@ -52,7 +52,8 @@ pub struct Route {
     pub method: &'static str,
     /// The path template as actix registers it (`{index}` is a path parameter).
     pub path: &'static str,
-    pub operation_id: &'static str,
+    /// What the route does: the server dispatches on it.
+    pub operation: Operation,
     pub summary: &'static str,
     pub tag: &'static str,
     /// The component schema of the JSON request body, for routes that take one.
@@ -61,6 +62,73 @@ pub struct Route {
     pub response: &'static str,
     /// The error statuses the route answers with, each with an `Error` body.
     pub errors: &'static [u16],
+}
+
+impl Route {
+    /// The route's `operationId` in the document.
+    pub const fn operation_id(&self) -> &'static str {
+        self.operation.id()
+    }
+}
+
+/// What a route does. The server matches on it to pick the handler, so a route without one
+/// does not compile; the document names it by [`Operation::id`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    Retrieve,
+    RagQuery,
+    IndexRagQuery,
+    IndexQuery,
+    ExplainQuery,
+    DiffQuery,
+    Hydrate,
+    PutIndexSettings,
+    IngestDocuments,
+    DeleteDocument,
+    RebuildIndex,
+    ListIndexes,
+    DeleteIndex,
+    IndexStats,
+    IndexStatus,
+    AiRagQuery,
+    AiRagQueryNoSlash,
+    IndexAiRagQuery,
+    RetrieverRetrieve,
+    OpenApi,
+    Healthz,
+    Readyz,
+    Metrics,
+}
+
+impl Operation {
+    /// The `operationId` of the route that does this.
+    pub const fn id(self) -> &'static str {
+        match self {
+            Operation::Retrieve => "retrieve",
+            Operation::RagQuery => "ragQuery",
+            Operation::IndexRagQuery => "indexRagQuery",
+            Operation::IndexQuery => "indexQuery",
+            Operation::ExplainQuery => "explainQuery",
+            Operation::DiffQuery => "diffQuery",
+            Operation::Hydrate => "hydrate",
+            Operation::PutIndexSettings => "putIndexSettings",
+            Operation::IngestDocuments => "ingestDocuments",
+            Operation::DeleteDocument => "deleteDocument",
+            Operation::RebuildIndex => "rebuildIndex",
+            Operation::ListIndexes => "listIndexes",
+            Operation::DeleteIndex => "deleteIndex",
+            Operation::IndexStats => "indexStats",
+            Operation::IndexStatus => "indexStatus",
+            Operation::AiRagQuery => "aiRagQuery",
+            Operation::AiRagQueryNoSlash => "aiRagQueryNoSlash",
+            Operation::IndexAiRagQuery => "indexAiRagQuery",
+            Operation::RetrieverRetrieve => "retrieverRetrieve",
+            Operation::OpenApi => "openapi",
+            Operation::Healthz => "healthz",
+            Operation::Readyz => "readyz",
+            Operation::Metrics => "metrics",
+        }
+    }
 }
 
 const TAG_000: &str = "000 retrieval calls";
@@ -91,7 +159,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/retrieve",
-        operation_id: "retrieve",
+        operation: Operation::Retrieve,
         summary: "Contract 000: one retrieval call",
         tag: TAG_000,
         request: Some("RetrievalRequest"),
@@ -101,7 +169,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/rag/query",
-        operation_id: "ragQuery",
+        operation: Operation::RagQuery,
         summary: "Contract 001 search on the default index (contracts.default_index)",
         tag: TAG_001,
         request: Some("RagQueryRequest"),
@@ -111,7 +179,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/indexes/{index}/rag/query",
-        operation_id: "indexRagQuery",
+        operation: Operation::IndexRagQuery,
         summary: "Contract 001 search on the named index",
         tag: TAG_001,
         request: Some("RagQueryRequest"),
@@ -121,7 +189,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/indexes/{index}/query",
-        operation_id: "indexQuery",
+        operation: Operation::IndexQuery,
         summary: "Contract 002 query: profile-weighted hybrid search",
         tag: TAG_002,
         request: Some("QueryRequest"),
@@ -131,7 +199,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/indexes/{index}/explain",
-        operation_id: "explainQuery",
+        operation: Operation::ExplainQuery,
         summary: "Why targets were or were not retrieved by a query",
         tag: TAG_002,
         request: Some("ExplainRequest"),
@@ -141,7 +209,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/indexes/{index}/diff",
-        operation_id: "diffQuery",
+        operation: Operation::DiffQuery,
         summary: "One query at two versions: what entered, left and moved, and why",
         tag: TAG_002,
         request: Some("DiffRequest"),
@@ -151,7 +219,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/indexes/{index}/hydrate",
-        operation_id: "hydrate",
+        operation: Operation::Hydrate,
         summary: "Contract 002 hydration: full chunks, neighbours and stitched text",
         tag: TAG_002,
         request: Some("HydrateRequest"),
@@ -161,7 +229,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "PUT",
         path: "/v1/indexes/{index}/settings",
-        operation_id: "putIndexSettings",
+        operation: Operation::PutIndexSettings,
         summary: "Contract 002 index-level query defaults",
         tag: TAG_002,
         request: Some("IndexSettings"),
@@ -171,7 +239,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/indexes/{index}/documents",
-        operation_id: "ingestDocuments",
+        operation: Operation::IngestDocuments,
         summary: "Ingest and delete documents through the pipeline",
         tag: TAG_002,
         request: Some("IngestRequest"),
@@ -181,7 +249,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "DELETE",
         path: "/v1/indexes/{index}/documents/{id}",
-        operation_id: "deleteDocument",
+        operation: Operation::DeleteDocument,
         summary: "Delete one document through the pipeline",
         tag: TAG_002,
         request: None,
@@ -191,7 +259,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/indexes/{index}/rebuild",
-        operation_id: "rebuildIndex",
+        operation: Operation::RebuildIndex,
         summary: "Rebuild the keyword index from the Lance rows of the newest version",
         tag: TAG_002,
         request: None,
@@ -201,7 +269,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "GET",
         path: "/v1/indexes",
-        operation_id: "listIndexes",
+        operation: Operation::ListIndexes,
         summary: "The indexes the caller may read, each with its figures",
         tag: TAG_002,
         request: None,
@@ -211,7 +279,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "DELETE",
         path: "/v1/indexes/{index}",
-        operation_id: "deleteIndex",
+        operation: Operation::DeleteIndex,
         summary: "Delete an index: it stops answering at once; maintenance removes its files",
         tag: TAG_002,
         request: None,
@@ -221,7 +289,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "GET",
         path: "/v1/indexes/{index}/stats",
-        operation_id: "indexStats",
+        operation: Operation::IndexStats,
         summary: "Index figures: versions, documents, chunks",
         tag: TAG_002,
         request: None,
@@ -231,7 +299,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "GET",
         path: "/v1/indexes/{index}/status",
-        operation_id: "indexStatus",
+        operation: Operation::IndexStatus,
         summary: "Newest version, last commit and indexing lag",
         tag: TAG_002,
         request: None,
@@ -241,7 +309,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/ai/rag/query/",
-        operation_id: "aiRagQuery",
+        operation: Operation::AiRagQuery,
         summary: "Contract 003 on the default index (the contract's path)",
         tag: TAG_003,
         request: Some("RetrieveInput"),
@@ -251,7 +319,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/ai/rag/query",
-        operation_id: "aiRagQueryNoSlash",
+        operation: Operation::AiRagQueryNoSlash,
         summary: "Contract 003 on the default index (without the trailing slash)",
         tag: TAG_003,
         request: Some("RetrieveInput"),
@@ -261,7 +329,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/indexes/{index}/ai/rag/query",
-        operation_id: "indexAiRagQuery",
+        operation: Operation::IndexAiRagQuery,
         summary: "Contract 003 on the named index",
         tag: TAG_003,
         request: Some("RetrieveInput"),
@@ -271,7 +339,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "POST",
         path: "/v1/retrievers/{name}/retrieve",
-        operation_id: "retrieverRetrieve",
+        operation: Operation::RetrieverRetrieve,
         summary: "Contract 004: run a named retriever",
         tag: TAG_004,
         request: Some("RetrieverRequest"),
@@ -281,7 +349,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "GET",
         path: "/openapi.json",
-        operation_id: "openapi",
+        operation: Operation::OpenApi,
         summary: "This OpenAPI document",
         tag: TAG_OPS,
         request: None,
@@ -291,7 +359,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "GET",
         path: "/healthz",
-        operation_id: "healthz",
+        operation: Operation::Healthz,
         summary: "Liveness: 503 with the reasons when a part needs a restart or an operator",
         tag: TAG_OPS,
         request: None,
@@ -301,7 +369,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "GET",
         path: "/readyz",
-        operation_id: "readyz",
+        operation: Operation::Readyz,
         summary: "Readiness: 503 while starting or draining, or when the data directory cannot be written",
         tag: TAG_OPS,
         request: None,
@@ -311,7 +379,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: "GET",
         path: "/metrics",
-        operation_id: "metrics",
+        operation: Operation::Metrics,
         summary: "Prometheus metrics (with tokens configured: a token with the metrics scope)",
         tag: TAG_OPS,
         request: None,
@@ -430,7 +498,7 @@ fn paths() -> Map<String, Value> {
 
 fn operation(route: &Route) -> Value {
     let mut op = Map::new();
-    op.insert("operationId".into(), json!(route.operation_id));
+    op.insert("operationId".into(), json!(route.operation_id()));
     op.insert("summary".into(), json!(route.summary));
     op.insert("tags".into(), json!([route.tag]));
     let parameters = path_parameters(route.path);
