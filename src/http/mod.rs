@@ -809,7 +809,7 @@ async fn not_found() -> HttpResponse {
     error(StatusCode::NOT_FOUND, "not_found", "no such endpoint", None)
 }
 
-/// The handler of a documented route, by its operation id.
+/// The handler of a documented route, by its [`Operation`](crate::http::openapi::Operation).
 fn route(r: &crate::http::openapi::Route) -> actix_web::Route {
     let method = match r.method {
         "GET" => web::get(),

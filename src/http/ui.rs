@@ -55,6 +55,19 @@ mod tests {
     }
 
     #[test]
+    fn the_policy_allows_nothing_but_the_pages_own_files_and_routes() {
+        for directive in [
+            "default-src 'none'",
+            "script-src 'self';",
+            "style-src 'self';",
+            "connect-src 'self'",
+        ] {
+            assert!(CONTENT_SECURITY_POLICY.contains(directive), "{directive}");
+        }
+        assert!(!CONTENT_SECURITY_POLICY.contains("unsafe"));
+    }
+
+    #[test]
     fn the_page_loads_nothing_from_elsewhere() {
         for file in FILES {
             let body = std::str::from_utf8(file.body).unwrap();

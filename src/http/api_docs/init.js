@@ -5,6 +5,7 @@ window.ui = SwaggerUIBundle({
   dom_id: "#swagger-ui",
   validatorUrl: null,
   deepLinking: true,
-  // "Try it out" sends requests to this daemon; a bearer token goes in "Authorize".
+  // Operations open read-only; "Try it out" sends a request to this daemon, with the
+  // bearer token typed into "Authorize".
   tryItOutEnabled: false,
 });
