@@ -7,32 +7,24 @@ use actix_web::web;
 
 use super::static_files::{serve, StaticFile, CSS, HTML, JAVASCRIPT};
 
-const FILES: &[StaticFile] = &[
-    StaticFile {
-        path: "/docs",
-        content_type: HTML,
-        body: include_bytes!("api_docs/index.html"),
-    },
-    StaticFile {
-        path: "/docs/",
-        content_type: HTML,
-        body: include_bytes!("api_docs/index.html"),
-    },
-    StaticFile {
-        path: "/docs/init.js",
-        content_type: JAVASCRIPT,
-        body: include_bytes!("api_docs/init.js"),
-    },
-    StaticFile {
-        path: "/docs/swagger-ui-bundle.js",
-        content_type: JAVASCRIPT,
-        body: include_bytes!("../../vendor/swagger-ui/swagger-ui-bundle.js"),
-    },
-    StaticFile {
-        path: "/docs/swagger-ui.css",
-        content_type: CSS,
-        body: include_bytes!("../../vendor/swagger-ui/swagger-ui.css"),
-    },
+static FILES: [StaticFile; 5] = [
+    StaticFile::new("/docs", HTML, include_bytes!("api_docs/index.html")),
+    StaticFile::new("/docs/", HTML, include_bytes!("api_docs/index.html")),
+    StaticFile::new(
+        "/docs/init.js",
+        JAVASCRIPT,
+        include_bytes!("api_docs/init.js"),
+    ),
+    StaticFile::new(
+        "/docs/swagger-ui-bundle.js",
+        JAVASCRIPT,
+        include_bytes!("../../vendor/swagger-ui/swagger-ui-bundle.js"),
+    ),
+    StaticFile::new(
+        "/docs/swagger-ui.css",
+        CSS,
+        include_bytes!("../../vendor/swagger-ui/swagger-ui.css"),
+    ),
 ];
 
 /// Scripts, styles and requests from this daemon only. Swagger UI draws some icons as
@@ -42,7 +34,7 @@ const CONTENT_SECURITY_POLICY: &str =
 
 /// Adds the API reference's routes to an app.
 pub fn routes(config: &mut web::ServiceConfig) {
-    serve(config, FILES, CONTENT_SECURITY_POLICY);
+    serve(config, &FILES, CONTENT_SECURITY_POLICY);
 }
 
 #[cfg(test)]
@@ -52,7 +44,7 @@ mod tests {
     #[actix_web::test]
     async fn every_file_is_served_with_its_type_and_policy() {
         crate::http::static_files::tests::every_file_is_served(
-            FILES,
+            &FILES,
             CONTENT_SECURITY_POLICY,
             routes,
         )

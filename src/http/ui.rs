@@ -7,27 +7,11 @@ use actix_web::web;
 
 use super::static_files::{serve, StaticFile, CSS, HTML, JAVASCRIPT};
 
-const FILES: &[StaticFile] = &[
-    StaticFile {
-        path: "/ui",
-        content_type: HTML,
-        body: include_bytes!("ui/index.html"),
-    },
-    StaticFile {
-        path: "/ui/",
-        content_type: HTML,
-        body: include_bytes!("ui/index.html"),
-    },
-    StaticFile {
-        path: "/ui/app.js",
-        content_type: JAVASCRIPT,
-        body: include_bytes!("ui/app.js"),
-    },
-    StaticFile {
-        path: "/ui/style.css",
-        content_type: CSS,
-        body: include_bytes!("ui/style.css"),
-    },
+static FILES: [StaticFile; 4] = [
+    StaticFile::new("/ui", HTML, include_bytes!("ui/index.html")),
+    StaticFile::new("/ui/", HTML, include_bytes!("ui/index.html")),
+    StaticFile::new("/ui/app.js", JAVASCRIPT, include_bytes!("ui/app.js")),
+    StaticFile::new("/ui/style.css", CSS, include_bytes!("ui/style.css")),
 ];
 
 /// Only the page's own files and routes: no external asset can load, and no injected
@@ -37,7 +21,7 @@ const CONTENT_SECURITY_POLICY: &str =
 
 /// Adds the inspector's routes to an app.
 pub fn routes(config: &mut web::ServiceConfig) {
-    serve(config, FILES, CONTENT_SECURITY_POLICY);
+    serve(config, &FILES, CONTENT_SECURITY_POLICY);
 }
 
 #[cfg(test)]
@@ -47,7 +31,7 @@ mod tests {
     #[actix_web::test]
     async fn every_file_is_served_with_its_type_and_policy() {
         crate::http::static_files::tests::every_file_is_served(
-            FILES,
+            &FILES,
             CONTENT_SECURITY_POLICY,
             routes,
         )
@@ -69,7 +53,7 @@ mod tests {
 
     #[test]
     fn the_page_loads_nothing_from_elsewhere() {
-        for file in FILES {
+        for file in &FILES {
             let body = std::str::from_utf8(file.body).unwrap();
             for outside in ["http://", "https://", "//cdn", "@import"] {
                 assert!(!body.contains(outside), "{} refers to {outside}", file.path);
