@@ -76,12 +76,23 @@ pub fn serve(config: &mut web::ServiceConfig, files: &'static [StaticFile], poli
 pub(crate) mod tests {
     use super::*;
 
-    /// Every file of `files` is served at its path with its type and `policy`.
+    /// `policy` lets the page run only its own scripts and styles, and talk only to this
+    /// daemon; and every file of `files` is served at its path with its type, `policy` and
+    /// ETag.
     pub(crate) async fn every_file_is_served(
         files: &'static [StaticFile],
         policy: &'static str,
         routes: fn(&mut web::ServiceConfig),
     ) {
+        for directive in [
+            "default-src 'none'",
+            "script-src 'self';",
+            "style-src 'self';",
+            "connect-src 'self'",
+        ] {
+            assert!(policy.contains(directive), "{directive}");
+        }
+        assert!(!policy.contains("unsafe"), "{policy}");
         let app = actix_web::test::init_service(actix_web::App::new().configure(routes)).await;
         for file in files {
             let req = actix_web::test::TestRequest::get()

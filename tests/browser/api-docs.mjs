@@ -4,31 +4,16 @@
 //
 //   node tests/browser/api-docs.mjs BASE_URL
 //
-// Every wait is for a condition, with Playwright's deadline (WAIT_MS).
+// Every wait is for a condition, with Playwright's deadline (browser.mjs).
 
-import { chromium } from "playwright-core";
+import { launch, newReport, watchedPage } from "./browser.mjs";
 
 const [base] = process.argv.slice(2);
-const WAIT_MS = 20000;
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  // Offline machine: no background connections; root needs --no-sandbox.
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-const report = { page_errors: [], policy_violations: [], outside_requests: [] };
+const browser = await launch();
+const report = newReport();
 try {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-  page.setDefaultTimeout(WAIT_MS);
-  page.on("pageerror", (e) => report.page_errors.push(String(e)));
-  page.on("console", (m) => {
-    if (m.text().includes("Content Security Policy")) report.policy_violations.push(m.text());
-  });
-  const origin = new URL(base).origin;
-  page.on("request", (r) => {
-    if (new URL(r.url()).origin !== origin) report.outside_requests.push(r.url());
-  });
+  const page = await watchedPage(browser, base, report, { viewport: { width: 1200, height: 900 } });
 
   await page.goto(`${base}/docs`);
   await page.waitForSelector(".opblock");

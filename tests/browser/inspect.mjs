@@ -5,31 +5,17 @@
 //   node tests/browser/inspect.mjs BASE_URL TOKEN SCREENSHOT_DIR SCENARIO_JSON
 //
 // SCENARIO_JSON: {"index", "query", "top_k", "missing_document", "from_version", "to_version"}.
-// Every wait is for a condition, with Playwright's deadline (WAIT_MS).
+// Every wait is for a condition, with Playwright's deadline (browser.mjs).
 
-import { chromium } from "playwright-core";
+import { launch, newReport, watchedPage } from "./browser.mjs";
 
 const [base, token, shots, scenarioJson] = process.argv.slice(2);
 const scenario = JSON.parse(scenarioJson);
-const WAIT_MS = 20000;
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  // Offline machine: no background connections; root needs --no-sandbox.
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-const report = { page_errors: [], policy_violations: [], outside_requests: [] };
+const browser = await launch();
+const report = newReport();
 try {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-  page.setDefaultTimeout(WAIT_MS);
-  page.on("pageerror", (e) => report.page_errors.push(String(e)));
-  page.on("console", (m) => {
-    if (m.text().includes("Content Security Policy")) report.policy_violations.push(m.text());
-  });
-  page.on("request", (r) => {
-    if (!r.url().startsWith(base)) report.outside_requests.push(r.url());
-  });
+  const page = await watchedPage(browser, base, report, { viewport: { width: 1200, height: 900 } });
 
   // Without a token the index list is refused, and the page says why.
   await page.goto(`${base}/ui`);
@@ -87,8 +73,7 @@ try {
   // The page's address now links to this view: opened in a new tab (which asks for the token
   // again), it shows the same results and explanation, pinned to the version that answered.
   report.link = await page.evaluate(() => location.hash);
-  const linked = await browser.newPage();
-  linked.on("pageerror", (e) => report.page_errors.push(String(e)));
+  const linked = await watchedPage(browser, base, report);
   await linked.goto(`${base}/ui${report.link}`);
   await linked.fill("#token", token);
   await linked.press("#token", "Tab");

@@ -195,32 +195,11 @@ fn azure_engine(dir: &Path, azurite: &Azurite, uri: &str) -> ragstream::Engine {
 /// claim, a stale writer's commit is refused and nothing of it lands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_that_lost_an_index_cannot_commit_to_it_on_azure() {
-    use crate::common::{doc, name, upserts};
-    use ragstream::engine::EngineError;
-    use ragstream::index::StoreError;
     let dir = tempfile::tempdir().unwrap();
     let azurite = start_azurite("ragfence");
     let a = azure_engine(&dir.path().join("a"), &azurite, "az://ragfence/rs");
     let b = azure_engine(&dir.path().join("b"), &azurite, "az://ragfence/rs");
-    let kb = name("kb");
-    let one = |id: &str| upserts(vec![doc(id, id, &format!("{id} is a document."))]);
-    a.write(&kb, one("d1")).await.unwrap();
-    b.write(&kb, one("d2")).await.unwrap();
-    let refused = a.write(&kb, one("d3")).await.unwrap_err();
-    assert!(
-        matches!(
-            refused,
-            EngineError::Store(StoreError::NotOwner {
-                epoch: 2,
-                ours: 1,
-                ..
-            })
-        ),
-        "{refused}"
-    );
-    let stats = b.stats(&kb).await.unwrap();
-    assert_eq!((stats.documents, stats.chunks), (2, 2), "{stats:?}");
-    assert_eq!(stats.keyword_chunks, 2, "{stats:?}");
+    crate::object_storage::a_stale_writer_is_refused(&a, &b).await;
 }
 
 #[test]

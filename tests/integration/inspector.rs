@@ -20,12 +20,35 @@ fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
 }
 
-#[test]
-fn the_inspector_page_works_in_a_real_browser() {
+/// Runs `script` of `tests/browser` with `args` and returns its report, once it has checked
+/// what every script reports: no script error, no policy violation, no request to another
+/// origin.
+fn run_browser_script(script: &str, args: &[&str]) -> Value {
     assert!(
         browser_dir().join("node_modules/playwright-core").is_dir(),
         "tests/browser/node_modules is missing: run scripts/setup"
     );
+    let out = Command::new("node")
+        .current_dir(browser_dir())
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("node runs (scripts/setup installs it)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{script} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(stdout.trim()).expect("one JSON report");
+    for list in ["page_errors", "policy_violations", "outside_requests"] {
+        assert_eq!(report[list], json!([]), "{script}: {list}: {report}");
+    }
+    report
+}
+
+#[test]
+fn the_inspector_page_works_in_a_real_browser() {
     let config = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(
         config.path(),
@@ -95,33 +118,21 @@ scopes = ["read", "write"]
     std::fs::create_dir_all(&shots).unwrap();
     let scenario = json!({"index": "kb", "query": query, "top_k": 2, "missing_document": "glacier",
         "from_version": v1, "to_version": v2});
-    let out = Command::new("node")
-        .current_dir(browser_dir())
-        .arg("inspect.mjs")
-        .args([
+    // Nothing broke, nothing outside the daemon was asked for (run_browser_script).
+    let report = run_browser_script(
+        "inspect.mjs",
+        &[
             &d.http,
             TOKEN,
             shots.to_str().unwrap(),
             &scenario.to_string(),
-        ])
-        .output()
-        .expect("node runs (scripts/setup installs it)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "inspect.mjs failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
-    let report: Value = serde_json::from_str(stdout.trim()).expect("one JSON report");
     eprintln!(
         "inspector: first contentful paint {} ms",
         report["first_contentful_paint_ms"]
     );
 
-    // Nothing broke, nothing outside the daemon was asked for.
-    for list in ["page_errors", "policy_violations", "outside_requests"] {
-        assert_eq!(report[list], json!([]), "{list}: {report}");
-    }
     // The token is needed, and once typed the index is listed with its counts.
     let refused = report["error_without_token"].as_str().unwrap();
     assert!(refused.starts_with("401"), "{refused}");
@@ -219,27 +230,8 @@ scopes = ["read", "write"]
 /// rule of its content security policy.
 #[test]
 fn the_api_reference_renders_every_route_offline() {
-    assert!(
-        browser_dir().join("node_modules/playwright-core").is_dir(),
-        "tests/browser/node_modules is missing: run scripts/setup"
-    );
     let d = start_daemon_with(&[]);
-    let out = Command::new("node")
-        .current_dir(browser_dir())
-        .arg("api-docs.mjs")
-        .arg(&d.http)
-        .output()
-        .expect("node runs (scripts/setup installs it)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "api-docs.mjs failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_str(stdout.trim()).expect("one JSON report");
-    for list in ["page_errors", "policy_violations", "outside_requests"] {
-        assert_eq!(report[list], json!([]), "{list}: {report}");
-    }
+    let report = run_browser_script("api-docs.mjs", &[&d.http]);
     let (status, document) = curl(&[&format!("{}/openapi.json", d.http)]);
     assert_eq!(status, 200);
     assert!(

@@ -458,15 +458,13 @@ fn s3_engine(dir: &Path, s3: &S3Server, uri: &str) -> ragstream::Engine {
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_writer_that_lost_an_index_cannot_commit_to_it() {
+/// Writer `a` commits to index `kb`, then writer `b` commits under a later claim; `a`,
+/// not having heard, is refused (naming the claim and this process as the holder), and
+/// nothing of its write lands. The fence on any store's conditional writes.
+pub async fn a_stale_writer_is_refused(a: &ragstream::Engine, b: &ragstream::Engine) {
     use crate::common::{doc, name, upserts};
     use ragstream::engine::EngineError;
     use ragstream::index::StoreError;
-    let dir = tempfile::tempdir().unwrap();
-    let s3 = start_s3("ragfence");
-    let a = s3_engine(&dir.path().join("a"), &s3, "s3://ragfence/rs");
-    let b = s3_engine(&dir.path().join("b"), &s3, "s3://ragfence/rs");
     let kb = name("kb");
     let one = |id: &str| upserts(vec![doc(id, id, &format!("{id} is a document."))]);
     a.write(&kb, one("d1")).await.unwrap();
@@ -493,7 +491,22 @@ async fn a_writer_that_lost_an_index_cannot_commit_to_it() {
         other => panic!("expected NotOwner, got {other}"),
     }
     let stats = b.stats(&kb).await.unwrap();
-    assert_eq!(stats.documents, 2, "{stats:?}");
+    assert_eq!((stats.documents, stats.chunks), (2, 2), "{stats:?}");
+    assert_eq!(stats.keyword_chunks, 2, "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_that_lost_an_index_cannot_commit_to_it() {
+    use crate::common::{doc, name, upserts};
+    use ragstream::engine::EngineError;
+    use ragstream::index::StoreError;
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = start_s3("ragfence");
+    let a = s3_engine(&dir.path().join("a"), &s3, "s3://ragfence/rs");
+    let b = s3_engine(&dir.path().join("b"), &s3, "s3://ragfence/rs");
+    a_stale_writer_is_refused(&a, &b).await;
+    let kb = name("kb");
+    let one = |id: &str| upserts(vec![doc(id, id, &format!("{id} is a document."))]);
     b.write(&kb, one("d4")).await.unwrap();
 
     // A's partitions are revoked (its claims end), then the index comes back to it. Its
