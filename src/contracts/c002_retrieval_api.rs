@@ -10,31 +10,17 @@
 
 use serde_json::{json, Map, Value};
 
+use super::wire::c002::{
+    DocumentGroup, GraphAnswer, GraphRelation, Passage, QueryDebug, QueryFilters, QueryRequestBody,
+    QueryResponse, RelationScoreDetail, ScoreDetail, MAX_GRAPH_DEPTH, MAX_PATH_PREFIX,
+};
+use super::wire::{self, Offsets};
 use super::Reply;
 use crate::engine::{Engine, EngineError};
 use crate::index::{ChunkRow, IndexDefaults};
 use crate::model::{canonical_iso8601, IndexName, ValidationError};
 use crate::retrieval::profiles::{resolve, Profile, Resolved, AUTO_MIN_WEIGHT};
 use crate::retrieval::{Filters, SearchMethod, SearchRequest};
-
-const FIELDS: &[&str] = &[
-    "query",
-    "rerank",
-    "retrieval_profile",
-    "semantic_weight",
-    "filters",
-    "top_k",
-    "debug",
-    "index_version",
-    "graph_depth",
-];
-/// Deepest `graph_depth` a request may ask for (`graph.max_depth` may lower it).
-const MAX_GRAPH_DEPTH: u64 = 5;
-/// Longest `path_prefix` accepted. It becomes a regex in the keyword store, which tantivy
-/// compiles to an automaton of at most 1,000 states, about one per byte: a longer prefix
-/// would fail as an internal error instead of a 400 (found by `bench fuzz`).
-const MAX_PATH_PREFIX: usize = 512;
-const FILTER_KEYS: &[&str] = &["project_id", "path_prefix", "tags", "updated_after"];
 
 /// A validated query request.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,149 +46,131 @@ fn bad(field: &str, rule: impl Into<String>) -> ValidationError {
     ValidationError::new(field, rule)
 }
 
+const PROFILE_RULE: &str = "must be one of auto, exact, balanced or semantic";
+const WEIGHT_RULE: &str = "must be a number between 0 and 1";
+
+/// The rule a field of the query request breaks when its value is refused.
+fn query_rule(field: &str, max_top_k: usize) -> String {
+    match field {
+        "query" => "must be a string".into(),
+        "retrieval_profile" => PROFILE_RULE.into(),
+        "semantic_weight" => WEIGHT_RULE.into(),
+        "top_k" => format!("must be an integer between 1 and {max_top_k}"),
+        "debug" | "rerank" => "must be a boolean".into(),
+        "index_version" => "must be a positive integer".into(),
+        "graph_depth" => format!("must be an integer between 0 and {MAX_GRAPH_DEPTH}"),
+        _ => "must be an object".into(),
+    }
+}
+
+/// The rule a filter breaks when its value is refused.
+fn filter_rule(field: &str) -> String {
+    match field {
+        "project_id" => "must be a string".into(),
+        "tags" => "must be a non-empty array of strings".into(),
+        "path_prefix" => {
+            format!("must be a non-empty string of at most {MAX_PATH_PREFIX} bytes")
+        }
+        "updated_after" => "must be an ISO 8601 date or date-time such as 2024-05-01 or \
+                            2024-05-01T12:00:00Z (without an offset: UTC)"
+            .into(),
+        _ => "must be an object".into(),
+    }
+}
+
 pub fn parse_request(
     body: &Value,
     max_top_k: usize,
     max_query_bytes: usize,
 ) -> Result<QueryRequest, ValidationError> {
-    let obj = body
-        .as_object()
-        .ok_or_else(|| bad("body", "must be an object"))?;
-    if let Some(unknown) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-        return Err(bad(unknown, "is not a field of the query request"));
+    let rule = |field: &str| query_rule(field, max_top_k);
+    let given: QueryRequestBody = wire::read(
+        body,
+        "",
+        &|_| "is not a field of the query request".into(),
+        &rule,
+    )?;
+    let query = given.query;
+    if query.trim().is_empty() {
+        return Err(bad("query", "must not be empty"));
     }
-    let query = match obj.get("query") {
-        Some(Value::String(s)) if s.trim().is_empty() => {
-            return Err(bad("query", "must not be empty"))
-        }
-        Some(Value::String(s)) if s.len() > max_query_bytes => {
-            return Err(bad(
-                "query",
-                format!("must be at most {max_query_bytes} bytes"),
-            ))
-        }
-        Some(Value::String(s)) => s.clone(),
-        Some(_) => return Err(bad("query", "must be a string")),
-        None => return Err(bad("query", "is required")),
-    };
-    let profile = match obj.get("retrieval_profile") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(v.as_str().and_then(Profile::parse).ok_or_else(|| {
-            bad(
-                "retrieval_profile",
-                "must be one of auto, exact, balanced or semantic",
-            )
-        })?),
-    };
-    let semantic_weight = match obj.get("semantic_weight") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_f64()
-                .filter(|w| (0.0..=1.0).contains(w))
-                .ok_or_else(|| bad("semantic_weight", "must be a number between 0 and 1"))?,
-        ),
-    };
-    let top_k = match obj.get("top_k") {
-        None | Some(Value::Null) => 5,
-        Some(v) => match v.as_u64() {
-            Some(n) if n >= 1 && n <= max_top_k as u64 => n as usize,
-            _ => {
-                return Err(bad(
-                    "top_k",
-                    format!("must be an integer between 1 and {max_top_k}"),
-                ))
-            }
-        },
-    };
-    let debug = match obj.get("debug") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(bad("debug", "must be a boolean")),
-    };
-    let rerank = match obj.get("rerank") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(bad("rerank", "must be a boolean")),
-    };
-    let index_version = index_version(obj)?;
-    let given = match obj.get("filters") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(m)) => m.clone(),
+    if query.len() > max_query_bytes {
+        return Err(bad(
+            "query",
+            format!("must be at most {max_query_bytes} bytes"),
+        ));
+    }
+    if given
+        .semantic_weight
+        .is_some_and(|w| !(0.0..=1.0).contains(&w))
+    {
+        return Err(bad("semantic_weight", WEIGHT_RULE));
+    }
+    let top_k = given.top_k.unwrap_or(5);
+    if top_k < 1 || top_k > max_top_k as u64 {
+        return Err(bad("top_k", rule("top_k")));
+    }
+    if given.index_version == Some(0) {
+        return Err(bad("index_version", rule("index_version")));
+    }
+    let filters_given = match given.filters {
+        None => Map::new(),
+        Some(Value::Object(m)) => m,
         Some(_) => return Err(bad("filters", "must be an object")),
     };
-    let mut bag = Map::new();
-    let mut filters = Filters::default();
-    for (key, value) in &given {
-        let field = format!("filters.{key}");
-        match key.as_str() {
-            "project_id" => {
-                value
-                    .as_str()
-                    .ok_or_else(|| bad(&field, "must be a string"))?;
-                bag.insert(key.clone(), value.clone());
-            }
-            "tags" => {
-                let ok = value
-                    .as_array()
-                    .is_some_and(|a| !a.is_empty() && a.iter().all(Value::is_string));
-                if !ok {
-                    return Err(bad(&field, "must be a non-empty array of strings"));
-                }
-                bag.insert(key.clone(), value.clone());
-            }
-            "path_prefix" => {
-                let p = value
-                    .as_str()
-                    .filter(|p| !p.is_empty() && p.len() <= MAX_PATH_PREFIX);
-                let rule = format!("must be a non-empty string of at most {MAX_PATH_PREFIX} bytes");
-                filters.path_prefix = Some(p.ok_or_else(|| bad(&field, rule))?.to_string());
-            }
-            "updated_after" => {
-                let t = value.as_str().and_then(canonical_iso8601);
-                filters.updated_after = Some(t.ok_or_else(|| {
-                    bad(
-                        &field,
-                        "must be an ISO 8601 date or date-time such as 2024-05-01 or \
-                         2024-05-01T12:00:00Z (without an offset: UTC)",
-                    )
-                })?);
-            }
-            _ => {
-                return Err(bad(
-                    &field,
-                    format!(
-                        "is not a filter of this API (use {})",
-                        FILTER_KEYS.join(", ")
-                    ),
-                ))
-            }
-        }
+    let filters = query_filters(&filters_given)?;
+    if given.graph_depth.is_some_and(|d| d > MAX_GRAPH_DEPTH) {
+        return Err(bad("graph_depth", rule("graph_depth")));
     }
-    filters.clauses = Filters::parse(&bag)?.clauses;
-    let graph_depth = match obj.get("graph_depth") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_u64()
-                .filter(|d| *d <= MAX_GRAPH_DEPTH)
-                .ok_or_else(|| {
-                    bad(
-                        "graph_depth",
-                        format!("must be an integer between 0 and {MAX_GRAPH_DEPTH}"),
-                    )
-                })? as usize,
-        ),
-    };
     Ok(QueryRequest {
         query,
-        profile,
-        semantic_weight,
+        profile: given.retrieval_profile,
+        semantic_weight: given.semantic_weight,
         filters,
-        filters_given: given,
-        top_k,
-        debug,
-        index_version,
-        rerank,
-        graph_depth,
+        filters_given,
+        top_k: top_k as usize,
+        debug: given.debug.unwrap_or(false),
+        index_version: given.index_version,
+        rerank: given.rerank.unwrap_or(true),
+        graph_depth: given.graph_depth.map(|d| d as usize),
+    })
+}
+
+/// The engine's filters for a query's `filters` object.
+fn query_filters(given: &Map<String, Value>) -> Result<Filters, ValidationError> {
+    let known = wire::fields::<QueryFilters>().join(", ");
+    let typed: QueryFilters = wire::read(
+        &Value::Object(given.clone()),
+        "filters.",
+        &|_| format!("is not a filter of this API (use {known})"),
+        &filter_rule,
+    )?;
+    let refuse = |field: &str| bad(&format!("filters.{field}"), filter_rule(field));
+    if typed
+        .path_prefix
+        .as_ref()
+        .is_some_and(|p| p.is_empty() || p.len() > MAX_PATH_PREFIX)
+    {
+        return Err(refuse("path_prefix"));
+    }
+    if typed.tags.as_ref().is_some_and(Vec::is_empty) {
+        return Err(refuse("tags"));
+    }
+    let updated_after = match typed.updated_after {
+        Some(t) => Some(canonical_iso8601(&t).ok_or_else(|| refuse("updated_after"))?),
+        None => None,
+    };
+    // The metadata filters, in the order given, as the shared filter model reads them.
+    let bag: Map<String, Value> = given
+        .iter()
+        .filter(|(k, _)| matches!(k.as_str(), "project_id" | "tags"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Ok(Filters {
+        path_prefix: typed.path_prefix,
+        updated_after,
+        clauses: Filters::parse(&bag)?.clauses,
+        ..Filters::default()
     })
 }
 
@@ -218,8 +186,8 @@ fn index_version(obj: &Map<String, Value>) -> Result<Option<u64>, ValidationErro
     }
 }
 
-fn source_uri(row: &ChunkRow) -> Value {
-    json!(row.uri.clone().or_else(|| row.source_path.clone()))
+fn source_uri(row: &ChunkRow) -> Option<String> {
+    row.uri.clone().or_else(|| row.source_path.clone())
 }
 
 /// The engine request a query asks for on an index with `defaults`, and the profile it
@@ -284,104 +252,88 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         Ok(r) => r,
         Err(e) => return super::error_reply(&e),
     };
-    let results: Vec<Value> = result
-        .hits
-        .iter()
-        .map(|h| {
-            let r = &h.row;
-            json!({
-                "chunk_id": r.chunk_id,
-                "document_id": r.document_id,
-                "source_uri": source_uri(r),
-                "title": r.title,
-                "section_path": r.section_path,
-                "text": r.text,
-                "score": h.score,
-                "score_detail": {
-                    "semantic": h.semantic_score,
-                    "lexical": h.keyword_score,
-                    "rerank": h.rerank_score,
-                    "final": h.score,
-                },
-                "offsets": {"start": r.offset_start, "end": r.offset_end},
-            })
-        })
-        .collect();
+    let results: Vec<Passage> = result.hits.iter().map(passage).collect();
     // Documents in order of their best passage; a document's score is its best passage's.
-    let mut documents: Vec<Value> = Vec::new();
+    let mut documents: Vec<DocumentGroup> = Vec::new();
     for h in &result.hits {
         let r = &h.row;
         match documents
             .iter_mut()
-            .find(|d| d["document_id"] == json!(r.document_id))
+            .find(|d| d.document_id == r.document_id)
         {
-            Some(d) => d["passages"]
-                .as_array_mut()
-                .expect("array")
-                .push(json!(r.chunk_id)),
-            None => documents.push(json!({
-                "document_id": r.document_id,
-                "title": r.title,
-                "source_uri": source_uri(r),
-                "score": h.score,
-                "passages": [r.chunk_id],
-            })),
+            Some(d) => d.passages.push(r.chunk_id.clone()),
+            None => documents.push(DocumentGroup {
+                document_id: r.document_id.clone(),
+                title: r.title.clone(),
+                source_uri: source_uri(r),
+                score: h.score,
+                passages: vec![r.chunk_id.clone()],
+            }),
         }
     }
-    let mut body = json!({
-        "query_id": uuid::Uuid::new_v4().to_string(),
-        "index_version": result.index_version,
-        "latency_ms": (started.elapsed().as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
-        "results": results,
-        "documents": documents,
-    });
-    if let Some(graph) = graph {
-        let d = body.as_object_mut().expect("object");
-        let relations: Vec<Value> = graph
+    let graph = graph.map(|graph| GraphAnswer {
+        relations: graph
             .relations
             .iter()
-            .map(|r| {
-                json!({
-                    "subject": r.subject, "relation": r.relation, "object": r.object,
-                    "document_id": r.document_id, "chunk_id": r.chunk_id, "depth": r.depth,
-                    "score": r.score,
-                    "score_detail": {"semantic": r.semantic_score, "lexical": r.keyword_score},
-                })
+            .map(|r| GraphRelation {
+                subject: r.subject.clone(),
+                relation: r.relation.clone(),
+                object: r.object.clone(),
+                document_id: r.document_id.clone(),
+                chunk_id: r.chunk_id.clone(),
+                depth: r.depth,
+                score: r.score,
+                score_detail: RelationScoreDetail {
+                    semantic: r.semantic_score,
+                    lexical: r.keyword_score,
+                },
             })
-            .collect();
-        d.insert("relations".into(), json!(relations));
-        d.insert("rewrite_terms".into(), json!(graph.rewrite_terms));
+            .collect(),
+        rewrite_terms: graph.rewrite_terms,
+    });
+    let debug = req.debug.then(|| QueryDebug {
+        retrieval_profile_effective: resolved.profile,
+        semantic_weight_effective: resolved.semantic_weight,
+        auto_signals_detected: resolved.signals.clone(),
+        lexical_candidates: result.keyword_candidates,
+        semantic_candidates: result.semantic_candidates,
+        reranker_applied: result.reranker_applied,
+        keyword_terms_dropped: result.keyword_terms_dropped.clone(),
+        filters_applied: req.filters_given.clone(),
+    });
+    let answer = QueryResponse {
+        query_id: uuid::Uuid::new_v4().to_string(),
+        index_version: result.index_version,
+        latency_ms: (started.elapsed().as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
+        results,
+        documents,
+        graph,
+        debug,
+    };
+    Reply::typed(&answer, result.index_version)
+}
+
+fn passage(h: &crate::retrieval::search::SearchHit) -> Passage {
+    let r = &h.row;
+    Passage {
+        chunk_id: r.chunk_id.clone(),
+        document_id: r.document_id.clone(),
+        source_uri: source_uri(r),
+        title: r.title.clone(),
+        section_path: r.section_path.clone(),
+        text: r.text.clone(),
+        score: h.score,
+        score_detail: ScoreDetail {
+            semantic: h.semantic_score,
+            lexical: h.keyword_score,
+            rerank: h.rerank_score,
+            final_score: h.score,
+        },
+        offsets: Offsets {
+            start: r.offset_start,
+            end: r.offset_end,
+        },
     }
-    if req.debug {
-        let d = body.as_object_mut().expect("object");
-        d.insert(
-            "retrieval_profile_effective".into(),
-            json!(resolved.profile.name()),
-        );
-        d.insert(
-            "semantic_weight_effective".into(),
-            json!(resolved.semantic_weight),
-        );
-        d.insert("auto_signals_detected".into(), json!(resolved.signals));
-        d.insert(
-            "lexical_candidates".into(),
-            json!(result.keyword_candidates),
-        );
-        d.insert(
-            "semantic_candidates".into(),
-            json!(result.semantic_candidates),
-        );
-        d.insert("reranker_applied".into(), json!(result.reranker_applied));
-        d.insert(
-            "keyword_terms_dropped".into(),
-            json!(result.keyword_terms_dropped),
-        );
-        d.insert(
-            "filters_applied".into(),
-            Value::Object(req.filters_given.clone()),
-        );
-    }
-    Reply::ok(body, result.index_version)
 }
 
 /// `PUT /v1/indexes/{index}/settings`: `{"default_retrieval_profile", "default_semantic_weight"}`
@@ -715,6 +667,164 @@ mod tests {
                 "{given}"
             );
         }
+    }
+
+    /// Each refusal's field and wording, as the hand-written parser gave them before the wire
+    /// types: clients match on them.
+    #[test]
+    fn every_refusal_keeps_its_wording() {
+        let profile = "must be one of auto, exact, balanced or semantic";
+        let weight = "must be a number between 0 and 1";
+        let top_k = "must be an integer between 1 and 100";
+        let version = "must be a positive integer";
+        let tags = "must be a non-empty array of strings";
+        let prefix = "must be a non-empty string of at most 512 bytes";
+        let date = "must be an ISO 8601 date or date-time such as 2024-05-01 or \
+                    2024-05-01T12:00:00Z (without an offset: UTC)";
+        let depth = "must be an integer between 0 and 5";
+        let unknown_filter =
+            "is not a filter of this API (use project_id, path_prefix, tags, updated_after)";
+        let q = |extra: Value| {
+            let mut body = json!({"query": "q"});
+            body.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            body
+        };
+        let cases: Vec<(Value, &str, &str)> = vec![
+            (json!([1]), "body", "must be an object"),
+            (json!("q"), "body", "must be an object"),
+            (
+                q(json!({"bogus": 1})),
+                "bogus",
+                "is not a field of the query request",
+            ),
+            (
+                json!({"bogus": 1}),
+                "bogus",
+                "is not a field of the query request",
+            ),
+            (json!({}), "query", "is required"),
+            (json!({"query": 5}), "query", "must be a string"),
+            (json!({"query": null}), "query", "must be a string"),
+            (json!({"query": " \t"}), "query", "must not be empty"),
+            (
+                json!({"query": "x".repeat(8193)}),
+                "query",
+                "must be at most 8192 bytes",
+            ),
+            (
+                q(json!({"retrieval_profile": "fast"})),
+                "retrieval_profile",
+                profile,
+            ),
+            (
+                q(json!({"retrieval_profile": "Auto"})),
+                "retrieval_profile",
+                profile,
+            ),
+            (
+                q(json!({"retrieval_profile": 3})),
+                "retrieval_profile",
+                profile,
+            ),
+            (
+                q(json!({"semantic_weight": 1.5})),
+                "semantic_weight",
+                weight,
+            ),
+            (
+                q(json!({"semantic_weight": -0.1})),
+                "semantic_weight",
+                weight,
+            ),
+            (
+                q(json!({"semantic_weight": "0.5"})),
+                "semantic_weight",
+                weight,
+            ),
+            (q(json!({"top_k": 0})), "top_k", top_k),
+            (q(json!({"top_k": 101})), "top_k", top_k),
+            (q(json!({"top_k": 2.5})), "top_k", top_k),
+            (q(json!({"top_k": -1})), "top_k", top_k),
+            (q(json!({"top_k": "5"})), "top_k", top_k),
+            (q(json!({"debug": "yes"})), "debug", "must be a boolean"),
+            (q(json!({"rerank": 1})), "rerank", "must be a boolean"),
+            (q(json!({"index_version": 0})), "index_version", version),
+            (q(json!({"index_version": -3})), "index_version", version),
+            (q(json!({"index_version": "7"})), "index_version", version),
+            (q(json!({"filters": 5})), "filters", "must be an object"),
+            (q(json!({"filters": []})), "filters", "must be an object"),
+            (
+                q(json!({"filters": {"owner": "x"}})),
+                "filters.owner",
+                unknown_filter,
+            ),
+            (
+                q(json!({"filters": {"project_id": 5}})),
+                "filters.project_id",
+                "must be a string",
+            ),
+            (
+                q(json!({"filters": {"project_id": null}})),
+                "filters.project_id",
+                "must be a string",
+            ),
+            (q(json!({"filters": {"tags": "a"}})), "filters.tags", tags),
+            (q(json!({"filters": {"tags": []}})), "filters.tags", tags),
+            (
+                q(json!({"filters": {"tags": ["a", 1]}})),
+                "filters.tags",
+                tags,
+            ),
+            (q(json!({"filters": {"tags": null}})), "filters.tags", tags),
+            (
+                q(json!({"filters": {"path_prefix": ""}})),
+                "filters.path_prefix",
+                prefix,
+            ),
+            (
+                q(json!({"filters": {"path_prefix": "a".repeat(513)}})),
+                "filters.path_prefix",
+                prefix,
+            ),
+            (
+                q(json!({"filters": {"path_prefix": 5}})),
+                "filters.path_prefix",
+                prefix,
+            ),
+            (
+                q(json!({"filters": {"updated_after": "May"}})),
+                "filters.updated_after",
+                date,
+            ),
+            (
+                q(json!({"filters": {"updated_after": 5}})),
+                "filters.updated_after",
+                date,
+            ),
+            (
+                q(json!({"filters": {"updated_after": null}})),
+                "filters.updated_after",
+                date,
+            ),
+            (q(json!({"graph_depth": 6})), "graph_depth", depth),
+            (q(json!({"graph_depth": -1})), "graph_depth", depth),
+            (q(json!({"graph_depth": "1"})), "graph_depth", depth),
+        ];
+        for (body, field, rule) in cases {
+            let e = parse(body.clone()).unwrap_err();
+            assert_eq!((e.field.as_str(), e.rule.as_str()), (field, rule), "{body}");
+        }
+        // null is the same as absent everywhere but inside `filters`.
+        let r = parse(
+            json!({"query": "q", "retrieval_profile": null, "semantic_weight": null,
+            "filters": null, "top_k": null, "debug": null, "rerank": null,
+            "index_version": null, "graph_depth": null}),
+        )
+        .unwrap();
+        assert_eq!((r.top_k, r.debug, r.rerank), (5, false, true));
+        assert!(r.filters_given.is_empty() && r.graph_depth.is_none());
     }
 
     #[test]

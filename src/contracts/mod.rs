@@ -11,6 +11,7 @@ pub mod c003_ai_core;
 pub mod c004_retriever;
 pub mod diff;
 pub mod explain;
+pub mod wire;
 
 use serde_json::Value;
 
@@ -92,6 +93,14 @@ impl Reply {
             status: 200,
             body,
             index_version: Some(index_version),
+        }
+    }
+
+    /// An answer written from its wire type.
+    fn typed(body: &impl serde::Serialize, index_version: u64) -> Reply {
+        match serde_json::to_value(body) {
+            Ok(body) => Reply::ok(body, index_version),
+            Err(e) => error_reply(&EngineError::Internal(format!("answer not written: {e}"))),
         }
     }
 }

@@ -63,6 +63,14 @@ pub const LEXICAL_SIGNALS: &[&str] = &[
     "short_query",
 ];
 
+/// Signals that favour semantic matching (the order `analyze` reports them in).
+pub const SEMANTIC_SIGNALS: &[&str] = &[
+    "question_form",
+    "long_query",
+    "conversational",
+    "no_rare_tokens",
+];
+
 static QUOTED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#""[^"]+"|'[^']{2,}'"#).unwrap());
 static FILE_PATH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(^|\s)(\.{0,2}/)?[\w.-]+/[\w./-]+|\b[\w-]+\.(rs|py|js|ts|go|java|c|h|cpp|toml|ya?ml|json|md|txt|log|sh|cfg|conf|ini)\b").unwrap()
@@ -110,11 +118,13 @@ pub fn analyze(query: &str) -> Vec<&'static str> {
     ];
     let lexical = lexical_found.iter().any(|(on, _)| *on);
     let semantic_found = [
-        (QUESTION.is_match(query), "question_form"),
-        (words >= 8, "long_query"),
-        (CONVERSATIONAL.is_match(query), "conversational"),
-        (!lexical, "no_rare_tokens"),
-    ];
+        QUESTION.is_match(query),
+        words >= 8,
+        CONVERSATIONAL.is_match(query),
+        !lexical,
+    ]
+    .into_iter()
+    .zip(SEMANTIC_SIGNALS.iter().copied());
     lexical_found
         .into_iter()
         .chain(semantic_found)

@@ -17,17 +17,6 @@ pub(super) fn common_schemas() -> Vec<(&'static str, Value)> {
                 "examples": ["kb_product-docs"],
             }),
         ),
-        (
-            "IndexVersion",
-            json!({
-                "type": "integer",
-                "minimum": 1,
-                "description": "An index version. Every write creates one; the newest \
-                    `index.retain_versions` stay queryable, so sending one back answers again \
-                    from exactly the same data.",
-            }),
-        ),
-        ("Offsets", offsets_schema()),
         ("ChunkMetadata", chunk_metadata_schema()),
         ("FilterBag", filter_bag_schema()),
     ]
@@ -65,27 +54,6 @@ fn error_schema() -> Value {
     described(
         schema,
         "The error body of every route (contract 003 included, with its own codes).",
-    )
-}
-
-fn offsets_schema() -> Value {
-    let schema = object(
-        &["start", "end"],
-        vec![
-            (
-                "start",
-                integer(0, "The first character, counted in Unicode scalar values."),
-            ),
-            ("end", integer(0, "One past the last character.")),
-        ],
-    );
-    with(
-        schema,
-        "description",
-        json!(
-            "Character offsets `[start, end)` into the document's `text`, or into its page's \
-               text for paged documents."
-        ),
     )
 }
 

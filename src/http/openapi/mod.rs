@@ -23,6 +23,7 @@ mod contract_001;
 mod contract_002;
 mod contract_003;
 mod contract_004;
+mod generated;
 mod index_management;
 mod operations;
 
@@ -31,7 +32,6 @@ use serde_json::{json, Map, Value};
 use crate::contracts::c001_rag_searcher as c001;
 use crate::contracts::c002_retrieval_api as c002;
 use crate::model::metadata::BUILT_IN_FIELDS;
-use crate::retrieval::profiles::{Profile, LEXICAL_SIGNALS};
 use crate::retrieval::search::MAX_POOL;
 use crate::retrieval::{QueryPreprocessing, RelevanceKind, SearchMethod};
 use crate::store::filters::{ColumnKind, Visibility, FILTER_COLUMNS};
@@ -42,6 +42,7 @@ use contract_001::contract_001_schemas;
 use contract_002::contract_002_schemas;
 use contract_003::contract_003_schemas;
 use contract_004::contract_004_schemas;
+use generated::generated_schemas;
 use index_management::index_management_schemas;
 use operations::operations_schemas;
 
@@ -432,14 +433,6 @@ defaults.";
 /// The pattern of [`crate::model::IndexName`] (checked against the parser in the tests).
 const INDEX_NAME_PATTERN: &str = "^[a-z0-9][a-z0-9_-]{0,63}$";
 
-/// The semantic signals of `profiles::analyze` (the lexical ones are a constant there).
-const SEMANTIC_SIGNALS: &[&str] = &[
-    "question_form",
-    "long_query",
-    "conversational",
-    "no_rare_tokens",
-];
-
 /// The header carrying the version an answer was read from (see `respond` in `http.rs`).
 const INDEX_VERSION_HEADER: &str = "x-ragstream-index-version";
 
@@ -819,15 +812,12 @@ fn wire_name<T: serde::Serialize>(value: &T) -> Value {
 
 /// Every component schema by name.
 fn schemas() -> Map<String, Value> {
-    schema_list()
-        .into_iter()
-        .map(|(name, schema)| (name.to_string(), schema))
-        .collect()
+    schema_list().into_iter().collect()
 }
 
 /// The component schemas as a list, so the tests can see a name defined twice.
-fn schema_list() -> Vec<(&'static str, Value)> {
-    [
+fn schema_list() -> Vec<(String, Value)> {
+    let written = [
         common_schemas(),
         contract_000_schemas(),
         contract_001_schemas(),
@@ -839,7 +829,8 @@ fn schema_list() -> Vec<(&'static str, Value)> {
     ]
     .into_iter()
     .flatten()
-    .collect()
+    .map(|(name, schema)| (name.to_string(), schema));
+    written.chain(generated_schemas()).collect()
 }
 
 #[cfg(test)]

@@ -86,7 +86,7 @@ fn every_component_schema_is_referenced() {
 fn schema_names_are_unique() {
     let mut seen = HashSet::new();
     for (name, _) in schema_list() {
-        assert!(seen.insert(name), "{name} is defined twice");
+        assert!(seen.insert(name.clone()), "{name} is defined twice");
     }
 }
 
@@ -132,7 +132,8 @@ fn operation_ids_and_routes_are_unique() {
 
 #[test]
 fn routes_name_defined_schemas_and_known_methods() {
-    let names: HashSet<&str> = schema_list().iter().map(|(n, _)| *n).collect();
+    let list = schema_list();
+    let names: HashSet<&str> = list.iter().map(|(n, _)| n.as_str()).collect();
     for r in ROUTES {
         assert!(
             ["GET", "POST", "PUT", "DELETE"].contains(&r.method),

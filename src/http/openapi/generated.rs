@@ -1,0 +1,49 @@
+//! The component schemas generated from the contracts' wire types (`contracts::wire`):
+//! requests as serde reads them, answers as serde writes them.
+
+use schemars::generate::SchemaSettings;
+use schemars::transform::RecursiveTransform;
+use schemars::{Schema, SchemaGenerator};
+use serde_json::Value;
+
+use crate::contracts::wire::c002;
+
+fn generator(settings: SchemaSettings) -> SchemaGenerator {
+    settings
+        .with(|s| {
+            s.definitions_path = "/components/schemas".into();
+            s.meta_schema = None;
+        })
+        .with_transform(RecursiveTransform(tidy as fn(&mut Schema)))
+        .into_generator()
+}
+
+/// Doc comments wrap; a description is one line. A `null` default says nothing that an
+/// optional field does not (and a filter that refuses null must not offer it).
+fn tidy(schema: &mut Schema) {
+    if let Some(Value::String(text)) = schema.get_mut("description") {
+        *text = text
+            .split('\n')
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    if schema.get("default") == Some(&Value::Null) {
+        schema.remove("default");
+    }
+}
+
+pub(super) fn generated_schemas() -> Vec<(String, Value)> {
+    let mut requests = generator(SchemaSettings::draft2020_12().for_deserialize());
+    requests.subschema_for::<c002::QueryRequestBody>();
+    let mut answers = generator(SchemaSettings::draft2020_12().for_serialize());
+    answers.subschema_for::<c002::QueryResponse>();
+    let mut schemas: Vec<(String, Value)> = requests.take_definitions(true).into_iter().collect();
+    for (name, schema) in answers.take_definitions(true) {
+        // A type both read and written (an enum, an index version) is described once.
+        if !schemas.iter().any(|(n, _)| *n == name) {
+            schemas.push((name, schema));
+        }
+    }
+    schemas
+}
