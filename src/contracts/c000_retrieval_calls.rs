@@ -8,23 +8,13 @@
 
 use serde_json::{json, Map, Value};
 
+use super::wire;
+use super::wire::c000::{
+    RelevanceComponents, RetrievalCall, RetrievalCallsResponse, RetrievalResult, RetrievalSpec,
+};
 use crate::engine::EngineError;
 use crate::model::{IndexName, ValidationError};
-use crate::retrieval::{
-    Filters, QueryPreprocessing, RelevanceKind, SearchHit, SearchMethod, SearchRequest,
-    SearchResult,
-};
-
-const FIELDS: &[&str] = &[
-    "index",
-    "query",
-    "top_k",
-    "filters",
-    "search_method",
-    "query_preprocessing",
-    "hybrid_alpha",
-    "index_version",
-];
+use crate::retrieval::{Filters, SearchHit, SearchMethod, SearchRequest, SearchResult};
 
 /// Limits applied to the wire request.
 #[derive(Debug, Clone, Copy)]
@@ -33,173 +23,122 @@ pub struct RequestLimits {
     pub max_query_bytes: usize,
 }
 
+/// The rule a field of the retrieval call breaks when its value is refused.
+fn rule(field: &str, limits: RequestLimits) -> String {
+    match field {
+        "index" | "query" => "must be a string".into(),
+        "top_k" => format!("must be an integer between 1 and {}", limits.max_top_k),
+        "search_method" => "must be one of semantic, keyword or hybrid".into(),
+        "query_preprocessing" => "must be one of none or normalize".into(),
+        "hybrid_alpha" => "must be a number between 0 and 1".into(),
+        "index_version" => "must be a positive integer".into(),
+        _ => "must be an object".into(),
+    }
+}
+
 /// Parses `{"retrieval": {...}}`; errors name the field (`retrieval.top_k`) and the rule.
 pub fn parse_request(
     body: &Value,
     limits: RequestLimits,
 ) -> Result<(IndexName, SearchRequest), ValidationError> {
-    let err = |field: &str, rule: &str| ValidationError::new(format!("retrieval.{field}"), rule);
-    let r = body
+    let err = |field: &str, rule: String| ValidationError::new(format!("retrieval.{field}"), rule);
+    // Keys beside `retrieval` are ignored, so only the call itself is read strictly.
+    let call = body
         .get("retrieval")
-        .ok_or_else(|| ValidationError::new("retrieval", "is required"))?
-        .as_object()
-        .ok_or_else(|| ValidationError::new("retrieval", "must be an object"))?;
-    if let Some(unknown) = r.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-        return Err(err(unknown, "is not a field of the retrieval request"));
+        .ok_or_else(|| ValidationError::new("retrieval", "is required"))?;
+    if !call.is_object() {
+        return Err(ValidationError::new("retrieval", "must be an object"));
     }
-    let index = match r.get("index") {
-        Some(Value::String(s)) => IndexName::parse(s).map_err(|e| err("index", &e.rule))?,
-        Some(_) => return Err(err("index", "must be a string")),
-        None => return Err(err("index", "is required")),
-    };
-    let query = match r.get("query") {
-        Some(Value::String(s)) if s.trim().is_empty() => {
-            return Err(err("query", "must not be empty"))
-        }
-        Some(Value::String(s)) if s.len() > limits.max_query_bytes => {
-            return Err(err(
-                "query",
-                &format!("must be at most {} bytes", limits.max_query_bytes),
-            ))
-        }
-        Some(Value::String(s)) => s.clone(),
-        Some(_) => return Err(err("query", "must be a string")),
-        None => return Err(err("query", "is required")),
-    };
-    let top_k = match r.get("top_k") {
-        None | Some(Value::Null) => 5,
-        Some(v) => match v.as_u64() {
-            Some(n) if n >= 1 && n <= limits.max_top_k as u64 => n as usize,
-            _ => {
-                return Err(err(
-                    "top_k",
-                    &format!("must be an integer between 1 and {}", limits.max_top_k),
-                ))
-            }
-        },
-    };
-    let method: SearchMethod = enum_field(r, "search_method", "semantic, keyword or hybrid")?;
-    let preprocessing: QueryPreprocessing =
-        enum_field(r, "query_preprocessing", "none or normalize")?;
-    let hybrid_alpha = match r.get("hybrid_alpha") {
-        None | Some(Value::Null) => 0.5,
-        Some(v) => match v.as_f64() {
-            Some(a) if (0.0..=1.0).contains(&a) => a,
-            _ => return Err(err("hybrid_alpha", "must be a number between 0 and 1")),
-        },
-    };
-    let filters = match r.get("filters") {
-        None | Some(Value::Null) => Filters::default(),
-        Some(Value::Object(bag)) => Filters::parse(bag)
+    let r: RetrievalSpec = wire::read(
+        call,
+        "retrieval.",
+        &|_| "is not a field of the retrieval request".into(),
+        &|field| rule(field, limits),
+    )?;
+    let index = IndexName::parse(&r.index).map_err(|e| err("index", e.rule))?;
+    if r.query.trim().is_empty() {
+        return Err(err("query", "must not be empty".into()));
+    }
+    if r.query.len() > limits.max_query_bytes {
+        return Err(err(
+            "query",
+            format!("must be at most {} bytes", limits.max_query_bytes),
+        ));
+    }
+    let top_k = r.top_k.unwrap_or(5);
+    if top_k < 1 || top_k > limits.max_top_k as u64 {
+        return Err(err("top_k", rule("top_k", limits)));
+    }
+    let method = r.search_method.unwrap_or_default();
+    let hybrid_alpha = r.hybrid_alpha.unwrap_or(0.5);
+    if !(0.0..=1.0).contains(&hybrid_alpha) {
+        return Err(err("hybrid_alpha", rule("hybrid_alpha", limits)));
+    }
+    let filters = match r.filters {
+        None => Filters::default(),
+        Some(Value::Object(bag)) => Filters::parse(&bag)
             .map_err(|e| ValidationError::new(format!("retrieval.{}", e.field), e.rule))?,
-        Some(_) => return Err(err("filters", "must be an object")),
+        Some(_) => return Err(err("filters", "must be an object".into())),
     };
-    let index_version = match r.get("index_version") {
-        None | Some(Value::Null) => None,
-        Some(v) => match v.as_u64() {
-            Some(n) if n >= 1 => Some(n),
-            _ => return Err(err("index_version", "must be a positive integer")),
-        },
-    };
+    if r.index_version == Some(0) {
+        return Err(err("index_version", rule("index_version", limits)));
+    }
     Ok((
         index,
         SearchRequest {
             filters,
             method,
-            preprocessing,
+            preprocessing: r.query_preprocessing.unwrap_or_default(),
             hybrid_alpha,
-            index_version,
-            ..SearchRequest::new(query, method, top_k)
+            index_version: r.index_version,
+            ..SearchRequest::new(r.query, method, top_k as usize)
         },
     ))
 }
 
-fn enum_field<T: serde::de::DeserializeOwned + Default>(
-    r: &Map<String, Value>,
-    field: &str,
-    allowed: &str,
-) -> Result<T, ValidationError> {
-    match r.get(field) {
-        None | Some(Value::Null) => Ok(T::default()),
-        Some(v) => serde_json::from_value(v.clone()).map_err(|_| {
-            ValidationError::new(
-                format!("retrieval.{field}"),
-                format!("must be one of {allowed}"),
-            )
-        }),
-    }
-}
-
-fn method_name(m: SearchMethod) -> &'static str {
-    match m {
-        SearchMethod::Semantic => "semantic",
-        SearchMethod::Keyword => "keyword",
-        SearchMethod::Hybrid => "hybrid",
-    }
-}
-
-fn kind_name(k: RelevanceKind) -> &'static str {
-    match k {
-        RelevanceKind::Similarity => "similarity",
-        RelevanceKind::KeywordScore => "keyword_score",
-        RelevanceKind::HybridScore => "hybrid_score",
-    }
-}
-
-/// Renders the `{"retrieval_calls": [...]}` response.
+/// The `{"retrieval_calls": [...]}` answer.
 pub fn render_response(
     index: &IndexName,
     request: &SearchRequest,
     result: &SearchResult,
     query_id: &str,
     latency_ms: f64,
-) -> Value {
-    let mut call = Map::new();
-    call.insert("index".into(), json!(index.as_str()));
-    call.insert("query".into(), json!(result.query));
-    call.insert("top_k".into(), json!(request.top_k));
-    call.insert("search_method".into(), json!(method_name(request.method)));
-    call.insert(
-        "query_preprocessing".into(),
-        json!(match request.preprocessing {
-            QueryPreprocessing::None => "none",
-            QueryPreprocessing::Normalize => "normalize",
-        }),
-    );
-    if request.method == SearchMethod::Hybrid {
-        call.insert("hybrid_alpha".into(), json!(request.hybrid_alpha));
+) -> RetrievalCallsResponse {
+    let call = RetrievalCall {
+        index: index.as_str().to_string(),
+        query: result.query.clone(),
+        top_k: request.top_k,
+        search_method: request.method,
+        query_preprocessing: request.preprocessing,
+        hybrid_alpha: (request.method == SearchMethod::Hybrid).then_some(request.hybrid_alpha),
+        result_count: result.hits.len(),
+        results: result.hits.iter().map(render_hit).collect(),
+        index_version: result.index_version,
+        query_id: query_id.to_string(),
+        latency_ms,
+    };
+    RetrievalCallsResponse {
+        retrieval_calls: vec![call],
     }
-    call.insert("result_count".into(), json!(result.hits.len()));
-    call.insert(
-        "results".into(),
-        Value::Array(result.hits.iter().map(render_hit).collect()),
-    );
-    call.insert("index_version".into(), json!(result.index_version));
-    call.insert("query_id".into(), json!(query_id));
-    call.insert("latency_ms".into(), json!(latency_ms));
-    json!({ "retrieval_calls": [Value::Object(call)] })
 }
 
-fn render_hit(hit: &SearchHit) -> Value {
-    let mut item = Map::new();
-    item.insert("id".into(), json!(hit.row.chunk_id));
-    item.insert("text".into(), json!(hit.row.text));
-    item.insert("metadata".into(), Value::Object(chunk_metadata(&hit.row)));
-    item.insert("score".into(), json!(hit.score));
-    item.insert("score_kind".into(), json!(kind_name(hit.kind)));
-    item.insert("relevance_score".into(), json!(hit.score));
-    item.insert("relevance_kind".into(), json!(kind_name(hit.kind)));
-    if hit.semantic_score.is_some() || hit.keyword_score.is_some() {
-        let mut c = Map::new();
-        if let Some(s) = hit.semantic_score {
-            c.insert("semantic_score".into(), json!(s));
-        }
-        if let Some(k) = hit.keyword_score {
-            c.insert("keyword_score".into(), json!(k));
-        }
-        item.insert("relevance_components".into(), Value::Object(c));
+fn render_hit(hit: &SearchHit) -> RetrievalResult {
+    let components = (hit.semantic_score.is_some() || hit.keyword_score.is_some()).then_some(
+        RelevanceComponents {
+            semantic_score: hit.semantic_score,
+            keyword_score: hit.keyword_score,
+        },
+    );
+    RetrievalResult {
+        id: hit.row.chunk_id.clone(),
+        text: hit.row.text.clone(),
+        metadata: chunk_metadata(&hit.row),
+        score: hit.score,
+        score_kind: hit.kind,
+        relevance_score: hit.score,
+        relevance_kind: hit.kind,
+        relevance_components: components,
     }
-    Value::Object(item)
 }
 
 /// The built-in metadata of contract 000 (every one present; `page_number` only when known),
@@ -290,15 +229,15 @@ pub async fn answer(engine: &crate::engine::Engine, body: &Value) -> super::Repl
         Err(e) => return super::error_reply(&e.into()),
     };
     match engine.search(&name, &request).await {
-        Ok(result) => super::Reply::ok(
-            render_response(
+        Ok(result) => super::Reply::typed(
+            &render_response(
                 &name,
                 &request,
                 &result,
                 &uuid::Uuid::new_v4().to_string(),
                 started.elapsed().as_secs_f64() * 1000.0,
             ),
-            result.index_version,
+            Some(result.index_version),
         ),
         Err(e) => super::error_reply(&e),
     }
@@ -307,6 +246,140 @@ pub async fn answer(engine: &crate::engine::Engine, body: &Value) -> super::Repl
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::retrieval::QueryPreprocessing;
+    use serde_json::json;
+
+    /// Each refusal's field and wording, as the hand-written parser gave them before the wire
+    /// types: clients match on them.
+    #[test]
+    fn every_refusal_keeps_its_wording() {
+        let name_rule = IndexName::parse("Not A Name").unwrap_err().rule;
+        let top_k = "must be an integer between 1 and 50";
+        let method = "must be one of semantic, keyword or hybrid";
+        let alpha = "must be a number between 0 and 1";
+        let call = |extra: Value| {
+            let mut call = json!({"index": "kb", "query": "q"});
+            for (k, v) in extra.as_object().unwrap() {
+                call[k] = v.clone();
+            }
+            json!({ "retrieval": call })
+        };
+        let cases: Vec<(Value, &str, &str)> = vec![
+            (json!(5), "retrieval", "is required"),
+            (json!({}), "retrieval", "is required"),
+            (json!({"retrieval": 5}), "retrieval", "must be an object"),
+            (json!({"retrieval": null}), "retrieval", "must be an object"),
+            (
+                call(json!({"bogus": 1})),
+                "retrieval.bogus",
+                "is not a field of the retrieval request",
+            ),
+            (
+                json!({"retrieval": {"query": "q"}}),
+                "retrieval.index",
+                "is required",
+            ),
+            (
+                json!({"retrieval": {"index": "kb"}}),
+                "retrieval.query",
+                "is required",
+            ),
+            (
+                call(json!({"index": 5})),
+                "retrieval.index",
+                "must be a string",
+            ),
+            (
+                call(json!({"index": null})),
+                "retrieval.index",
+                "must be a string",
+            ),
+            (
+                call(json!({"index": "Not A Name"})),
+                "retrieval.index",
+                &name_rule,
+            ),
+            (
+                call(json!({"query": 5})),
+                "retrieval.query",
+                "must be a string",
+            ),
+            (
+                call(json!({"query": " "})),
+                "retrieval.query",
+                "must not be empty",
+            ),
+            (
+                call(json!({"query": "x".repeat(101)})),
+                "retrieval.query",
+                "must be at most 100 bytes",
+            ),
+            (call(json!({"top_k": 0})), "retrieval.top_k", top_k),
+            (call(json!({"top_k": 51})), "retrieval.top_k", top_k),
+            (call(json!({"top_k": 1.5})), "retrieval.top_k", top_k),
+            (call(json!({"top_k": "3"})), "retrieval.top_k", top_k),
+            (
+                call(json!({"search_method": "fuzzy"})),
+                "retrieval.search_method",
+                method,
+            ),
+            (
+                call(json!({"search_method": 3})),
+                "retrieval.search_method",
+                method,
+            ),
+            (
+                call(json!({"query_preprocessing": "stem"})),
+                "retrieval.query_preprocessing",
+                "must be one of none or normalize",
+            ),
+            (
+                call(json!({"hybrid_alpha": 2})),
+                "retrieval.hybrid_alpha",
+                alpha,
+            ),
+            (
+                call(json!({"hybrid_alpha": "x"})),
+                "retrieval.hybrid_alpha",
+                alpha,
+            ),
+            (
+                call(json!({"filters": 5})),
+                "retrieval.filters",
+                "must be an object",
+            ),
+            (
+                call(json!({"filters": []})),
+                "retrieval.filters",
+                "must be an object",
+            ),
+            (
+                call(json!({"index_version": 0})),
+                "retrieval.index_version",
+                "must be a positive integer",
+            ),
+            (
+                call(json!({"index_version": -1})),
+                "retrieval.index_version",
+                "must be a positive integer",
+            ),
+        ];
+        for (body, field, rule) in cases {
+            let e = parse(body.clone()).unwrap_err();
+            assert_eq!((e.field.as_str(), e.rule.as_str()), (field, rule), "{body}");
+        }
+        // Keys beside `retrieval` are ignored; null is the same as absent.
+        let mut body = call(
+            json!({"top_k": null, "search_method": null, "filters": null,
+            "hybrid_alpha": null, "index_version": null, "query_preprocessing": null}),
+        );
+        body["trace"] = json!({"anything": true});
+        let (_, r) = parse(body).unwrap();
+        assert_eq!(
+            (r.top_k, r.method, r.hybrid_alpha),
+            (5, SearchMethod::Semantic, 0.5)
+        );
+    }
 
     const LIMITS: RequestLimits = RequestLimits {
         max_top_k: 50,

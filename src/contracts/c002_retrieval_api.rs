@@ -310,7 +310,7 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         graph,
         debug,
     };
-    Reply::typed(&answer, result.index_version)
+    Reply::typed(&answer, Some(result.index_version))
 }
 
 fn passage(h: &crate::retrieval::search::SearchHit) -> Passage {

@@ -96,10 +96,14 @@ impl Reply {
         }
     }
 
-    /// An answer written from its wire type.
-    fn typed(body: &impl serde::Serialize, index_version: u64) -> Reply {
+    /// A 200 answer written from its wire type.
+    fn typed(body: &impl serde::Serialize, index_version: Option<u64>) -> Reply {
         match serde_json::to_value(body) {
-            Ok(body) => Reply::ok(body, index_version),
+            Ok(body) => Reply {
+                status: 200,
+                body,
+                index_version,
+            },
             Err(e) => error_reply(&EngineError::Internal(format!("answer not written: {e}"))),
         }
     }

@@ -6,8 +6,14 @@
 use serde::{Deserialize, Serialize};
 use unicode_normalization::UnicodeNormalization;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    description = "none: the query as given; normalize: NFKC, lower-cased, punctuation dropped \
+                   (except inside words and numbers), whitespace collapsed."
+)]
 pub enum QueryPreprocessing {
     #[default]
     None,

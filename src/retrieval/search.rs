@@ -17,8 +17,11 @@ use crate::index::rows::CandidateRow;
 use crate::index::{ChunkRow, Index, Snapshot};
 use crate::model::ValidationError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
+#[schemars(description = "semantic: vector similarity; keyword: BM25; hybrid: both, fused.")]
 pub enum SearchMethod {
     #[default]
     Semantic,
@@ -37,14 +40,18 @@ impl SearchMethod {
 }
 
 /// What a result's `relevance_score` means (contract 000).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    description = "similarity: cosine similarity clamped to [0, 1]; keyword_score: the BM25 \
+                   score ranked by; hybrid_score: alpha·semantic + (1 − alpha)·min-max keyword."
+)]
 pub enum RelevanceKind {
-    /// Cosine similarity of query and chunk, clamped to [0, 1].
+    // Cosine similarity of query and chunk, clamped to [0, 1].
     Similarity,
-    /// The BM25 score the keyword branch ranked by.
+    // The BM25 score the keyword branch ranked by.
     KeywordScore,
-    /// `alpha * semantic + (1 - alpha) * min-max keyword`.
+    // `alpha * semantic + (1 - alpha) * min-max keyword`.
     HybridScore,
 }
 

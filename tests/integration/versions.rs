@@ -15,7 +15,7 @@ use crate::common::*;
 async fn answer(engine: &ragstream::Engine, req: &SearchRequest) -> String {
     let kb = name("kb");
     let result = engine.search(&kb, req).await.unwrap();
-    let mut v: Value = render_response(&kb, req, &result, "-", 0.0);
+    let mut v = serde_json::to_value(render_response(&kb, req, &result, "-", 0.0)).unwrap();
     let call = v["retrieval_calls"][0].as_object_mut().unwrap();
     call.remove("latency_ms");
     call.remove("query_id");

@@ -18,11 +18,9 @@
 //!   requests the server accepts.
 
 mod common;
-mod contract_000;
 mod contract_001;
 mod contract_002;
 mod contract_003;
-mod contract_004;
 mod generated;
 mod index_management;
 mod operations;
@@ -33,15 +31,12 @@ use crate::contracts::c001_rag_searcher as c001;
 use crate::contracts::c002_retrieval_api as c002;
 use crate::model::metadata::BUILT_IN_FIELDS;
 use crate::retrieval::search::MAX_POOL;
-use crate::retrieval::{QueryPreprocessing, RelevanceKind, SearchMethod};
 use crate::store::filters::{ColumnKind, Visibility, FILTER_COLUMNS};
 
 use common::common_schemas;
-use contract_000::contract_000_schemas;
 use contract_001::contract_001_schemas;
 use contract_002::contract_002_schemas;
 use contract_003::contract_003_schemas;
-use contract_004::contract_004_schemas;
 use generated::generated_schemas;
 use index_management::index_management_schemas;
 use operations::operations_schemas;
@@ -803,11 +798,6 @@ fn one_or_many(item: Value) -> Value {
     json!({"oneOf": [item.clone(), {"type": "array", "minItems": 1, "items": item}]})
 }
 
-/// The wire name of a unit enum variant: its serde name, which is what the adapters parse.
-fn wire_name<T: serde::Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).expect("unit enum variants serialise as strings")
-}
-
 // ----- schemas -----------------------------------------------------------------------------
 
 /// Every component schema by name.
@@ -819,12 +809,10 @@ fn schemas() -> Map<String, Value> {
 fn schema_list() -> Vec<(String, Value)> {
     let written = [
         common_schemas(),
-        contract_000_schemas(),
         contract_001_schemas(),
         contract_002_schemas(),
         index_management_schemas(),
         contract_003_schemas(),
-        contract_004_schemas(),
         operations_schemas(),
     ]
     .into_iter()

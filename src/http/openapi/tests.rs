@@ -353,10 +353,13 @@ fn stated_defaults_are_the_adapters_defaults() {
     let spec = &s["RetrievalSpec"]["properties"];
     assert_eq!(spec["top_k"]["default"], r.top_k);
     assert_eq!(spec["hybrid_alpha"]["default"], r.hybrid_alpha);
-    assert_eq!(spec["search_method"]["default"], wire_name(&r.method));
+    assert_eq!(
+        spec["search_method"]["default"],
+        serde_json::to_value(r.method).unwrap()
+    );
     assert_eq!(
         spec["query_preprocessing"]["default"],
-        wire_name(&r.preprocessing)
+        serde_json::to_value(r.preprocessing).unwrap()
     );
 
     let rag = c001::parse_request(&json!({"query": "q"}), 8192).unwrap();
