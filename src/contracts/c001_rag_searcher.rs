@@ -18,24 +18,42 @@
 //! is the rank (the contract has no score field). The answer's `index_version` travels in the
 //! `x-ragstream-index-version` header.
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
+use super::wire;
+use super::wire::c001::{
+    ChunkHit, ComponentType, KgTriple, RagMetadata, RagQueryRequestBody, RagQueryResponse,
+    RagResult, RelationHit,
+};
+pub use super::wire::c001::{TOP_K_DEFAULT, TOP_K_MAX};
 use super::Reply;
 use crate::engine::{Engine, EngineError};
-use crate::graph::RelationHit;
+use crate::graph::RelationHit as GraphRelation;
 use crate::index::ChunkRow;
 use crate::model::{IndexName, ValidationError};
 use crate::retrieval::{SearchMethod, SearchRequest};
-
-/// `top_k` bounds and default (001 "optional integer in [1, 50]", "defaults to 5").
-pub const TOP_K_MAX: u64 = 50;
-pub const TOP_K_DEFAULT: usize = 5;
 
 /// A validated request: the chunk search, and the structural depth (`None`: fast mode).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RagQuery {
     pub search: SearchRequest,
     pub depth: Option<usize>,
+}
+
+/// The rule a field breaks when its value is refused.
+fn rule(field: &str) -> String {
+    match field {
+        "query" => "must be a string".into(),
+        "top_k" => format!("must be an integer between 1 and {TOP_K_MAX}"),
+        "fast_mode" => "must be a boolean".into(),
+        // Its bound is the configuration's: `parse_graph_request` states it.
+        "structural_depth" => "must be a non-negative integer".into(),
+        _ => "must be an object".into(),
+    }
+}
+
+fn read(body: &Value) -> Result<RagQueryRequestBody, ValidationError> {
+    wire::read(body, "", &|_| String::new(), &rule)
 }
 
 /// Validates the MCP tool input, and the graph options: `fast_mode` (bool) and
@@ -46,24 +64,22 @@ pub fn parse_graph_request(
     max_query_bytes: usize,
     graph: &crate::graph::GraphConfig,
 ) -> Result<RagQuery, ValidationError> {
-    let search = parse_request(body, max_query_bytes)?;
-    let obj = body.as_object().expect("parse_request checked the object");
-    let fast_mode = match obj.get("fast_mode") {
-        None | Some(Value::Null) => !graph.enabled,
-        Some(Value::Bool(b)) => *b || !graph.enabled,
-        Some(_) => return Err(ValidationError::new("fast_mode", "must be a boolean")),
+    let depth_rule = || {
+        ValidationError::new(
+            "structural_depth",
+            format!("must be an integer between 0 and {}", graph.max_depth),
+        )
     };
-    let depth = match obj.get("structural_depth") {
-        None | Some(Value::Null) => graph.default_depth,
-        Some(v) => match v.as_u64() {
-            Some(n) if n as usize <= graph.max_depth => n as usize,
-            _ => {
-                return Err(ValidationError::new(
-                    "structural_depth",
-                    format!("must be an integer between 0 and {}", graph.max_depth),
-                ))
-            }
-        },
+    let given = read(body).map_err(|e| match e.field.as_str() {
+        "structural_depth" => depth_rule(),
+        _ => e,
+    })?;
+    let search = search_of(&given, max_query_bytes)?;
+    let fast_mode = given.fast_mode.unwrap_or(false) || !graph.enabled;
+    let depth = match given.structural_depth {
+        None => graph.default_depth,
+        Some(n) if n as usize <= graph.max_depth => n as usize,
+        Some(_) => return Err(depth_rule()),
     };
     // Fast mode: structural depth forced to 0, no graph at all.
     Ok(RagQuery {
@@ -77,75 +93,76 @@ pub fn parse_request(
     body: &Value,
     max_query_bytes: usize,
 ) -> Result<SearchRequest, ValidationError> {
-    let obj = body
-        .as_object()
-        .ok_or_else(|| ValidationError::new("body", "must be an object"))?;
-    let query = match obj.get("query") {
-        None | Some(Value::Null) => return Err(ValidationError::new("query", "is required")),
-        Some(Value::String(s)) if s.trim().is_empty() => {
+    search_of(&read(body)?, max_query_bytes)
+}
+
+fn search_of(
+    given: &RagQueryRequestBody,
+    max_query_bytes: usize,
+) -> Result<SearchRequest, ValidationError> {
+    let query = match &given.query {
+        None => return Err(ValidationError::new("query", "is required")),
+        Some(s) if s.trim().is_empty() => {
             return Err(ValidationError::new("query", "must not be empty"))
         }
-        Some(Value::String(s)) if s.len() > max_query_bytes => {
+        Some(s) if s.len() > max_query_bytes => {
             return Err(ValidationError::new(
                 "query",
                 format!("must be at most {max_query_bytes} bytes"),
             ))
         }
-        Some(Value::String(s)) => s.clone(),
-        Some(_) => return Err(ValidationError::new("query", "must be a string")),
+        Some(s) => s.clone(),
     };
-    let top_k = match obj.get("top_k") {
-        None | Some(Value::Null) => TOP_K_DEFAULT,
-        Some(v) => match v.as_u64() {
-            Some(n) if (1..=TOP_K_MAX).contains(&n) => n as usize,
-            _ => {
-                return Err(ValidationError::new(
-                    "top_k",
-                    format!("must be an integer between 1 and {TOP_K_MAX}"),
-                ))
-            }
-        },
-    };
-    Ok(SearchRequest::new(query, SearchMethod::Hybrid, top_k))
+    let top_k = given.top_k.unwrap_or(TOP_K_DEFAULT as u64);
+    if !(1..=TOP_K_MAX).contains(&top_k) {
+        return Err(ValidationError::new("top_k", rule("top_k")));
+    }
+    Ok(SearchRequest::new(
+        query,
+        SearchMethod::Hybrid,
+        top_k as usize,
+    ))
 }
 
 /// One chunk hit: `metadata` (non-empty fields only) and `content`.
-pub fn render_chunk(row: &ChunkRow) -> Value {
-    let mut metadata = Map::new();
-    let mut put = |key: &str, value: Option<String>| {
-        if let Some(v) = value.filter(|v| !v.is_empty()) {
-            metadata.insert(key.into(), json!(v));
-        }
-    };
+pub fn render_chunk(row: &ChunkRow) -> RagResult {
+    let given = |value: Option<String>| value.filter(|v| !v.is_empty());
     let language = ["language", "lang"]
         .iter()
         .find_map(|k| row.metadata.get(*k).and_then(Value::as_str))
         .map(str::to_string);
-    put("language", language);
-    put("title", row.title.clone());
-    put("url", row.uri.clone());
-    put("timestamp", row.updated_at.clone());
-    put("tags", Some(row.tags.join(",")));
-    put("collection", Some(row.knowledge_base_id.clone()));
-    json!({"metadata": metadata, "content": row.text})
+    RagResult::Chunk(ChunkHit {
+        metadata: RagMetadata {
+            language: given(language),
+            title: given(row.title.clone()),
+            url: given(row.uri.clone()),
+            timestamp: given(row.updated_at.clone()),
+            tags: given(Some(row.tags.join(","))),
+            collection: given(Some(row.knowledge_base_id.clone())),
+        },
+        content: row.text.clone(),
+    })
 }
 
 /// One relation hit (graph mode only).
-pub fn render_relation(index: &IndexName, hit: &RelationHit) -> Value {
-    json!({
-        "metadata": {"collection": index.as_str()},
-        "component_type": "relation",
-        "subject": hit.subject,
-        "relation": hit.relation,
-        "object": hit.object,
+pub fn render_relation(index: &IndexName, hit: &GraphRelation) -> RagResult {
+    RagResult::Relation(RelationHit {
+        metadata: RagMetadata {
+            collection: Some(index.as_str().to_string()),
+            ..RagMetadata::default()
+        },
+        component_type: ComponentType::Relation,
+        subject: hit.subject.clone(),
+        relation: hit.relation.clone(),
+        object: hit.object.clone(),
     })
 }
 
 /// Chunk hits and relation hits in one ranking: reciprocal rank fusion (k = 60) of the two
 /// lists, a chunk first on a tie; the best `top_k`.
-fn merge(chunks: Vec<Value>, relations: Vec<Value>, top_k: usize) -> Vec<Value> {
+fn merge<T>(chunks: Vec<T>, relations: Vec<T>, top_k: usize) -> Vec<T> {
     let rrf = |rank: usize| 1.0 / (60.0 + rank as f64 + 1.0);
-    let mut all: Vec<(f64, usize, Value)> = chunks
+    let mut all: Vec<(f64, usize, T)> = chunks
         .into_iter()
         .enumerate()
         .map(|(r, v)| (rrf(r), 0, v))
@@ -186,35 +203,40 @@ pub async fn answer(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
     }
     match engine.search(index, &request).await {
         Ok(result) => {
-            let chunks: Vec<Value> = result.hits.iter().map(|h| render_chunk(&h.row)).collect();
+            let chunks: Vec<RagResult> = result.hits.iter().map(|h| render_chunk(&h.row)).collect();
             let Some(lookup) = lookup else {
-                return Reply::ok(
-                    json!({"results": chunks, "kg": [], "rewrite_terms": []}),
-                    result.index_version,
-                );
+                let answer = RagQueryResponse {
+                    results: chunks,
+                    ..RagQueryResponse::default()
+                };
+                return Reply::typed(&answer, Some(result.index_version));
             };
-            let relations: Vec<Value> = lookup
+            let relations: Vec<RagResult> = lookup
                 .relations
                 .iter()
                 .map(|r| render_relation(index, r))
                 .collect();
             let results = merge(chunks, relations, request.top_k);
-            let kg: Vec<Value> = results
+            let kg: Vec<KgTriple> = results
                 .iter()
-                .filter(|r| r["component_type"] == "relation")
-                .map(|r| json!({"subject": r["subject"], "relation": r["relation"], "object": r["object"]}))
+                .filter_map(|r| match r {
+                    RagResult::Relation(r) => Some(KgTriple {
+                        subject: r.subject.clone(),
+                        relation: r.relation.clone(),
+                        object: r.object.clone(),
+                    }),
+                    RagResult::Chunk(_) => None,
+                })
                 .collect();
-            Reply::ok(
-                json!({"results": results, "kg": kg, "rewrite_terms": lookup.rewrite_terms}),
-                result.index_version,
-            )
+            let answer = RagQueryResponse {
+                results,
+                kg,
+                rewrite_terms: lookup.rewrite_terms,
+            };
+            Reply::typed(&answer, Some(result.index_version))
         }
         // An index nobody has written to yet holds nothing: the contract's empty state.
-        Err(EngineError::IndexNotFound(_)) => Reply {
-            status: 200,
-            body: json!({"results": [], "kg": [], "rewrite_terms": []}),
-            index_version: None,
-        },
+        Err(EngineError::IndexNotFound(_)) => Reply::typed(&RagQueryResponse::default(), None),
         Err(e) => super::error_reply(&e),
     }
 }
@@ -222,6 +244,60 @@ pub async fn answer(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// Each refusal's field and wording, as the hand-written parser gave them before the wire
+    /// types: clients match on them.
+    #[test]
+    fn every_refusal_keeps_its_wording() {
+        let on = crate::graph::GraphConfig {
+            enabled: true,
+            ..Default::default()
+        };
+        let top_k = "must be an integer between 1 and 50";
+        let depth = format!("must be an integer between 0 and {}", on.max_depth);
+        for (body, field, rule) in [
+            (json!([]), "body", "must be an object"),
+            (json!({}), "query", "is required"),
+            (json!({"query": null}), "query", "is required"),
+            (json!({"query": 3}), "query", "must be a string"),
+            (json!({"query": " "}), "query", "must not be empty"),
+            (
+                json!({"query": "x".repeat(101)}),
+                "query",
+                "must be at most 100 bytes",
+            ),
+            (json!({"query": "q", "top_k": 0}), "top_k", top_k),
+            (json!({"query": "q", "top_k": "5"}), "top_k", top_k),
+            (
+                json!({"query": "q", "fast_mode": "yes"}),
+                "fast_mode",
+                "must be a boolean",
+            ),
+            (
+                json!({"query": "q", "structural_depth": -1}),
+                "structural_depth",
+                &depth,
+            ),
+            (
+                json!({"query": "q", "structural_depth": "1"}),
+                "structural_depth",
+                &depth,
+            ),
+            (
+                json!({"query": "q", "structural_depth": 99}),
+                "structural_depth",
+                &depth,
+            ),
+        ] {
+            let e = parse_graph_request(&body, 100, &on).unwrap_err();
+            assert_eq!((e.field.as_str(), e.rule.as_str()), (field, rule), "{body}");
+        }
+        // Extras are ignored; null is the same as absent for the options.
+        let body = json!({"query": "q", "top_k": null, "fast_mode": null,
+            "structural_depth": null, "mcp_extra": {"x": 1}});
+        assert_eq!(parse_graph_request(&body, 100, &on).unwrap().depth, Some(1));
+    }
 
     #[test]
     fn top_k_defaults_to_5_and_is_bounded_to_1_50() {

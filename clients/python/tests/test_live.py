@@ -640,7 +640,8 @@ class LiveTest(unittest.TestCase):
 
 def schema_properties(schema: Dict[str, Any], schemas: Dict[str, Any]) -> Any:
     """The properties and required names of an object schema (``allOf`` and ``$ref``
-    followed)."""
+    followed). A union (``anyOf``, ``oneOf``) has the properties of any branch, and
+    requires what every branch requires."""
     props: Dict[str, Any] = {}
     required: List[str] = []
     if "$ref" in schema:
@@ -649,6 +650,11 @@ def schema_properties(schema: Dict[str, Any], schemas: Dict[str, Any]) -> Any:
         p, r = schema_properties(part, schemas)
         props.update(p)
         required += r
+    branches = [schema_properties(b, schemas) for b in schema.get("anyOf", schema.get("oneOf", []))]
+    for p, _ in branches:
+        props.update(p)
+    if branches:
+        required += [n for n in branches[0][1] if all(n in r for _, r in branches)]
     props.update(schema.get("properties", {}))
     required += schema.get("required", [])
     return props, required

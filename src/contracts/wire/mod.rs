@@ -9,6 +9,7 @@
 //! the same field-named [`ValidationError`] the contracts have always given.
 
 pub mod c000;
+pub mod c001;
 pub mod c002;
 pub mod c004;
 
@@ -63,6 +64,8 @@ pub fn filter_bag(_: &mut SchemaGenerator) -> Schema {
 struct Shape {
     fields: Vec<String>,
     required: Vec<String>,
+    /// Unknown keys are refused (`#[serde(deny_unknown_fields)]`); otherwise ignored.
+    closed: bool,
 }
 
 fn shape<T: JsonSchema + 'static>() -> Arc<Shape> {
@@ -88,6 +91,7 @@ fn shape<T: JsonSchema + 'static>() -> Arc<Shape> {
             Arc::new(Shape {
                 fields: names("properties"),
                 required: names("required"),
+                closed: schema.get("additionalProperties") == Some(&Value::Bool(false)),
             })
         })
         .clone()
@@ -99,8 +103,8 @@ pub fn fields<T: JsonSchema + 'static>() -> Vec<String> {
 }
 
 /// Reads `body` as the wire type `T`. `prefix` is put before field names (`"filters."` for a
-/// nested object); `unknown` is the rule an unknown key breaks; `rule` gives the rule of a
-/// field whose value has the wrong type.
+/// nested object); `unknown` is the rule an unknown key breaks, when `T` refuses unknown keys;
+/// `rule` gives the rule of a field whose value has the wrong type.
 pub fn read<T: DeserializeOwned + JsonSchema + 'static>(
     body: &Value,
     prefix: &str,
@@ -116,7 +120,10 @@ pub fn read<T: DeserializeOwned + JsonSchema + 'static>(
         .as_object()
         .ok_or_else(|| ValidationError::new(&whole, "must be an object"))?;
     let shape = shape::<T>();
-    if let Some(key) = obj.keys().find(|k| !shape.fields.contains(k)) {
+    if let Some(key) = obj
+        .keys()
+        .find(|k| shape.closed && !shape.fields.contains(k))
+    {
         return Err(ValidationError::new(format!("{prefix}{key}"), unknown(key)));
     }
     if let Some(missing) = shape.required.iter().find(|k| !obj.contains_key(*k)) {

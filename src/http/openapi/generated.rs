@@ -6,7 +6,7 @@ use schemars::transform::RecursiveTransform;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use crate::contracts::wire::{c000, c002, c004};
+use crate::contracts::wire::{c000, c001, c002, c004};
 
 fn generator(settings: SchemaSettings) -> SchemaGenerator {
     settings
@@ -36,10 +36,12 @@ fn tidy(schema: &mut Schema) {
 pub(super) fn generated_schemas() -> Vec<(String, Value)> {
     let mut requests = generator(SchemaSettings::draft2020_12().for_deserialize());
     requests.subschema_for::<c000::RetrievalRequestBody>();
+    requests.subschema_for::<c001::RagQueryRequestBody>();
     requests.subschema_for::<c002::QueryRequestBody>();
     requests.subschema_for::<c004::RetrieverRequestBody>();
     let mut answers = generator(SchemaSettings::draft2020_12().for_serialize());
     answers.subschema_for::<c000::RetrievalCallsResponse>();
+    answers.subschema_for::<c001::RagQueryResponse>();
     answers.subschema_for::<c002::QueryResponse>();
     answers.subschema_for::<c004::RetrieverResponse>();
     let mut schemas: Vec<(String, Value)> = requests.take_definitions(true).into_iter().collect();

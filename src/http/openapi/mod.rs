@@ -18,7 +18,6 @@
 //!   requests the server accepts.
 
 mod common;
-mod contract_001;
 mod contract_002;
 mod contract_003;
 mod generated;
@@ -27,14 +26,12 @@ mod operations;
 
 use serde_json::{json, Map, Value};
 
-use crate::contracts::c001_rag_searcher as c001;
 use crate::contracts::c002_retrieval_api as c002;
 use crate::model::metadata::BUILT_IN_FIELDS;
 use crate::retrieval::search::MAX_POOL;
 use crate::store::filters::{ColumnKind, Visibility, FILTER_COLUMNS};
 
 use common::common_schemas;
-use contract_001::contract_001_schemas;
 use contract_002::contract_002_schemas;
 use contract_003::contract_003_schemas;
 use generated::generated_schemas;
@@ -809,7 +806,6 @@ fn schemas() -> Map<String, Value> {
 fn schema_list() -> Vec<(String, Value)> {
     let written = [
         common_schemas(),
-        contract_001_schemas(),
         contract_002_schemas(),
         index_management_schemas(),
         contract_003_schemas(),
