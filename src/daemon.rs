@@ -135,7 +135,7 @@ impl Daemon {
             (None, kafka.brokers.clone())
         };
         record_bootstrap(&config, &bootstrap);
-        start_metrics_at_zero(&config, &indexes);
+        start_metrics_at_zero(&config, &indexes, engine.embedder().id());
         let mut producer_config = client_config(&kafka, &bootstrap);
         producer_config.set("message.timeout.ms", "30000");
         // The producer takes any message the pipeline accepts (dead letters of the largest
@@ -461,7 +461,7 @@ const SUPERVISED: [&str; 3] = ["ingest", "maintenance", "queries"];
 /// Creates the series of every label value known now at zero ([`Metrics::start_at_zero`]).
 ///
 /// [`Metrics::start_at_zero`]: crate::telemetry::metrics::Metrics::start_at_zero
-fn start_metrics_at_zero(config: &Config, indexes: &[crate::model::IndexName]) {
+fn start_metrics_at_zero(config: &Config, indexes: &[crate::model::IndexName], embedder: &str) {
     let Some(m) = crate::telemetry::metrics() else {
         return;
     };
@@ -469,9 +469,23 @@ fn start_metrics_at_zero(config: &Config, indexes: &[crate::model::IndexName]) {
     index_names.push(&config.contracts.default_index);
     let contracts = crate::contracts::Contract::ALL.map(|c| c.label());
     let dead_letter_reasons: Vec<&str> = crate::pipeline::events::dead_letter_codes().collect();
+    let error_codes: Vec<&str> = crate::contracts::ERROR_CODES
+        .iter()
+        .map(|(code, _)| *code)
+        .collect();
+    let methods = [
+        crate::retrieval::SearchMethod::Semantic,
+        crate::retrieval::SearchMethod::Keyword,
+        crate::retrieval::SearchMethod::Hybrid,
+    ]
+    .map(|m| m.name());
     m.start_at_zero(&crate::telemetry::metrics::KnownLabels {
         dead_letter_reasons: &dead_letter_reasons,
         contracts: &contracts,
+        error_codes: &error_codes,
+        search_methods: &methods,
+        embedders: &[embedder],
+        batching_actor: crate::pipeline::ingest_source::IngestSource::NAME,
         transports: &["http", "bus"],
         actors: &crate::pipeline::STAGES,
         supervised: &SUPERVISED,

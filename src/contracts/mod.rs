@@ -342,16 +342,30 @@ pub fn error_reply(e: &EngineError) -> Reply {
     }
 }
 
-/// The HTTP status of an error code.
+/// Every error code a query can answer with, and its HTTP status.
+pub const ERROR_CODES: &[(&str, u16)] = &[
+    ("invalid_request", 400),
+    ("InputError", 400),
+    ("unauthenticated", 401),
+    ("forbidden", 403),
+    ("index_not_found", 404),
+    ("NotFoundError", 404),
+    ("retriever_not_found", 404),
+    ("embedder_mismatch", 409),
+    ("read_only_replica", 409),
+    ("write_conflict", 409),
+    ("version_unavailable", 410),
+    ("internal", 500),
+    ("index_damaged", 500),
+    ("embedder_unavailable", 503),
+    ("query_timeout", 503),
+    ("storage_unavailable", 503),
+];
+
+/// The HTTP status of an error code (500 for a code not in [`ERROR_CODES`]).
 pub fn status_of(code: &str) -> u16 {
-    match code {
-        "invalid_request" | "InputError" => 400,
-        "index_not_found" | "NotFoundError" | "retriever_not_found" => 404,
-        "unauthenticated" => 401,
-        "forbidden" => 403,
-        "version_unavailable" => 410,
-        "embedder_mismatch" | "read_only_replica" | "write_conflict" => 409,
-        "embedder_unavailable" | "query_timeout" | "storage_unavailable" => 503,
-        _ => 500,
-    }
+    ERROR_CODES
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map_or(500, |(_, status)| *status)
 }

@@ -408,12 +408,20 @@ impl Metrics {
             .with_label_values(&[] as &[&str]);
         for reason in known.dead_letter_reasons {
             self.dead_letters_total.with_label_values(&[reason]);
+            self.dead_letters_parked_total.with_label_values(&[reason]);
         }
         for contract in known.contracts {
             for transport in known.transports {
-                self.query_errors_total
-                    .with_label_values(&[contract, transport, "internal"]);
+                self.query_duration_seconds
+                    .with_label_values(&[contract, transport]);
+                for code in known.error_codes {
+                    self.query_errors_total
+                        .with_label_values(&[contract, transport, code]);
+                }
             }
+        }
+        for method in known.search_methods {
+            self.search_duration_seconds.with_label_values(&[method]);
         }
         for actor in known.actors {
             self.actor_backpressure_seconds_total
@@ -423,16 +431,48 @@ impl Metrics {
         for unit in known.supervised {
             self.actor_restarts_total.with_label_values(&[unit]);
         }
+        self.batch_events.with_label_values(&[known.batching_actor]);
         for index in known.indexes {
-            self.visibility_override_denied_total
+            for counter in [
+                &self.visibility_override_denied_total,
+                &self.keyword_publish_failures_total,
+                &self.replica_refresh_failures_total,
+                &self.chunks_indexed_total,
+                &self.checkpoint_resets_total,
+                &self.maintenance_runs_total,
+                &self.maintenance_fragments_compacted_total,
+                &self.maintenance_chunks_purged_total,
+                &self.maintenance_versions_pruned_total,
+            ] {
+                counter.with_label_values(&[index]);
+            }
+            for op in ["upsert", "delete"] {
+                self.documents_indexed_total.with_label_values(&[index, op]);
+            }
+            for store in ["lance", "keyword"] {
+                self.commit_duration_seconds
+                    .with_label_values(&[index, store]);
+            }
+            self.maintenance_duration_seconds
                 .with_label_values(&[index]);
-            self.keyword_publish_failures_total
-                .with_label_values(&[index]);
-            self.replica_refresh_failures_total
-                .with_label_values(&[index]);
+            self.freshness_seconds.with_label_values(&[index]);
         }
         for topic in known.topics {
             self.kafka_messages_lost_total.with_label_values(&[topic]);
+        }
+        for embedder in known.embedders {
+            self.embed_duration_seconds.with_label_values(&[embedder]);
+            self.embed_batch_texts.with_label_values(&[embedder]);
+            self.embedder_circuit_opened_total
+                .with_label_values(&[embedder]);
+        }
+        for result in ["hit", "miss"] {
+            self.embedding_cache_lookups_total
+                .with_label_values(&[result]);
+        }
+        for reason in ["malformed", "refused"] {
+            self.graph_extraction_failures_total
+                .with_label_values(&[reason]);
         }
     }
 
@@ -450,6 +490,11 @@ impl Metrics {
 pub struct KnownLabels<'a> {
     pub dead_letter_reasons: &'a [&'a str],
     pub contracts: &'a [&'a str],
+    pub error_codes: &'a [&'a str],
+    pub search_methods: &'a [&'a str],
+    pub embedders: &'a [&'a str],
+    /// The actor whose batches `ragstream_batch_events` measures.
+    pub batching_actor: &'a str,
     pub transports: &'a [&'a str],
     pub actors: &'a [&'a str],
     pub supervised: &'a [&'a str],

@@ -35,6 +35,48 @@ fn total_of(text: &str, prefix: &str) -> f64 {
         .sum()
 }
 
+/// A rate or an alert over a counter must see its first event, so every series whose labels
+/// are known at start-up exists, at zero, before anything happened.
+#[test]
+fn every_known_series_is_at_zero_before_its_first_event() {
+    let d = start_daemon_with(&[]);
+    let text = scrape(&d.http);
+    for series in [
+        r#"ragstream_query_errors_total{code="storage_unavailable",contract="002",transport="http"}"#,
+        r#"ragstream_query_errors_total{code="InputError",contract="003",transport="bus"}"#,
+        r#"ragstream_query_duration_seconds_count{contract="004",transport="bus"}"#,
+        r#"ragstream_search_duration_seconds_count{method="keyword"}"#,
+        r#"ragstream_dead_letters_total{reason="bad_json"}"#,
+        r#"ragstream_dead_letters_parked_total{reason="bad_json"}"#,
+        r#"ragstream_graph_extraction_failures_total{reason="malformed"}"#,
+        r#"ragstream_graph_extraction_failures_total{reason="refused"}"#,
+        r#"ragstream_documents_indexed_total{index="default",op="delete"}"#,
+        r#"ragstream_checkpoint_resets_total{index="default"}"#,
+        r#"ragstream_commit_duration_seconds_count{index="default",store="keyword"}"#,
+        r#"ragstream_embedding_cache_lookups_total{result="miss"}"#,
+        r#"ragstream_actor_restarts_total{pipeline="ingest"}"#,
+    ] {
+        assert_eq!(sample(&text, series), Some(0.0), "{series} in:\n{text}");
+    }
+    // The embedder's own series, whatever its id.
+    for family in [
+        "ragstream_embedder_circuit_opened_total{embedder=",
+        "ragstream_embed_duration_seconds_count{embedder=",
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(family) && l.ends_with(" 0")),
+            "{family} in:\n{text}"
+        );
+    }
+    // Maintenance may already have run: the series exists, at whatever count.
+    assert!(sample(
+        &text,
+        r#"ragstream_maintenance_runs_total{index="default"}"#
+    )
+    .is_some());
+}
+
 #[test]
 fn metrics_show_ingestion_queries_errors_and_dead_letters() {
     let d = start_daemon_with(&[]);
