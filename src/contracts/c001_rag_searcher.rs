@@ -88,7 +88,8 @@ pub fn parse_graph_request(
     })
 }
 
-/// Validates the MCP tool input. Other fields are ignored (MCP clients send extras).
+/// Validates the MCP tool input (and the types of the graph options, which only
+/// [`parse_graph_request`] bounds). Other fields are ignored (MCP clients send extras).
 pub fn parse_request(
     body: &Value,
     max_query_bytes: usize,

@@ -138,11 +138,13 @@ pub fn parse_request(
 
 /// The engine's filters for a query's `filters` object.
 fn query_filters(given: &Map<String, Value>) -> Result<Filters, ValidationError> {
-    let known = wire::fields::<QueryFilters>().join(", ");
     let typed: QueryFilters = wire::read(
         &Value::Object(given.clone()),
         "filters.",
-        &|_| format!("is not a filter of this API (use {known})"),
+        &|_| {
+            let known = wire::fields::<QueryFilters>().join(", ");
+            format!("is not a filter of this API (use {known})")
+        },
         &filter_rule,
     )?;
     let refuse = |field: &str| bad(&format!("filters.{field}"), filter_rule(field));
@@ -357,25 +359,20 @@ pub async fn settings(engine: &Engine, index: &IndexName, body: &Value) -> Reply
         }
         let profile = match obj.get("default_retrieval_profile") {
             None | Some(Value::Null) => None,
-            Some(v) => Some(v.as_str().and_then(Profile::parse).ok_or_else(|| {
-                bad(
-                    "default_retrieval_profile",
-                    "must be one of auto, exact, balanced or semantic",
-                )
-            })?),
+            Some(v) => Some(
+                v.as_str()
+                    .and_then(Profile::parse)
+                    .ok_or_else(|| bad("default_retrieval_profile", PROFILE_RULE))?,
+            ),
         };
-        let weight =
-            match obj.get("default_semantic_weight") {
-                None | Some(Value::Null) => None,
-                Some(v) => Some(v.as_f64().filter(|w| (0.0..=1.0).contains(w)).ok_or_else(
-                    || {
-                        bad(
-                            "default_semantic_weight",
-                            "must be a number between 0 and 1",
-                        )
-                    },
-                )?),
-            };
+        let weight = match obj.get("default_semantic_weight") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(
+                v.as_f64()
+                    .filter(|w| (0.0..=1.0).contains(w))
+                    .ok_or_else(|| bad("default_semantic_weight", WEIGHT_RULE))?,
+            ),
+        };
         let center = match obj.get("auto_semantic_center") {
             None | Some(Value::Null) => None,
             Some(v) => Some(

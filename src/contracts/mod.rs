@@ -360,6 +360,8 @@ pub const ERROR_CODES: &[(&str, u16)] = &[
     ("embedder_unavailable", 503),
     ("query_timeout", 503),
     ("storage_unavailable", 503),
+    // A bus request read after its deadline (`pipeline::query_handler`).
+    ("deadline_exceeded", 504),
 ];
 
 /// The HTTP status of an error code (500 for a code not in [`ERROR_CODES`]).

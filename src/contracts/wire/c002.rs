@@ -28,7 +28,7 @@ pub struct QueryRequestBody {
     #[schemars(length(min = 1), regex(pattern = r"\S"))]
     pub query: String,
     /// Absent: the index's default_retrieval_profile, else auto.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "profile_name")]
     pub retrieval_profile: Option<Profile>,
     /// Overrides the profile's weight.
     #[serde(default)]
@@ -86,6 +86,16 @@ pub struct QueryFilters {
     #[serde(default, deserialize_with = "present")]
     #[schemars(with = "String")]
     pub updated_after: Option<String>,
+}
+
+/// A profile by its name only (serde would also take an enum written as an object).
+fn profile_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Profile>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        None => Ok(None),
+        Some(name) => Profile::parse(&name)
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom("not a profile")),
+    }
 }
 
 /// A field that may be absent but, when given, not null.

@@ -138,9 +138,11 @@ pub fn read<T: DeserializeOwned + JsonSchema + 'static>(
     })
 }
 
-/// The field a serde path names: `tags[2]` is a fault of `tags`.
+/// The field a serde path names: its first segment (`tags[2]` is a fault of `tags`, and
+/// `retrieval_profile.exact`, an enum written as an object, of `retrieval_profile`). A
+/// nested object is read with a prefix of its own, so the fields named are top-level ones.
 fn field_of(path: &str) -> String {
-    let field = path.split('[').next().unwrap_or(path);
+    let field = path.split(['[', '.']).next().unwrap_or(path);
     match field {
         "" | "." => "body".to_string(),
         f => f.to_string(),
@@ -194,6 +196,8 @@ mod tests {
             probe(json!({"name": "n", "tags": ["a", 2]})).map(|_| ()),
             err("tags", "tags is wrong")
         );
+        assert_eq!(field_of("retrieval_profile.exact"), "retrieval_profile");
+        assert_eq!(field_of("."), "body");
         let ok = probe(json!({"name": "n", "count": null, "tags": ["a"]})).unwrap();
         assert_eq!((ok.name.as_str(), ok.count), ("n", None));
         assert_eq!(ok.tags, Some(vec!["a".to_string()]));

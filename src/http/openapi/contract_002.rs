@@ -1,8 +1,9 @@
-//! Component schemas of contract 002 (retrieval API): query, explain, diff, hydrate, settings.
+//! Component schemas of contract 002 (retrieval API) still written by hand: explain, diff,
+//! hydrate, settings. The query's are generated from its wire types (`generated.rs`).
 
 use super::*;
 
-// ----- contract 002: query, hydrate, settings ------------------------------------------------
+// ----- contract 002: explain, diff, hydrate, settings ----------------------------------------
 
 pub(super) fn contract_002_schemas() -> Vec<(&'static str, Value)> {
     vec![
