@@ -15,6 +15,7 @@ mod deletes;
 mod deploy;
 mod diff;
 mod dlq_replay;
+mod doc_examples;
 mod embedder;
 mod engine;
 mod explain;
