@@ -11,8 +11,9 @@
 use serde_json::{json, Map, Value};
 
 use super::wire::c002::{
-    DocumentGroup, GraphAnswer, GraphRelation, Passage, QueryDebug, QueryFilters, QueryRequestBody,
-    QueryResponse, RelationScoreDetail, ScoreDetail, MAX_GRAPH_DEPTH, MAX_PATH_PREFIX,
+    DocumentGroup, GraphAnswer, GraphRelation, IndexSettings, IndexSettingsResponse, Passage,
+    QueryDebug, QueryFilters, QueryRequestBody, QueryResponse, RelationScoreDetail, ScoreDetail,
+    MAX_GRAPH_DEPTH, MAX_PATH_PREFIX,
 };
 use super::wire::{self, Offsets};
 use super::Reply;
@@ -48,6 +49,7 @@ fn bad(field: &str, rule: impl Into<String>) -> ValidationError {
 
 const PROFILE_RULE: &str = "must be one of auto, exact, balanced or semantic";
 const WEIGHT_RULE: &str = "must be a number between 0 and 1";
+const CENTER_RULE: &str = "must be a number between 0.2 and 0.8";
 
 /// The rule a field of the query request breaks when its value is refused.
 fn query_rule(field: &str, max_top_k: usize) -> String {
@@ -338,73 +340,58 @@ fn passage(h: &crate::retrieval::search::SearchHit) -> Passage {
     }
 }
 
+/// Reads a settings PUT: the defaults it sets (an absent or null key clears one).
+pub fn parse_settings(body: &Value) -> Result<IndexDefaults, ValidationError> {
+    let given: IndexSettings = wire::read(
+        body,
+        "",
+        &|_| "is not an index setting".into(),
+        &|field| match field {
+            "default_retrieval_profile" => PROFILE_RULE.into(),
+            "default_semantic_weight" => WEIGHT_RULE.into(),
+            "auto_semantic_center" => CENTER_RULE.into(),
+            _ => "must be an object".into(),
+        },
+    )?;
+    if given
+        .default_semantic_weight
+        .is_some_and(|w| !(0.0..=1.0).contains(&w))
+    {
+        return Err(bad("default_semantic_weight", WEIGHT_RULE));
+    }
+    let centres = AUTO_MIN_WEIGHT..=Profile::Semantic.semantic_weight();
+    if given
+        .auto_semantic_center
+        .is_some_and(|c| !centres.contains(&c))
+    {
+        return Err(bad("auto_semantic_center", CENTER_RULE));
+    }
+    Ok(IndexDefaults {
+        default_retrieval_profile: given.default_retrieval_profile,
+        default_semantic_weight: given.default_semantic_weight,
+        auto_semantic_center: given.auto_semantic_center,
+        // Set by hand: automatic calibration leaves it alone.
+        auto_calibration: None,
+    })
+}
+
 /// `PUT /v1/indexes/{index}/settings`: `{"default_retrieval_profile", "default_semantic_weight"}`
 /// (either may be null to clear it).
 pub async fn settings(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
-    let parsed = (|| -> Result<crate::index::IndexDefaults, ValidationError> {
-        let obj = body
-            .as_object()
-            .ok_or_else(|| bad("body", "must be an object"))?;
-        if let Some(k) = obj.keys().find(|k| {
-            ![
-                "default_retrieval_profile",
-                "default_semantic_weight",
-                "auto_semantic_center",
-                // Read-only, so that what a GET returns can be PUT back.
-                "auto_calibration",
-            ]
-            .contains(&k.as_str())
-        }) {
-            return Err(bad(k, "is not an index setting"));
-        }
-        let profile = match obj.get("default_retrieval_profile") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(
-                v.as_str()
-                    .and_then(Profile::parse)
-                    .ok_or_else(|| bad("default_retrieval_profile", PROFILE_RULE))?,
-            ),
-        };
-        let weight = match obj.get("default_semantic_weight") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(
-                v.as_f64()
-                    .filter(|w| (0.0..=1.0).contains(w))
-                    .ok_or_else(|| bad("default_semantic_weight", WEIGHT_RULE))?,
-            ),
-        };
-        let center = match obj.get("auto_semantic_center") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(
-                v.as_f64()
-                    .filter(|w| (AUTO_MIN_WEIGHT..=Profile::Semantic.semantic_weight()).contains(w))
-                    .ok_or_else(|| {
-                        bad(
-                            "auto_semantic_center",
-                            "must be a number between 0.2 and 0.8",
-                        )
-                    })?,
-            ),
-        };
-        Ok(crate::index::IndexDefaults {
-            default_retrieval_profile: profile,
-            default_semantic_weight: weight,
-            auto_semantic_center: center,
-            // Set by hand: automatic calibration leaves it alone.
-            auto_calibration: None,
-        })
-    })();
+    let parsed = parse_settings(body);
     let defaults = match parsed {
         Ok(d) => d,
         Err(e) => return super::error_reply(&e.into()),
     };
     match engine.index(index).await {
         Ok(h) => match h.set_defaults(defaults).await {
-            Ok(info) => Reply {
-                status: 200,
-                body: json!({"index": index.as_str(), "settings": info.defaults}),
-                index_version: None,
-            },
+            Ok(info) => Reply::typed(
+                &IndexSettingsResponse {
+                    index: index.as_str().to_string(),
+                    settings: info.defaults.into(),
+                },
+                None,
+            ),
             Err(e) => super::error_reply(&e.into()),
         },
         Err(e) => super::error_reply(&e),
@@ -822,6 +809,62 @@ mod tests {
         .unwrap();
         assert_eq!((r.top_k, r.debug, r.rerank), (5, false, true));
         assert!(r.filters_given.is_empty() && r.graph_depth.is_none());
+    }
+
+    /// The settings PUT's refusals, as the hand-written parser gave them.
+    #[test]
+    fn every_settings_refusal_keeps_its_wording() {
+        let center = "must be a number between 0.2 and 0.8";
+        for (body, field, rule) in [
+            (json!([]), "body", "must be an object"),
+            (json!({"top_k": 3}), "top_k", "is not an index setting"),
+            (
+                json!({"default_retrieval_profile": "fast"}),
+                "default_retrieval_profile",
+                "must be one of auto, exact, balanced or semantic",
+            ),
+            (
+                json!({"default_retrieval_profile": {"exact": null}}),
+                "default_retrieval_profile",
+                "must be one of auto, exact, balanced or semantic",
+            ),
+            (
+                json!({"default_semantic_weight": 2}),
+                "default_semantic_weight",
+                "must be a number between 0 and 1",
+            ),
+            (
+                json!({"default_semantic_weight": "0.5"}),
+                "default_semantic_weight",
+                "must be a number between 0 and 1",
+            ),
+            (
+                json!({"auto_semantic_center": 0.9}),
+                "auto_semantic_center",
+                center,
+            ),
+            (
+                json!({"auto_semantic_center": true}),
+                "auto_semantic_center",
+                center,
+            ),
+        ] {
+            let e = parse_settings(&body).unwrap_err();
+            assert_eq!((e.field.as_str(), e.rule.as_str()), (field, rule), "{body}");
+        }
+        // What a GET returns can be PUT back: the read-only calibration, whatever it holds,
+        // is dropped; null clears.
+        let d = parse_settings(&json!({"default_retrieval_profile": "exact",
+            "default_semantic_weight": null, "auto_semantic_center": 0.4,
+            "auto_calibration": {"source": "synthetic", "rows": 10}}))
+        .unwrap();
+        assert_eq!(d.default_retrieval_profile, Some(Profile::Exact));
+        assert_eq!(
+            (d.default_semantic_weight, d.auto_semantic_center),
+            (None, Some(0.4))
+        );
+        assert!(d.auto_calibration.is_none());
+        assert!(parse_settings(&json!({"auto_calibration": "anything"})).is_ok());
     }
 
     #[test]

@@ -44,13 +44,13 @@ pub struct IndexDefaults {
 }
 
 /// Where an index's `auto` centre came from, and the rows the index had then.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AutoCalibration {
     pub source: CalibrationSource,
     pub rows: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CalibrationSource {
     /// Judged queries of the index's domain (`ragstream index calibrate --queries --qrels`).

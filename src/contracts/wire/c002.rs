@@ -4,7 +4,8 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use super::{IndexVersion, Offsets};
+use super::{index_name, IndexVersion, Offsets};
+use crate::index::{AutoCalibration, IndexDefaults};
 use crate::model::Profile;
 
 /// Longest `filters.path_prefix` accepted. It becomes a regex in the keyword store, which
@@ -258,4 +259,63 @@ fn signals(_: &mut SchemaGenerator) -> Schema {
         "type": "array",
         "items": {"type": "string", "enum": all, "description": "A query-analysis signal."},
     })
+}
+
+/// `PUT /v1/indexes/{index}/settings`, and the settings in force in its answer.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(
+    description = "Contract 002's index-level defaults. A PUT replaces all three: an absent or \
+                   null key clears that setting. A query's own values beat them."
+)]
+pub struct IndexSettings {
+    /// The profile of queries that give neither a profile nor a weight.
+    #[serde(default, deserialize_with = "profile_name")]
+    pub default_retrieval_profile: Option<Profile>,
+    /// The weight of queries that give neither a profile nor a weight (it beats
+    /// default_retrieval_profile).
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub default_semantic_weight: Option<f64>,
+    /// Where auto starts on this index (null: 0.5, balanced); `ragstream index calibrate`
+    /// measures it.
+    #[serde(default)]
+    #[schemars(range(min = 0.2, max = 0.8))]
+    pub auto_semantic_center: Option<f64>,
+    /// Read-only: how auto_semantic_center was measured (judged queries, or queries the index
+    /// cut from its own chunks) and the chunks the index had then; absent when the centre was
+    /// set by hand. A PUT ignores it.
+    // Any value is taken and dropped, so that what a GET returns can be PUT back.
+    #[serde(
+        default,
+        deserialize_with = "ignored",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "AutoCalibration", extend("readOnly" = true))]
+    pub auto_calibration: Option<AutoCalibration>,
+}
+
+/// A read-only field: whatever a request holds there is dropped.
+fn ignored<'de, D: Deserializer<'de>, T>(d: D) -> Result<Option<T>, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| None)
+}
+
+impl From<IndexDefaults> for IndexSettings {
+    fn from(d: IndexDefaults) -> Self {
+        IndexSettings {
+            default_retrieval_profile: d.default_retrieval_profile,
+            default_semantic_weight: d.default_semantic_weight,
+            auto_semantic_center: d.auto_semantic_center,
+            auto_calibration: d.auto_calibration,
+        }
+    }
+}
+
+/// The answer to a settings PUT.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct IndexSettingsResponse {
+    #[schemars(schema_with = "index_name")]
+    pub index: String,
+    /// The settings now in force: every key, null when unset.
+    pub settings: IndexSettings,
 }

@@ -1,9 +1,10 @@
 //! Component schemas of contract 002 (retrieval API) still written by hand: explain, diff,
-//! hydrate, settings. The query's are generated from its wire types (`generated.rs`).
+//! hydrate. The query's and the settings' are generated from their wire types
+//! (`generated.rs`).
 
 use super::*;
 
-// ----- contract 002: explain, diff, hydrate, settings ----------------------------------------
+// ----- contract 002: explain, diff, hydrate ---------------------------------------------------
 
 pub(super) fn contract_002_schemas() -> Vec<(&'static str, Value)> {
     vec![
@@ -26,23 +27,6 @@ pub(super) fn contract_002_schemas() -> Vec<(&'static str, Value)> {
             ),
         ),
         ("HydratedSection", hydrated_section_schema()),
-        ("IndexSettings", index_settings_schema()),
-        (
-            "IndexSettingsResponse",
-            object(
-                &["index", "settings"],
-                vec![
-                    ("index", schema_ref("IndexName")),
-                    (
-                        "settings",
-                        ref_described(
-                            "IndexSettings",
-                            "The settings now in force: both keys, null when unset.",
-                        ),
-                    ),
-                ],
-            ),
-        ),
     ]
 }
 
@@ -213,64 +197,6 @@ fn hydrated_section_schema() -> Value {
                 string("The whole section's text, overlap removed."),
             ),
         ],
-    )
-}
-
-fn index_settings_schema() -> Value {
-    let schema = object(
-        &[],
-        vec![
-            (
-                "default_retrieval_profile",
-                json!({
-                    "anyOf": [schema_ref("RetrievalProfile"), {"type": "null"}],
-                    "description": "The profile of queries that give neither a profile nor a \
-                        weight.",
-                }),
-            ),
-            (
-                "default_semantic_weight",
-                json!({
-                    "type": ["number", "null"],
-                    "minimum": 0,
-                    "maximum": 1,
-                    "description": "The weight of queries that give neither a profile nor a \
-                        weight (it beats default_retrieval_profile).",
-                }),
-            ),
-            (
-                "auto_semantic_center",
-                json!({
-                    "type": ["number", "null"],
-                    "minimum": 0.2,
-                    "maximum": 0.8,
-                    "description": "Where auto starts on this index (null: 0.5, balanced); \
-                        `ragstream index calibrate` measures it.",
-                }),
-            ),
-            (
-                "auto_calibration",
-                json!({
-                    "type": "object",
-                    "readOnly": true,
-                    "required": ["source", "rows"],
-                    "additionalProperties": false,
-                    "properties": {
-                        "source": {"type": "string", "enum": ["judged", "synthetic"]},
-                        "rows": {"type": "integer", "minimum": 0},
-                    },
-                    "description": "Read-only: how auto_semantic_center was measured (judged \
-                        queries, or queries the index cut from its own chunks) and the chunks \
-                        the index had then; absent when the centre was set by hand. A PUT \
-                        ignores it.",
-                }),
-            ),
-        ],
-    );
-    described(
-        closed(schema),
-        "Contract 002's index-level defaults. A PUT replaces all three: an absent or null key \
-           clears that setting. A query's own values beat them.",
     )
 }
 

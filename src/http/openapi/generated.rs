@@ -38,11 +38,13 @@ pub(super) fn generated_schemas() -> Vec<(String, Value)> {
     requests.subschema_for::<c000::RetrievalRequestBody>();
     requests.subschema_for::<c001::RagQueryRequestBody>();
     requests.subschema_for::<c002::QueryRequestBody>();
+    requests.subschema_for::<c002::IndexSettings>();
     requests.subschema_for::<c004::RetrieverRequestBody>();
     let mut answers = generator(SchemaSettings::draft2020_12().for_serialize());
     answers.subschema_for::<c000::RetrievalCallsResponse>();
     answers.subschema_for::<c001::RagQueryResponse>();
     answers.subschema_for::<c002::QueryResponse>();
+    answers.subschema_for::<c002::IndexSettingsResponse>();
     answers.subschema_for::<c004::RetrieverResponse>();
     let mut schemas: Vec<(String, Value)> = requests.take_definitions(true).into_iter().collect();
     for (name, schema) in answers.take_definitions(true) {

@@ -2,13 +2,13 @@
 //!
 //! It is generated from the code, not kept as a separate file that drifts: [`ROUTES`] lists
 //! every route the server registers (a server test checks the two agree). The schemas of the
-//! contracts with wire types (`contracts::wire`: 000, 001, 002's query, 004) are generated
-//! from those types (`generated.rs`). The others are still written here, and take their
-//! bounds, enums and key sets from the adapters' own constants and types (hydrate limits,
-//! contract 003's hybrid keys, the filterable columns, the built-in metadata fields). What an
-//! adapter expresses only as parsing code (a default, a clamp) is restated next to it here,
-//! and the tests run the adapters to check that the stated defaults and the closed/open
-//! objects match.
+//! contracts with wire types (`contracts::wire`: 000, 001, 002's query and settings, 004)
+//! are generated from those types (`generated.rs`). The others are still written here, and
+//! take their bounds, enums and key sets from the adapters' own constants and types (hydrate
+//! limits, contract 003's hybrid keys, the filterable columns, the built-in metadata
+//! fields). What an adapter expresses only as parsing code (a default, a clamp) is restated
+//! next to it here, and the tests run the adapters to check that the stated defaults and the
+//! closed/open objects match.
 //!
 //! Two rules keep the document honest rather than exhaustive:
 //!
