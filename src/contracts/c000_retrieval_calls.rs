@@ -6,6 +6,8 @@
 //! `index_version` (answer again from it by sending it back), `query_id` and `latency_ms`.
 //! `hybrid_alpha` is accepted but ignored (and not echoed) for non-hybrid methods.
 
+use std::num::NonZeroU64;
+
 use serde_json::{json, Map, Value};
 
 use super::wire;
@@ -80,9 +82,6 @@ pub fn parse_request(
             .map_err(|e| ValidationError::new(format!("retrieval.{}", e.field), e.rule))?,
         Some(_) => return Err(err("filters", "must be an object".into())),
     };
-    if r.index_version == Some(0) {
-        return Err(err("index_version", rule("index_version", limits)));
-    }
     Ok((
         index,
         SearchRequest {
@@ -90,7 +89,7 @@ pub fn parse_request(
             method,
             preprocessing: r.query_preprocessing.unwrap_or_default(),
             hybrid_alpha,
-            index_version: r.index_version,
+            index_version: r.index_version.map(NonZeroU64::get),
             ..SearchRequest::new(r.query, method, top_k as usize)
         },
     ))

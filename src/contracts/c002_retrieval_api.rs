@@ -112,15 +112,11 @@ pub fn parse_request(
     if top_k < 1 || top_k > max_top_k as u64 {
         return Err(bad("top_k", rule("top_k")));
     }
-    if given.index_version == Some(0) {
-        return Err(bad("index_version", rule("index_version")));
-    }
-    let filters_given = match given.filters {
-        None => Map::new(),
-        Some(Value::Object(m)) => m,
-        Some(_) => return Err(bad("filters", "must be an object")),
+    let given_filters = given.filters.unwrap_or_else(|| Value::Object(Map::new()));
+    let filters = query_filters(&given_filters)?;
+    let Value::Object(filters_given) = given_filters else {
+        return Err(bad("filters", "must be an object"));
     };
-    let filters = query_filters(&filters_given)?;
     if given.graph_depth.is_some_and(|d| d > MAX_GRAPH_DEPTH) {
         return Err(bad("graph_depth", rule("graph_depth")));
     }
@@ -132,16 +128,17 @@ pub fn parse_request(
         filters_given,
         top_k: top_k as usize,
         debug: given.debug.unwrap_or(false),
-        index_version: given.index_version,
+        index_version: given.index_version.map(std::num::NonZeroU64::get),
         rerank: given.rerank.unwrap_or(true),
         graph_depth: given.graph_depth.map(|d| d as usize),
     })
 }
 
-/// The engine's filters for a query's `filters` object.
-fn query_filters(given: &Map<String, Value>) -> Result<Filters, ValidationError> {
+/// The engine's filters for a query's `filters` object (anything else is refused, naming
+/// `filters`).
+fn query_filters(given: &Value) -> Result<Filters, ValidationError> {
     let typed: QueryFilters = wire::read(
-        &Value::Object(given.clone()),
+        given,
         "filters.",
         &|_| {
             let known = wire::fields::<QueryFilters>().join(", ");
@@ -166,7 +163,9 @@ fn query_filters(given: &Map<String, Value>) -> Result<Filters, ValidationError>
     };
     // The metadata filters, in the order given, as the shared filter model reads them.
     let bag: Map<String, Value> = given
-        .iter()
+        .as_object()
+        .into_iter()
+        .flatten()
         .filter(|(k, _)| matches!(k.as_str(), "project_id" | "tags"))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
@@ -188,10 +187,6 @@ fn index_version(obj: &Map<String, Value>) -> Result<Option<u64>, ValidationErro
             .map(Some)
             .ok_or_else(|| bad("index_version", "must be a positive integer")),
     }
-}
-
-fn source_uri(row: &ChunkRow) -> Option<String> {
-    row.uri.clone().or_else(|| row.source_path.clone())
 }
 
 /// The engine request a query asks for on an index with `defaults`, and the profile it
@@ -269,7 +264,7 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
             None => documents.push(DocumentGroup {
                 document_id: r.document_id.clone(),
                 title: r.title.clone(),
-                source_uri: source_uri(r),
+                source_uri: r.source_uri(),
                 score: h.score,
                 passages: vec![r.chunk_id.clone()],
             }),
@@ -322,7 +317,7 @@ fn passage(h: &crate::retrieval::search::SearchHit) -> Passage {
     Passage {
         chunk_id: r.chunk_id.clone(),
         document_id: r.document_id.clone(),
-        source_uri: source_uri(r),
+        source_uri: r.source_uri(),
         title: r.title.clone(),
         section_path: r.section_path.clone(),
         text: r.text.clone(),
@@ -518,7 +513,7 @@ async fn hydrate_rows(
             "title": row.title,
             "section_path": row.section_path,
             "breadcrumb": breadcrumb(row),
-            "source_uri": source_uri(row),
+            "source_uri": row.source_uri(),
             "text": row.text,
             "offsets": {"start": row.offset_start, "end": row.offset_end},
             "metadata": super::c000_retrieval_calls::chunk_metadata(row),

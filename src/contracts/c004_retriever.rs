@@ -46,7 +46,7 @@ pub fn render(docs: &[Retrieved]) -> RetrieverResponse {
             .map(|d| RetrievedDocument {
                 id: d.id.clone(),
                 content: d.row.text.clone(),
-                source: d.row.uri.clone().or_else(|| d.row.source_path.clone()),
+                source: d.row.source_uri(),
                 score: d.score,
                 metadata: super::c000_retrieval_calls::chunk_metadata(&d.row),
             })

@@ -51,6 +51,11 @@ pub struct ChunkRow {
 }
 
 impl ChunkRow {
+    /// Where to cite the chunk from: its document's `uri`, else its `source_path`.
+    pub fn source_uri(&self) -> Option<String> {
+        self.uri.clone().or_else(|| self.source_path.clone())
+    }
+
     pub fn new(index: &str, doc: &Document, doc_hash: &str, chunk: Chunk) -> Self {
         ChunkRow {
             chunk_id: chunk.chunk_id.0,

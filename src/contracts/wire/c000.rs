@@ -1,5 +1,7 @@
 //! Contract 000's retrieval call: the request as it is read and the answer as it is written.
 
+use std::num::NonZeroU64;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -51,7 +53,7 @@ pub struct RetrievalSpec {
     /// Answer from this retained version instead of the newest.
     #[serde(default)]
     #[schemars(with = "Option<IndexVersion>")]
-    pub index_version: Option<u64>,
+    pub index_version: Option<NonZeroU64>,
 }
 
 /// The answer to a contract 000 request.

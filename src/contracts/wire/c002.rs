@@ -1,5 +1,7 @@
 //! Contract 002's query: the request as it is read and the answer as it is written.
 
+use std::num::NonZeroU64;
+
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
@@ -56,7 +58,7 @@ pub struct QueryRequestBody {
     /// Answer from this retained version instead of the newest.
     #[serde(default)]
     #[schemars(with = "Option<IndexVersion>")]
-    pub index_version: Option<u64>,
+    pub index_version: Option<NonZeroU64>,
     /// ragstream extension (opt-in): knowledge-graph relations within this many hops of the
     /// query's entities are returned as `relations`, with `rewrite_terms`; the entities'
     /// names also widen the lexical branch. At most graph.max_depth.
