@@ -266,6 +266,13 @@ indexes = ["kb"]
 scopes = ["read", "write", "admin"]
 
 [[auth.tokens]]
+name = "acme-writer"
+token = "secret-writer"
+tenant = "acme"
+indexes = ["kb"]
+scopes = ["read", "write"]
+
+[[auth.tokens]]
 name = "acme-reader"
 token = "secret-reader"
 tenant = "acme"
@@ -286,6 +293,7 @@ scopes = ["read", "write", "admin"]
     let bearer = |t: &str| format!("Authorization: Bearer {t}");
     let admin = bearer("secret-admin");
     let reader = bearer("secret-reader");
+    let writer = bearer("secret-writer");
     let other = bearer("secret-other");
 
     // No token: 401 and the scheme to use.
@@ -382,7 +390,17 @@ scopes = ["read", "write", "admin"]
         ])
     };
     assert_eq!(settings(&reader).0, 403);
+    assert_eq!(settings(&writer).0, 403);
     assert_eq!(settings(&admin).0, 200);
+    // Writing documents is not administering the index: a write-only token cannot delete
+    // it, and the index still answers after the attempt.
+    assert_eq!(post(&writer, "/v1/indexes/kb/rebuild", "").0, 403);
+    for auth in [&reader, &writer] {
+        let (status, body) = curl(&["-X", "DELETE", "-H", auth, &url("/v1/indexes/kb")]);
+        assert_eq!(status, 403, "{body}");
+        assert_eq!(body["error"]["code"], "forbidden", "{body}");
+    }
+    assert_eq!(stats().0, 200);
     // The keyword branch still answers after the rebuild.
     let (_, body) = post(
         &reader,

@@ -86,3 +86,55 @@ async fn the_deleted_index_checkpoint_keeps_replayed_events_out() {
         .unwrap();
     assert!(other.is_empty(), "{other:?}");
 }
+
+/// In a running daemon: DELETE answers at once, the index stops answering, and the
+/// maintenance actor removes the moved-aside files on its next pass, keeping the record.
+#[test]
+fn the_daemon_removes_a_deleted_index_files_on_its_next_maintenance_pass() {
+    use crate::daemon::{curl, start_daemon_at, wait_for};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    // A long first pass interval would hide the purge; one pass every 300 ms.
+    let d = start_daemon_at(&data, &[("RAGSTREAM_INDEX__MAINTENANCE__INTERVAL_MS", "300")]);
+    let docs = serde_json::json!({"documents": [{"id": "a", "text": "Tides follow the moon."}]});
+    let (status, body) = curl(&[
+        "-X",
+        "POST",
+        "-H",
+        "content-type: application/json",
+        "-d",
+        &docs.to_string(),
+        &format!("{}/v1/indexes/kb/documents", d.http),
+    ]);
+    assert_eq!(status, 202, "{body}");
+    let stats = format!("{}/v1/indexes/kb/stats", d.http);
+    wait_for("the document", || curl(&[&stats]).1["documents"] == 1);
+    assert!(data.join("indexes").join("kb").is_dir());
+
+    let (status, body) = curl(&["-X", "DELETE", &format!("{}/v1/indexes/kb", d.http)]);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["deleted"], true, "{body}");
+    assert_eq!(curl(&[&stats]).0, 404);
+    assert!(!data.join("indexes").join("kb").exists());
+    let moved_aside = || {
+        std::fs::read_dir(data.join("deleted"))
+            .map(|entries| entries.flatten().filter(|e| e.path().is_dir()).count())
+            .unwrap_or(0)
+    };
+    wait_for("maintenance to remove the deleted index's files", || {
+        moved_aside() == 0
+    });
+    assert!(data.join("deleted").join("kb.json").is_file());
+    // The daemon goes on: a write makes a new, empty index of the same name.
+    let (status, _) = curl(&[
+        "-X",
+        "POST",
+        "-H",
+        "content-type: application/json",
+        "-d",
+        &docs.to_string(),
+        &format!("{}/v1/indexes/kb/documents", d.http),
+    ]);
+    assert_eq!(status, 202);
+    wait_for("the new index", || curl(&[&stats]).1["documents"] == 1);
+}

@@ -1,5 +1,6 @@
 //! What ships beside the binary: the Kubernetes ConfigMap carries the default configuration
-//! verbatim, and the Python client works against a live daemon.
+//! verbatim, the alert rules pass their promtool unit tests, and the Python client works
+//! against a live daemon.
 
 use std::path::Path;
 use std::process::Command;
@@ -36,6 +37,21 @@ fn the_python_client_passes_its_live_test_against_a_daemon() {
         out.status.success(),
         "python client live test failed ({}):\n{}\n{}",
         out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_alert_rules_pass_their_unit_tests() {
+    let out = Command::new("promtool")
+        .args(["test", "rules"])
+        .arg(repo().join("deploy/prometheus/rules.test.yml"))
+        .output()
+        .expect("promtool (Debian package prometheus, installed by scripts/setup)");
+    assert!(
+        out.status.success(),
+        "promtool test rules failed:\n{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );

@@ -85,6 +85,69 @@ fn replayed_dead_letters_are_indexed_once_the_cause_is_fixed() {
     assert_eq!(taken[0]["code"], "schema_violation");
     assert!(taken[0]["sent_to"].is_null());
 
+    // By place: every letter, then exactly one by its partition and offset, then a range
+    // of that partition that ends before it.
+    let (code, all, err) = replay(&brokers, &["--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(all["replayed"].as_array().unwrap().len(), 2, "{all}");
+    let big_letter = all["replayed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["key"] == "kb/big")
+        .unwrap_or_else(|| panic!("{all}"));
+    let (partition, offset) = (
+        big_letter["partition"].to_string(),
+        big_letter["offset"].as_i64().unwrap(),
+    );
+    let at = offset.to_string();
+    let (code, report, err) = replay(
+        &brokers,
+        &[
+            "--dry-run",
+            "--partition",
+            &partition,
+            "--from-offset",
+            &at,
+            "--to-offset",
+            &at,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let taken = report["replayed"].as_array().unwrap();
+    assert_eq!(taken.len(), 1, "{report}");
+    assert_eq!(taken[0]["key"], "kb/big", "{report}");
+    assert_eq!(taken[0]["offset"], offset, "{report}");
+    if offset > 0 {
+        let before = (offset - 1).to_string();
+        let (code, report, err) = replay(
+            &brokers,
+            &["--dry-run", "--partition", &partition, "--to-offset", &before],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            report["replayed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|l| l["key"] != "kb/big"),
+            "{report}"
+        );
+    }
+    let (code, report, err) = replay(
+        &brokers,
+        &["--dry-run", "--from-offset", &(offset + 1).to_string()],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        report["replayed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["key"] != "kb/big"),
+        "a range after the letter leaves it out: {report}"
+    );
+
     // The replay: the document is indexed, and not dead-lettered again.
     let (code, report, err) = replay(&brokers, &["--key", "kb/big"]);
     assert_eq!(code, 0, "{err}");
