@@ -95,7 +95,10 @@ fn the_daemon_removes_a_deleted_index_files_on_its_next_maintenance_pass() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     // A long first pass interval would hide the purge; one pass every 300 ms.
-    let d = start_daemon_at(&data, &[("RAGSTREAM_INDEX__MAINTENANCE__INTERVAL_MS", "300")]);
+    let d = start_daemon_at(
+        &data,
+        &[("RAGSTREAM_INDEX__MAINTENANCE__INTERVAL_MS", "300")],
+    );
     let docs = serde_json::json!({"documents": [{"id": "a", "text": "Tides follow the moon."}]});
     let (status, body) = curl(&[
         "-X",

@@ -122,7 +122,13 @@ fn replayed_dead_letters_are_indexed_once_the_cause_is_fixed() {
         let before = (offset - 1).to_string();
         let (code, report, err) = replay(
             &brokers,
-            &["--dry-run", "--partition", &partition, "--to-offset", &before],
+            &[
+                "--dry-run",
+                "--partition",
+                &partition,
+                "--to-offset",
+                &before,
+            ],
         );
         assert_eq!(code, 0, "{err}");
         assert!(
