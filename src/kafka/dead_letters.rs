@@ -66,6 +66,16 @@ pub const ORIGINAL_HEADERS_SKIPPED: &[&str] = &[
 ];
 
 impl Origin {
+    /// The original headers a dead letter carries: all but [`ORIGINAL_HEADERS_SKIPPED`].
+    pub fn carried_headers(&self) -> impl Iterator<Item = (&str, &Option<Vec<u8>>)> {
+        self.headers
+            .iter()
+            .filter(|(key, _)| {
+                !ORIGINAL_HEADERS_SKIPPED.contains(&key.to_ascii_lowercase().as_str())
+            })
+            .map(|(key, value)| (key.as_str(), value))
+    }
+
     /// Where `msg` came from, with its headers.
     pub fn of(msg: &impl rdkafka::Message) -> Origin {
         use rdkafka::message::Headers;
@@ -255,13 +265,11 @@ impl DeadLetters {
                     value: Some(digest.as_str()),
                 });
         }
-        for (key, value) in &letter.origin.headers {
-            if !ORIGINAL_HEADERS_SKIPPED.contains(&key.to_ascii_lowercase().as_str()) {
-                headers = headers.insert(Header {
-                    key: key.as_str(),
-                    value: value.as_deref(),
-                });
-            }
+        for (key, value) in letter.origin.carried_headers() {
+            headers = headers.insert(Header {
+                key,
+                value: value.as_deref(),
+            });
         }
         let mut record = FutureRecord::<[u8], [u8]>::to(&self.topic).headers(headers);
         if let (Some(k), true) = (letter.key, shrunk < Shrunk::NoKey) {
@@ -381,6 +389,22 @@ fn parked_record(letter: &Letter<'_>, produce_error: &str) -> serde_json::Value 
             Some(Err(_)) => record[format!("{name}_hex")] = hex::encode(bytes.unwrap()).into(),
         }
     }
+    // The headers the letter would have carried on the topic, each as text when it is
+    // UTF-8, else as hex, so a parked letter can be re-sent as faithfully as a sent one.
+    let headers: Vec<serde_json::Value> = letter
+        .origin
+        .carried_headers()
+        .map(|(key, value)| match value.as_deref().map(std::str::from_utf8) {
+            None => serde_json::json!({"key": key, "value": null}),
+            Some(Ok(text)) => serde_json::json!({"key": key, "value": text}),
+            Some(Err(_)) => {
+                serde_json::json!({"key": key, "value_hex": hex::encode(value.as_deref().unwrap())})
+            }
+        })
+        .collect();
+    if !headers.is_empty() {
+        record["headers"] = headers.into();
+    }
     record
 }
 
@@ -422,7 +446,12 @@ mod tests {
             topic: "docs".into(),
             partition: 3,
             offset: 41,
-            headers: Vec::new(),
+            headers: vec![
+                ("origin".into(), Some(b"importer".to_vec())),
+                ("trace".into(), Some(vec![0xfe])),
+                ("empty".into(), None),
+                ("Authorization".into(), Some(b"Bearer secret".to_vec())),
+            ],
         };
         // A shortened deadline is not needed: the first try fails within message.timeout.ms
         // and the loop retries until DELIVERY_DEADLINE; here the path is marked failing first.
@@ -449,6 +478,16 @@ mod tests {
         assert_eq!(lines[0]["payload_hex"], "ff00");
         assert_eq!(lines[0]["error"]["code"], "bad_json");
         assert_eq!(lines[0]["source"]["offset"], 41);
+        // The original headers, credentials left out, as on the topic.
+        assert_eq!(
+            lines[0]["headers"],
+            serde_json::json!([
+                {"key": "origin", "value": "importer"},
+                {"key": "trace", "value_hex": "fe"},
+                {"key": "empty", "value": null},
+            ])
+        );
+        assert!(!text.contains("secret"), "{text}");
         assert_eq!(lines[1]["payload"], "{\"a\":1}");
         assert!(lines[1].get("key").is_none());
         let problem = health.problems().pop().expect("reported");
