@@ -8,7 +8,7 @@
 //! Every query is hybrid: the profile only moves the semantic weight (semantic 1.0 or 0.0
 //! still fuse through the same normalisation, so scores stay on one scale).
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::wire::c002::{
     DocumentGroup, GraphAnswer, GraphRelation, IndexSettings, IndexSettingsResponse, Passage,
@@ -18,7 +18,7 @@ use super::wire::c002::{
 use super::wire::{self, Offsets};
 use super::Reply;
 use crate::engine::{Engine, EngineError};
-use crate::index::{ChunkRow, IndexDefaults};
+use crate::index::IndexDefaults;
 use crate::model::{canonical_iso8601, IndexName, ValidationError};
 use crate::retrieval::profiles::{resolve, Profile, Resolved, AUTO_MIN_WEIGHT};
 use crate::retrieval::{Filters, SearchMethod, SearchRequest};
@@ -175,18 +175,6 @@ fn query_filters(given: &Value) -> Result<Filters, ValidationError> {
         clauses: Filters::parse(&bag)?.clauses,
         ..Filters::default()
     })
-}
-
-/// An optional `index_version`: a positive integer.
-fn index_version(obj: &Map<String, Value>) -> Result<Option<u64>, ValidationError> {
-    match obj.get("index_version") {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .filter(|n| *n >= 1)
-            .map(Some)
-            .ok_or_else(|| bad("index_version", "must be a positive integer")),
-    }
 }
 
 /// The engine request a query asks for on an index with `defaults`, and the profile it
@@ -393,219 +381,10 @@ pub async fn settings(engine: &Engine, index: &IndexName, body: &Value) -> Reply
     }
 }
 
-/// Most chunk ids one hydrate call takes, and the widest neighbour window.
-pub const MAX_HYDRATE_IDS: usize = 100;
-pub const MAX_WINDOW: u64 = 5;
-
-/// `POST /v1/indexes/{index}/hydrate`: `{"chunk_ids": [...], "window": 0..5 (default 1),
-/// "index_version"?}` → every requested chunk in full (all metadata) with its `window`
-/// neighbours on each side in the same document and the stitched text of that run, overlap
-/// removed (chunks are exact slices of their source, so their offsets say how much two
-/// neighbours share). Unknown ids are listed in `not_found`, not an error. With
-/// `"sections": true` the requested chunks are also grouped by the section they belong to
-/// (document and section path): each section once, with its breadcrumb and its whole text
-/// stitched, however many requested chunks fall in it.
-#[tracing::instrument(name = "hydration", skip_all, fields(index = %index))]
-pub async fn hydrate(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
-    let parsed = (|| -> Result<(Vec<String>, u64, bool, Option<u64>), ValidationError> {
-        let obj = body
-            .as_object()
-            .ok_or_else(|| bad("body", "must be an object"))?;
-        if let Some(k) = obj
-            .keys()
-            .find(|k| !["chunk_ids", "window", "sections", "index_version"].contains(&k.as_str()))
-        {
-            return Err(bad(k, "is not a field of the hydrate request"));
-        }
-        let ids: Vec<String> = obj
-            .get("chunk_ids")
-            .and_then(Value::as_array)
-            .filter(|a| !a.is_empty() && a.len() <= MAX_HYDRATE_IDS)
-            .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
-            .ok_or_else(|| {
-                bad(
-                    "chunk_ids",
-                    format!("must be 1 to {MAX_HYDRATE_IDS} chunk id strings"),
-                )
-            })?;
-        let window = match obj.get("window") {
-            None | Some(Value::Null) => 1,
-            Some(v) => v.as_u64().filter(|w| *w <= MAX_WINDOW).ok_or_else(|| {
-                bad(
-                    "window",
-                    format!("must be an integer between 0 and {MAX_WINDOW}"),
-                )
-            })?,
-        };
-        let sections = match obj.get("sections") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => return Err(bad("sections", "must be true or false")),
-        };
-        let version = index_version(obj)?;
-        Ok((ids, window, sections, version))
-    })();
-    let (ids, window, sections, version) = match parsed {
-        Ok(p) => p,
-        Err(e) => return super::error_reply(&e.into()),
-    };
-    match hydrate_rows(engine, index, &ids, window, sections, version).await {
-        Ok(body) => {
-            let v = body["index_version"].as_u64();
-            Reply {
-                status: 200,
-                body,
-                index_version: v,
-            }
-        }
-        Err(e) => super::error_reply(&e),
-    }
-}
-
-async fn hydrate_rows(
-    engine: &Engine,
-    index: &IndexName,
-    ids: &[String],
-    window: u64,
-    sections: bool,
-    version: Option<u64>,
-) -> Result<Value, crate::engine::EngineError> {
-    use crate::store::filters::sql_string;
-    let handle = engine.index(index).await?;
-    let snapshot = handle.snapshot(version).await?;
-    let lance = handle.lance();
-    let found = lance.rows(&snapshot.dataset, ids, false).await?;
-    let mut chunks = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut not_found = Vec::new();
-    // (document, section path) → requested chunk ids, in first-requested order.
-    type Section = (String, Vec<String>);
-    let mut groups: Vec<(Section, Vec<String>)> = Vec::new();
-    for id in ids {
-        if !seen.insert(id.clone()) {
-            continue; // asked twice: answered once
-        }
-        // A deleted document's chunks are gone for hydration as for search.
-        let Some(row) = found.iter().find(|r| &r.chunk_id == id && !r.is_deleted()) else {
-            not_found.push(json!(id));
-            continue;
-        };
-        let lo = u64::from(row.chunk_index).saturating_sub(window);
-        let hi = u64::from(row.chunk_index) + window;
-        let filter = format!(
-            "document_id = {} AND chunk_index >= {lo} AND chunk_index <= {hi}",
-            sql_string(&row.document_id)
-        );
-        let mut run = lance
-            .rows_where(&snapshot.dataset, Some(filter), false)
-            .await?;
-        run.sort_by_key(|r| r.chunk_index);
-        let key = (row.document_id.clone(), row.section_path.clone());
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, members)) => members.push(row.chunk_id.clone()),
-            None => groups.push((key, vec![row.chunk_id.clone()])),
-        }
-        let brief = |r: &ChunkRow| json!({"chunk_id": r.chunk_id, "chunk_index": r.chunk_index, "text": r.text});
-        chunks.push(json!({
-            "chunk_id": row.chunk_id,
-            "document_id": row.document_id,
-            "chunk_index": row.chunk_index,
-            "title": row.title,
-            "section_path": row.section_path,
-            "breadcrumb": breadcrumb(row),
-            "source_uri": row.source_uri(),
-            "text": row.text,
-            "offsets": {"start": row.offset_start, "end": row.offset_end},
-            "metadata": super::c000_retrieval_calls::chunk_metadata(row),
-            "context": {
-                "before": run.iter().filter(|r| r.chunk_index < row.chunk_index).map(brief).collect::<Vec<_>>(),
-                "after": run.iter().filter(|r| r.chunk_index > row.chunk_index).map(brief).collect::<Vec<_>>(),
-                "stitched_text": stitch(&run),
-            },
-        }));
-    }
-    let mut body = json!({
-        "index_version": snapshot.version,
-        "chunks": chunks,
-        "not_found": not_found,
-    });
-    if sections {
-        let ids: Vec<String> = groups.iter().map(|((d, _), _)| d.clone()).collect();
-        let documents = lance.live_documents(&snapshot.dataset, &ids).await?;
-        let mut out = Vec::with_capacity(groups.len());
-        for ((document_id, path), members) in groups {
-            let rows = documents.get(&document_id).map_or(&[][..], Vec::as_slice);
-            let run = section_run(rows, &path);
-            let Some(first) = run.first() else { continue };
-            out.push(json!({
-                "document_id": document_id,
-                "section_path": path,
-                "breadcrumb": breadcrumb(first),
-                "chunk_ids": members,
-                "section_chunk_ids": run.iter().map(|r| r.chunk_id.clone()).collect::<Vec<_>>(),
-                "stitched_text": stitch(&run),
-            }));
-        }
-        body["sections"] = json!(out);
-    }
-    Ok(body)
-}
-
-/// The chunks of the section at `path` (subsections included) among a document's rows, in
-/// their order.
-pub fn section_run(document: &[ChunkRow], path: &[String]) -> Vec<ChunkRow> {
-    document
-        .iter()
-        .filter(|r| r.section_path.starts_with(path))
-        .cloned()
-        .collect()
-}
-
-/// `Title › Section › Subsection`: where a chunk sits, for citing it.
-pub fn breadcrumb(row: &ChunkRow) -> String {
-    row.title
-        .iter()
-        .chain(row.section_path.iter())
-        .filter(|s| !s.is_empty())
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(" › ")
-}
-
-/// Joins consecutive chunks of one document, dropping the text a chunk shares with the one
-/// before it (its offsets start before the previous one's end, on the same page). Chunks that
-/// do not touch are joined by one space (the source between them is whitespace), chunks of
-/// different pages by a line break.
-pub fn stitch(run: &[ChunkRow]) -> String {
-    let mut out = String::new();
-    let mut prev: Option<&ChunkRow> = None;
-    for r in run {
-        match prev {
-            Some(p) if p.page_number == r.page_number && r.offset_start < p.offset_end => {
-                let shared = (p.offset_end - r.offset_start) as usize;
-                out.extend(r.text.chars().skip(shared));
-            }
-            Some(p) => {
-                let touching = p.page_number == r.page_number && r.offset_start == p.offset_end;
-                if !touching {
-                    out.push(if p.page_number == r.page_number {
-                        ' '
-                    } else {
-                        '\n'
-                    });
-                }
-                out.push_str(&r.text);
-            }
-            None => out.push_str(&r.text),
-        }
-        prev = Some(r);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn parse(v: Value) -> Result<QueryRequest, ValidationError> {
         parse_request(&v, 100, 8192)

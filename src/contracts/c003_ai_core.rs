@@ -290,7 +290,7 @@ async fn documents_of(
 /// The text of the section at `path` of a document: its chunks stitched, overlap removed,
 /// cut at [`MAX_PARENT_CHARS`].
 fn section_text(rows: &[ChunkRow], path: &[String]) -> String {
-    use super::c002_retrieval_api::{section_run, stitch};
+    use super::hydrate::{section_run, stitch};
     let text = stitch(&section_run(rows, path));
     match text.char_indices().nth(MAX_PARENT_CHARS) {
         Some((cut, _)) => format!("{}…", &text[..cut]),

@@ -11,6 +11,7 @@ pub mod c003_ai_core;
 pub mod c004_retriever;
 pub mod diff;
 pub mod explain;
+pub mod hydrate;
 pub mod wire;
 
 use serde_json::Value;
@@ -97,7 +98,7 @@ impl Reply {
     }
 
     /// A 200 answer written from its wire type.
-    fn typed(body: &impl serde::Serialize, index_version: Option<u64>) -> Reply {
+    pub(crate) fn typed(body: &impl serde::Serialize, index_version: Option<u64>) -> Reply {
         match serde_json::to_value(body) {
             Ok(body) => Reply {
                 status: 200,

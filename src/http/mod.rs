@@ -270,9 +270,7 @@ async fn index_hydrate(
     payload: web::Payload,
 ) -> HttpResponse {
     match index_and_json(&state, &req, &path, Scope::Read, payload).await {
-        Ok((index, v)) => {
-            respond(contracts::c002_retrieval_api::hydrate(&state.engine, &index, &v).await)
-        }
+        Ok((index, v)) => respond(contracts::hydrate::hydrate(&state.engine, &index, &v).await),
         Err(response) => response,
     }
 }

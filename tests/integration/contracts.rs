@@ -538,7 +538,7 @@ async fn c002_hydrate_returns_full_chunks_with_stitched_neighbours() {
     .await
     .body;
     let id = q["results"][0]["chunk_id"].as_str().unwrap().to_string();
-    let r = ragstream::contracts::c002_retrieval_api::hydrate(
+    let r = ragstream::contracts::hydrate::hydrate(
         &e,
         &name("kb"),
         &json!({"chunk_ids": [id, id, "missing"], "window": 5}),
@@ -572,7 +572,7 @@ async fn c002_hydrate_returns_full_chunks_with_stitched_neighbours() {
         )
         .map(|v| v.as_str().unwrap().to_string())
         .collect();
-    let r = ragstream::contracts::c002_retrieval_api::hydrate(
+    let r = ragstream::contracts::hydrate::hydrate(
         &e,
         &name("kb"),
         &json!({"chunk_ids": ids, "window": 0, "sections": true}),
@@ -586,7 +586,7 @@ async fn c002_hydrate_returns_full_chunks_with_stitched_neighbours() {
         ids.len()
     );
     assert_eq!(sections[0]["stitched_text"], long);
-    let r = ragstream::contracts::c002_retrieval_api::hydrate(
+    let r = ragstream::contracts::hydrate::hydrate(
         &e,
         &name("kb"),
         &json!({"chunk_ids": ["x"], "sections": "yes"}),
@@ -597,17 +597,13 @@ async fn c002_hydrate_returns_full_chunks_with_stitched_neighbours() {
         (400, Some("sections"))
     );
 
-    let r = ragstream::contracts::c002_retrieval_api::hydrate(
-        &e,
-        &name("kb"),
-        &json!({"chunk_ids": []}),
-    )
-    .await;
+    let r =
+        ragstream::contracts::hydrate::hydrate(&e, &name("kb"), &json!({"chunk_ids": []})).await;
     assert_eq!(
         (r.status, r.body["error"]["field"].as_str()),
         (400, Some("chunk_ids"))
     );
-    let r = ragstream::contracts::c002_retrieval_api::hydrate(
+    let r = ragstream::contracts::hydrate::hydrate(
         &e,
         &name("kb"),
         &json!({"chunk_ids": ["x"], "window": 9}),

@@ -3,7 +3,7 @@
 //! versions, is counted in `deleted_matches_blocked` when withheld, and comes back when it is
 //! upserted again.
 
-use ragstream::contracts::{c002_retrieval_api, Contract};
+use ragstream::contracts::Contract;
 use ragstream::index::DocumentOp;
 use ragstream::retrieval::{SearchMethod, SearchRequest};
 use ragstream::Engine;
@@ -95,7 +95,8 @@ async fn a_deleted_document_is_hidden_from_active_searches_but_kept() {
     assert_eq!(deleted.hits.len(), 1);
     assert!(deleted.hits[0].row.deleted_at.is_some());
     let chunk_id = deleted.hits[0].row.chunk_id.clone();
-    let h = c002_retrieval_api::hydrate(&e, &kb, &json!({"chunk_ids": [chunk_id]})).await;
+    let h =
+        ragstream::contracts::hydrate::hydrate(&e, &kb, &json!({"chunk_ids": [chunk_id]})).await;
     assert_eq!(h.body["not_found"], json!([chunk_id]), "{}", h.body);
 
     // Upserting it again brings it back.

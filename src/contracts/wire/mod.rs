@@ -12,6 +12,7 @@ pub mod c000;
 pub mod c001;
 pub mod c002;
 pub mod c004;
+pub mod hydrate;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -104,12 +105,25 @@ pub fn fields<T: JsonSchema + 'static>() -> Vec<String> {
 
 /// Reads `body` as the wire type `T`. `prefix` is put before field names (`"filters."` for a
 /// nested object); `unknown` is the rule an unknown key breaks, when `T` refuses unknown keys;
-/// `rule` gives the rule of a field whose value has the wrong type.
+/// `rule` gives the rule of a field whose value has the wrong type. A missing required key
+/// "is required".
 pub fn read<T: DeserializeOwned + JsonSchema + 'static>(
     body: &Value,
     prefix: &str,
     unknown: &dyn Fn(&str) -> String,
     rule: &dyn Fn(&str) -> String,
+) -> Result<T, ValidationError> {
+    read_as(body, prefix, unknown, rule, &|_| "is required".into())
+}
+
+/// [`read`], with `missing` giving the rule a missing required key breaks (a contract whose
+/// wording for it predates the types).
+pub fn read_as<T: DeserializeOwned + JsonSchema + 'static>(
+    body: &Value,
+    prefix: &str,
+    unknown: &dyn Fn(&str) -> String,
+    rule: &dyn Fn(&str) -> String,
+    missing: &dyn Fn(&str) -> String,
 ) -> Result<T, ValidationError> {
     let whole = if prefix.is_empty() {
         "body".to_string()
@@ -126,10 +140,10 @@ pub fn read<T: DeserializeOwned + JsonSchema + 'static>(
     {
         return Err(ValidationError::new(format!("{prefix}{key}"), unknown(key)));
     }
-    if let Some(missing) = shape.required.iter().find(|k| !obj.contains_key(*k)) {
+    if let Some(field) = shape.required.iter().find(|k| !obj.contains_key(*k)) {
         return Err(ValidationError::new(
-            format!("{prefix}{missing}"),
-            "is required",
+            format!("{prefix}{field}"),
+            missing(field),
         ));
     }
     serde_path_to_error::deserialize(body).map_err(|e| {

@@ -28,7 +28,6 @@ mod operations;
 
 use serde_json::{json, Map, Value};
 
-use crate::contracts::c002_retrieval_api as c002;
 use crate::model::metadata::BUILT_IN_FIELDS;
 use crate::retrieval::search::MAX_POOL;
 use crate::store::filters::{ColumnKind, Visibility, FILTER_COLUMNS};

@@ -5,6 +5,7 @@ use std::collections::{BTreeSet, HashSet};
 use super::*;
 use crate::contracts::c000_retrieval_calls::{self as c000, RequestLimits};
 use crate::contracts::c001_rag_searcher as c001;
+use crate::contracts::c002_retrieval_api as c002;
 use crate::contracts::c003_ai_core as c003;
 use crate::contracts::c004_retriever as c004;
 
