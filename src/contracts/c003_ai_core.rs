@@ -22,24 +22,17 @@
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::Reply;
+pub use super::wire::c003::MAX_PARENT_CHARS;
+use super::wire::c003::{
+    HybridParameters, MatchMeta, MatchParent, MatchSource, RetrieveInputBody, RetrieveMatch,
+    RetrieveMeta, RetrieveOutput, RetrieveRouting, VisibilityName,
+};
+use super::{wire, Reply};
 use crate::engine::{Engine, EngineError};
 use crate::index::ChunkRow;
 use crate::model::IndexName;
 use crate::retrieval::{Candidates, Filters, FoundBy, SearchHit, SearchMethod, SearchRequest};
 pub use crate::store::filters::Visibility;
-
-/// The only keys `hybrid` accepts.
-pub const HYBRID_KEYS: &[&str] = &[
-    "alpha",
-    "min_sim",
-    "top_k",
-    "vec_limit",
-    "lex_limit",
-    "trgm_limit",
-    "max_candidates",
-    "diversify_strength",
-];
 
 /// Why a request was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -91,89 +84,65 @@ fn input(message: impl Into<String>) -> RetrieveError {
     RetrieveError::Input(message.into())
 }
 
-fn number(h: &Map<String, Value>, key: &str) -> Result<Option<f64>, RetrieveError> {
-    match h.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => Ok(n.as_f64()),
-        Some(_) => Err(input(format!("hybrid.{key} must be a number"))),
+/// The message a field of `RetrieveInput` gives when serde cannot read its value.
+fn input_rule(field: &str) -> String {
+    match field {
+        "filters" => "filters must be a mapping when provided".into(),
+        "hybrid" => "state.hybrid must be a mapping".into(),
+        "visibility_override_allowed" => "visibility_override_allowed must be a boolean".into(),
+        "top_k" => "top_k must be an integer".into(),
+        other => format!("{other} must be a string"),
     }
 }
 
-fn integer(h: &Map<String, Value>, key: &str) -> Result<Option<i64>, RetrieveError> {
-    match h.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => n
-            .as_i64()
-            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
-            .map(Some)
-            .ok_or_else(|| input(format!("hybrid.{key} must be an integer"))),
-        Some(_) => Err(input(format!("hybrid.{key} must be an integer"))),
-    }
-}
-
-/// `process`, `doc_class`, `workflow_id`: lower-cased and trimmed; empty is unset.
-fn selector(
-    body: &Map<String, Value>,
-    key: &str,
-    lower: bool,
-) -> Result<Option<String>, RetrieveError> {
-    match body.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => {
-            let t = s.trim();
-            Ok((!t.is_empty()).then(|| {
-                if lower {
-                    t.to_lowercase()
-                } else {
-                    t.to_string()
-                }
-            }))
+/// The message a field of `hybrid` gives when serde cannot read its value.
+fn hybrid_rule(field: &str) -> String {
+    match field {
+        "top_k" | "vec_limit" | "lex_limit" | "max_candidates" => {
+            format!("hybrid.{field} must be an integer")
         }
-        Some(_) => Err(input(format!("{key} must be a string"))),
+        _ => format!("hybrid.{field} must be a number"),
     }
 }
 
-/// `coerce_bool_flag`: booleans, and the usual spellings of them.
-fn bool_flag(v: &Value) -> Result<Option<bool>, RetrieveError> {
-    match v {
-        Value::Null => Ok(None),
-        Value::Bool(b) => Ok(Some(*b)),
-        Value::Number(n) if n.as_i64() == Some(1) => Ok(Some(true)),
-        Value::Number(n) if n.as_i64() == Some(0) => Ok(Some(false)),
-        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
-            "true" | "1" | "yes" | "on" => Ok(Some(true)),
-            "false" | "0" | "no" | "off" | "" => Ok(Some(false)),
-            _ => Err(input("visibility_override_allowed must be a boolean")),
-        },
-        _ => Err(input("visibility_override_allowed must be a boolean")),
-    }
+/// Contract 003 speaks in messages, not fields: the rule of a refusal is the whole message.
+fn read<T: serde::de::DeserializeOwned + schemars::JsonSchema + 'static>(
+    body: &Value,
+    prefix: &str,
+    rule: &dyn Fn(&str) -> String,
+) -> Result<T, RetrieveError> {
+    wire::read_as(body, prefix, &|_| String::new(), rule, &|_| {
+        "state must include a 'hybrid' configuration".into()
+    })
+    .map_err(|e| input(e.rule))
+}
+
+/// `process`, `doc_class`, `workflow_id`: trimmed (and lower-cased when `lower`); empty is
+/// unset.
+fn selector(given: Option<String>, lower: bool) -> Option<String> {
+    let t = given?.trim().to_string();
+    (!t.is_empty()).then(|| if lower { t.to_lowercase() } else { t })
 }
 
 pub fn parse_request(body: &Value) -> Result<RetrieveInput, RetrieveError> {
-    let obj = body
-        .as_object()
-        .ok_or_else(|| input("RetrieveInput must be a mapping"))?;
-    let query = match obj.get("query") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(_) => return Err(input("query must be a string")),
-    };
-    let filters = match obj.get("filters") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(m)) => m.clone(),
-        Some(_) => return Err(input("filters must be a mapping when provided")),
-    };
-    let h = match obj.get("hybrid") {
+    if !body.is_object() {
+        return Err(input("RetrieveInput must be a mapping"));
+    }
+    let given: RetrieveInputBody = read(body, "", &input_rule)?;
+    let h = match given.hybrid {
         None | Some(Value::Null) => {
             return Err(input("state must include a 'hybrid' configuration"))
         }
-        Some(Value::Object(m)) => m,
-        Some(_) => return Err(input("state.hybrid must be a mapping")),
+        Some(h @ Value::Object(_)) => h,
+        Some(_) => return Err(input(input_rule("hybrid"))),
     };
+    let known = wire::fields::<HybridParameters>();
     let mut unknown: Vec<&str> = h
-        .keys()
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.keys())
         .map(String::as_str)
-        .filter(|k| !HYBRID_KEYS.contains(k))
+        .filter(|k| !known.iter().any(|f| f == k))
         .collect();
     if !unknown.is_empty() {
         unknown.sort_unstable();
@@ -182,35 +151,30 @@ pub fn parse_request(body: &Value) -> Result<RetrieveInput, RetrieveError> {
             unknown.join(", ")
         )));
     }
+    let p: HybridParameters = read(&h, "hybrid.", &hybrid_rule)?;
     let unit = |x: f64| x.clamp(0.0, 1.0);
-    let mut top_k = integer(h, "top_k")?.unwrap_or(5).clamp(1, 10) as usize;
-    if let Some(v) = obj.get("top_k").filter(|v| !v.is_null()) {
-        let n = v
-            .as_i64()
-            .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
-            .ok_or_else(|| input("top_k must be an integer"))?;
-        top_k = n.clamp(1, 10) as usize;
-    }
-    let vec_limit = integer(h, "vec_limit")?.unwrap_or(50).max(1) as usize;
-    let lex_limit = integer(h, "lex_limit")?.unwrap_or(50).max(1) as usize;
-    let max_candidates = integer(h, "max_candidates")?
+    let top_k = given.top_k.or(p.top_k).unwrap_or(5).clamp(1, 10) as usize;
+    let vec_limit = p.vec_limit.unwrap_or(50).max(1) as usize;
+    let lex_limit = p.lex_limit.unwrap_or(50).max(1) as usize;
+    let max_candidates = p
+        .max_candidates
         .map_or(vec_limit.max(lex_limit), |n| n.max(1) as usize)
         .max(vec_limit)
         .max(lex_limit)
         .max(top_k);
     let hybrid = Hybrid {
-        alpha: unit(number(h, "alpha")?.unwrap_or(0.7)),
-        min_sim: unit(number(h, "min_sim")?.unwrap_or(0.15)),
+        alpha: unit(p.alpha.unwrap_or(0.7)),
+        min_sim: unit(p.min_sim.unwrap_or(0.15)),
         top_k,
         vec_limit,
         lex_limit,
-        trgm_limit: number(h, "trgm_limit")?.map(unit),
+        trgm_limit: p.trgm_limit.map(unit),
         max_candidates,
-        diversify_strength: unit(number(h, "diversify_strength")?.unwrap_or(0.3)),
+        diversify_strength: unit(p.diversify_strength.unwrap_or(0.3)),
     };
-    let visibility_requested = match obj.get("visibility") {
-        None | Some(Value::Null) => Visibility::Active,
-        Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+    let visibility_requested = match given.visibility {
+        None => Visibility::Active,
+        Some(s) => match s.trim().to_ascii_lowercase().as_str() {
             "" | "active" => Visibility::Active,
             "all" => Visibility::All,
             "deleted" => Visibility::Deleted,
@@ -220,20 +184,16 @@ pub fn parse_request(body: &Value) -> Result<RetrieveInput, RetrieveError> {
                 )))
             }
         },
-        Some(_) => return Err(input("visibility must be a string")),
     };
     Ok(RetrieveInput {
-        query,
-        filters,
-        process: selector(obj, "process", true)?,
-        doc_class: selector(obj, "doc_class", true)?,
-        collection_id: selector(obj, "collection_id", false)?,
-        workflow_id: selector(obj, "workflow_id", true)?,
+        query: given.query.unwrap_or_default(),
+        filters: given.filters.unwrap_or_default(),
+        process: selector(given.process, true),
+        doc_class: selector(given.doc_class, true),
+        collection_id: selector(given.collection_id, false),
+        workflow_id: selector(given.workflow_id, true),
         visibility_requested,
-        visibility_override_allowed: match obj.get("visibility_override_allowed") {
-            None => None,
-            Some(v) => bool_flag(v)?,
-        },
+        visibility_override_allowed: given.visibility_override_allowed,
         hybrid,
     })
 }
@@ -266,10 +226,6 @@ pub fn citation(row: &ChunkRow) -> String {
     parts.join(" · ")
 }
 
-/// Longest `content` of a parent section, in characters: a parent gives context, and a
-/// whole long chapter would crowd out the matches themselves.
-pub const MAX_PARENT_CHARS: usize = 4000;
-
 /// The live rows of each matched document, read once per document from the version the
 /// matches came from, so that parents show their sections' text.
 async fn documents_of(
@@ -298,11 +254,10 @@ fn section_text(rows: &[ChunkRow], path: &[String]) -> String {
     }
 }
 
-fn render_match(hit: &SearchHit, document: &[ChunkRow]) -> Value {
+fn render_match(hit: &SearchHit, document: &[ChunkRow]) -> RetrieveMatch {
     let row = &hit.row;
-    let mut meta = super::c000_retrieval_calls::chunk_metadata(row);
     // One parent per enclosing section, outermost first, with a stable id.
-    let parents: Vec<Value> = (0..row.section_path.len())
+    let parents: Vec<MatchParent> = (0..row.section_path.len())
         .map(|depth| {
             let path = &row.section_path[..=depth];
             let id = hex::encode(
@@ -310,32 +265,31 @@ fn render_match(hit: &SearchHit, document: &[ChunkRow]) -> Value {
                     format!("{}\u{0}{}", row.document_id, path.join("\u{0}")).as_bytes(),
                 )[..8],
             );
-            json!({
-                "id": format!("section-{id}"),
-                "heading": path[depth],
-                "content": section_text(document, path),
-            })
+            MatchParent {
+                id: format!("section-{id}"),
+                heading: path[depth].clone(),
+                content: section_text(document, path),
+            }
         })
         .collect();
-    meta.insert("chunk_id".into(), json!(row.chunk_id));
-    meta.insert(
-        "parent_ids".into(),
-        json!(parents.iter().map(|p| p["id"].clone()).collect::<Vec<_>>()),
-    );
-    meta.insert("parents".into(), json!(parents));
-    json!({
-        "id": row.document_id,
-        "text": row.text,
-        "score": hit.score,
-        "source": match hit.found_by {
-            FoundBy::Semantic => "vector",
-            FoundBy::Keyword => "lexical",
-            FoundBy::Both => "hybrid",
+    RetrieveMatch {
+        id: row.document_id.clone(),
+        text: row.text.clone(),
+        score: hit.score,
+        source: match hit.found_by {
+            FoundBy::Semantic => MatchSource::Vector,
+            FoundBy::Keyword => MatchSource::Lexical,
+            FoundBy::Both => MatchSource::Hybrid,
         },
-        "hash": hex::encode(Sha256::digest(row.text.as_bytes())),
-        "citation": citation(row),
-        "meta": meta,
-    })
+        hash: hex::encode(Sha256::digest(row.text.as_bytes())),
+        citation: citation(row),
+        meta: MatchMeta {
+            metadata: super::c000_retrieval_calls::chunk_metadata(row),
+            chunk_id: row.chunk_id.clone(),
+            parent_ids: parents.iter().map(|p| p.id.clone()).collect(),
+            parents,
+        },
+    }
 }
 
 pub fn error_reply(e: &RetrieveError) -> Reply {
@@ -457,7 +411,7 @@ async fn retrieve(
             .map_err(engine_error)?,
         _ => Default::default(),
     };
-    let matches: Vec<Value> = hits
+    let matches: Vec<RetrieveMatch> = hits
         .iter()
         .map(|h| {
             let rows = documents
@@ -466,35 +420,32 @@ async fn retrieve(
             render_match(h, rows)
         })
         .collect();
-    let body = json!({
-        "matches": matches,
-        "meta": {
-            "routing": {
-                "profile": "standard",
-                "vector_space_id": format!("rag/{index}"),
-                "process": input.process,
-                "doc_class": input.doc_class,
-                "collection_id": input.collection_id,
-                "workflow_id": input.workflow_id,
-            },
-            "took_ms": started.elapsed().as_millis() as u64,
-            "alpha": h.alpha,
-            "min_sim": h.min_sim,
-            "top_k_effective": h.top_k,
-            "matches_returned": matches.len(),
-            "max_candidates_effective": h.max_candidates,
-            "vector_candidates": counts.0,
-            "lexical_candidates": counts.1,
-            "deleted_matches_blocked": blocked,
-            "visibility_effective": visibility.name(),
-            "diversify_strength": h.diversify_strength,
-        }
-    });
-    Ok(Reply {
-        status: 200,
-        body,
-        index_version: version,
-    })
+    let meta = RetrieveMeta {
+        routing: RetrieveRouting {
+            profile: "standard",
+            vector_space_id: format!("rag/{index}"),
+            process: input.process,
+            doc_class: input.doc_class,
+            collection_id: input.collection_id,
+            workflow_id: input.workflow_id,
+        },
+        took_ms: started.elapsed().as_millis() as u64,
+        alpha: h.alpha,
+        min_sim: h.min_sim,
+        top_k_effective: h.top_k,
+        matches_returned: matches.len(),
+        max_candidates_effective: h.max_candidates,
+        vector_candidates: counts.0,
+        lexical_candidates: counts.1,
+        deleted_matches_blocked: blocked,
+        visibility_effective: match visibility {
+            Visibility::Active => VisibilityName::Active,
+            Visibility::All => VisibilityName::All,
+            Visibility::Deleted => VisibilityName::Deleted,
+        },
+        diversify_strength: h.diversify_strength,
+    };
+    Ok(Reply::typed(&RetrieveOutput { matches, meta }, version))
 }
 
 /// Deleted chunks that the same search over every row would have returned among its matches:
@@ -622,6 +573,110 @@ mod tests {
             msg(json!({"query": "x", "hybrid": {}, "visibility": "bogus"})).contains("visibility")
         );
         assert!(msg(json!({"query": "x", "hybrid": {"alpha": "high"}})).contains("hybrid.alpha"));
+    }
+
+    #[test]
+    fn every_refusal_keeps_its_wording() {
+        let hybrid = |h: Value| json!({"query": "x", "hybrid": h});
+        let with = |k: &str, v: Value| {
+            let mut b = json!({"query": "x", "hybrid": {}});
+            b[k] = v;
+            b
+        };
+        let mut cases = vec![
+            (json!([1]), "RetrieveInput must be a mapping".to_string()),
+            (json!("x"), "RetrieveInput must be a mapping".into()),
+            (with("query", json!(5)), "query must be a string".into()),
+            (
+                with("filters", json!("a")),
+                "filters must be a mapping when provided".into(),
+            ),
+            (
+                with("filters", json!([1])),
+                "filters must be a mapping when provided".into(),
+            ),
+            (
+                json!({"query": "x"}),
+                "state must include a 'hybrid' configuration".into(),
+            ),
+            (
+                json!({"query": "x", "hybrid": null}),
+                "state must include a 'hybrid' configuration".into(),
+            ),
+            (hybrid(json!([])), "state.hybrid must be a mapping".into()),
+            (hybrid(json!("x")), "state.hybrid must be a mapping".into()),
+            (
+                hybrid(json!({"zeta": 1, "alpha": 0.5, "foo": 2})),
+                "Unknown hybrid parameter(s): foo, zeta".into(),
+            ),
+            (with("top_k", json!("3")), "top_k must be an integer".into()),
+            (with("top_k", json!(1.5)), "top_k must be an integer".into()),
+            (
+                with("visibility", json!(3)),
+                "visibility must be a string".into(),
+            ),
+            (
+                with("visibility", json!("bogus")),
+                "visibility must be one of active, all, deleted (got \"bogus\")".into(),
+            ),
+        ];
+        for key in ["top_k", "vec_limit", "lex_limit", "max_candidates"] {
+            for bad in [json!("3"), json!(2.5), json!(true)] {
+                cases.push((
+                    hybrid(json!({key: bad})),
+                    format!("hybrid.{key} must be an integer"),
+                ));
+            }
+        }
+        for key in ["alpha", "min_sim", "trgm_limit", "diversify_strength"] {
+            for bad in [json!("high"), json!([0.5]), json!(false)] {
+                cases.push((
+                    hybrid(json!({key: bad})),
+                    format!("hybrid.{key} must be a number"),
+                ));
+            }
+        }
+        for key in ["process", "doc_class", "collection_id", "workflow_id"] {
+            cases.push((with(key, json!(1)), format!("{key} must be a string")));
+        }
+        for bad in [json!("maybe"), json!(2), json!([]), json!(0.5)] {
+            cases.push((
+                with("visibility_override_allowed", bad),
+                "visibility_override_allowed must be a boolean".into(),
+            ));
+        }
+        for (body, message) in cases {
+            let e = parse(body.clone()).expect_err(&body.to_string());
+            assert_eq!(e, RetrieveError::Input(message), "{body}");
+        }
+    }
+
+    #[test]
+    fn the_contract_leniencies_hold() {
+        let i = parse(
+            json!({"hybrid": {"top_k": 3.0, "vec_limit": 7.0, "alpha": 1},
+            "visibility": null, "visibility_override_allowed": "YES", "bogus": [1],
+            "process": "  Review ", "collection_id": " HR ", "workflow_id": "  "}),
+        )
+        .unwrap();
+        assert_eq!((i.hybrid.top_k, i.hybrid.vec_limit), (3, 7));
+        assert_eq!(i.hybrid.alpha, 1.0);
+        assert_eq!(i.visibility_requested, Visibility::Active);
+        assert_eq!(i.visibility_override_allowed, Some(true));
+        assert_eq!(i.process.as_deref(), Some("review"));
+        assert_eq!(i.collection_id.as_deref(), Some("HR"));
+        assert_eq!(i.workflow_id, None);
+        let flag = |v: Value| {
+            parse(json!({"hybrid": {}, "visibility_override_allowed": v}))
+                .unwrap()
+                .visibility_override_allowed
+        };
+        assert_eq!(flag(json!(1)), Some(true));
+        assert_eq!(flag(json!("off")), Some(false));
+        assert_eq!(flag(json!("")), Some(false));
+        assert_eq!(flag(Value::Null), None);
+        let top = parse(json!({"hybrid": {"top_k": 2}, "top_k": 4.0})).unwrap();
+        assert_eq!(top.hybrid.top_k, 4);
     }
 
     #[test]

@@ -640,12 +640,15 @@ class LiveTest(unittest.TestCase):
 
 def schema_properties(schema: Dict[str, Any], schemas: Dict[str, Any]) -> Any:
     """The properties and required names of an object schema (``allOf`` and ``$ref``
-    followed). A union (``anyOf``, ``oneOf``) has the properties of any branch, and
-    requires what every branch requires."""
+    followed; a ``$ref`` beside ``properties`` applies both, as in JSON Schema 2020-12).
+    A union (``anyOf``, ``oneOf``) has the properties of any branch, and requires what
+    every branch requires."""
     props: Dict[str, Any] = {}
     required: List[str] = []
     if "$ref" in schema:
-        return schema_properties(schemas[schema["$ref"].rsplit("/", 1)[-1]], schemas)
+        p, r = schema_properties(schemas[schema["$ref"].rsplit("/", 1)[-1]], schemas)
+        props.update(p)
+        required += r
     for part in schema.get("allOf", []):
         p, r = schema_properties(part, schemas)
         props.update(p)

@@ -11,6 +11,7 @@
 pub mod c000;
 pub mod c001;
 pub mod c002;
+pub mod c003;
 pub mod c004;
 pub mod hydrate;
 

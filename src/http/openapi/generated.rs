@@ -6,7 +6,7 @@ use schemars::transform::RecursiveTransform;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use crate::contracts::wire::{c000, c001, c002, c004, hydrate};
+use crate::contracts::wire::{c000, c001, c002, c003, c004, hydrate};
 
 fn generator(settings: SchemaSettings) -> SchemaGenerator {
     settings
@@ -39,6 +39,7 @@ pub(super) fn generated_schemas() -> Vec<(String, Value)> {
     requests.subschema_for::<c001::RagQueryRequestBody>();
     requests.subschema_for::<c002::QueryRequestBody>();
     requests.subschema_for::<c002::IndexSettings>();
+    requests.subschema_for::<c003::RetrieveInputBody>();
     requests.subschema_for::<c004::RetrieverRequestBody>();
     requests.subschema_for::<hydrate::HydrateRequestBody>();
     let mut answers = generator(SchemaSettings::draft2020_12().for_serialize());
@@ -46,6 +47,7 @@ pub(super) fn generated_schemas() -> Vec<(String, Value)> {
     answers.subschema_for::<c001::RagQueryResponse>();
     answers.subschema_for::<c002::QueryResponse>();
     answers.subschema_for::<c002::IndexSettingsResponse>();
+    answers.subschema_for::<c003::RetrieveOutput>();
     answers.subschema_for::<c004::RetrieverResponse>();
     answers.subschema_for::<hydrate::HydrateResponse>();
     let mut schemas: Vec<(String, Value)> = requests.take_definitions(true).into_iter().collect();

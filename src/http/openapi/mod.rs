@@ -21,7 +21,6 @@
 
 mod common;
 mod contract_002;
-mod contract_003;
 mod generated;
 mod index_management;
 mod operations;
@@ -29,12 +28,10 @@ mod operations;
 use serde_json::{json, Map, Value};
 
 use crate::model::metadata::BUILT_IN_FIELDS;
-use crate::retrieval::search::MAX_POOL;
-use crate::store::filters::{ColumnKind, Visibility, FILTER_COLUMNS};
+use crate::store::filters::{ColumnKind, FILTER_COLUMNS};
 
 use common::common_schemas;
 use contract_002::contract_002_schemas;
-use contract_003::contract_003_schemas;
 use generated::generated_schemas;
 use index_management::index_management_schemas;
 use operations::operations_schemas;
@@ -753,14 +750,6 @@ fn integer(minimum: i64, description: &str) -> Value {
     json!({"type": "integer", "minimum": minimum, "description": description})
 }
 
-fn number(description: &str) -> Value {
-    json!({"type": "number", "description": description})
-}
-
-fn unit_number(description: &str) -> Value {
-    json!({"type": "number", "minimum": 0, "maximum": 1, "description": description})
-}
-
 fn boolean(description: &str) -> Value {
     json!({"type": "boolean", "description": description})
 }
@@ -773,18 +762,8 @@ fn strings(description: &str) -> Value {
     array(json!({"type": "string"}), description)
 }
 
-/// A field with a default the adapter applies when it is absent.
-fn defaulted(kind: &str, default: Value, description: &str) -> Value {
-    json!({"type": kind, "default": default, "description": description})
-}
-
 fn timestamp(description: &str) -> Value {
     json!({"type": "string", "format": "date-time", "description": description})
-}
-
-/// A string matching `pattern` (an ECMA-262 regular expression, as JSON Schema has it).
-fn matching(pattern: &str, description: &str) -> Value {
-    json!({"type": "string", "pattern": pattern, "description": description})
 }
 
 fn enumeration(values: Vec<Value>, description: &str) -> Value {
@@ -809,7 +788,6 @@ fn schema_list() -> Vec<(String, Value)> {
         common_schemas(),
         contract_002_schemas(),
         index_management_schemas(),
-        contract_003_schemas(),
         operations_schemas(),
     ]
     .into_iter()
