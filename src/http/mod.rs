@@ -421,15 +421,27 @@ async fn ingest(
             Some(k),
         );
     }
+    // A list, or absent (null is absent): anything else is refused, never skipped.
+    let list = |key: &str, rule: &str| match obj.get(key) {
+        None | Some(Value::Null) => Ok(&[][..]),
+        Some(Value::Array(items)) => Ok(items.as_slice()),
+        Some(_) => Err(error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            rule,
+            Some(key),
+        )),
+    };
+    let (documents, deletes) = match (
+        list("documents", "must be a list of documents"),
+        list("deletes", "must be a list of document ids"),
+    ) {
+        (Ok(documents), Ok(deletes)) => (documents, deletes),
+        (Err(response), _) | (_, Err(response)) => return response,
+    };
     let limits = state.engine.config().limits.document();
     let mut events: Vec<DocumentEvent> = Vec::new();
-    for (i, d) in obj
-        .get("documents")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    for (i, d) in documents.iter().enumerate() {
         let doc: Document = match serde_json::from_value(d.clone()) {
             Ok(doc) => doc,
             Err(e) => {
@@ -454,13 +466,7 @@ async fn ingest(
             op: DocumentOp::Upsert(doc),
         });
     }
-    for (i, id) in obj
-        .get("deletes")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    for (i, id) in deletes.iter().enumerate() {
         let Some(id) = id.as_str() else {
             return error(
                 StatusCode::BAD_REQUEST,

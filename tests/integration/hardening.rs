@@ -371,6 +371,34 @@ fn deletes_follow_the_document_id_rule_on_http_and_the_bus() {
     ]);
     assert_eq!(status, 400, "{v}");
     assert_eq!(v["error"]["field"], "deletes[0]");
+    // A list that is not a list is refused, even beside a valid one (the route produces
+    // only once everything is read, so a 400 means nothing was produced).
+    for (body, field) in [
+        (json!({"documents": "x", "deletes": ["a"]}), "documents"),
+        (json!({"documents": {"id": "a", "text": "t"}}), "documents"),
+        (
+            json!({"documents": [{"id": "b", "text": "t"}], "deletes": "a"}),
+            "deletes",
+        ),
+    ] {
+        let (status, v) = curl(&[
+            "-X",
+            "POST",
+            "-H",
+            "content-type: application/json",
+            "-d",
+            &body.to_string(),
+            &format!("{}/v1/indexes/kb/documents", d.http),
+        ]);
+        assert_eq!(status, 400, "{body}: {v}");
+        assert_eq!(v["error"]["field"], field, "{body}: {v}");
+        assert_eq!(v["error"]["code"], "invalid_request", "{v}");
+    }
+    assert_eq!(
+        curl(&[&stats]).0,
+        404,
+        "nothing was produced, so no index exists"
+    );
     let (status, v) = curl(&[
         "-X",
         "DELETE",
