@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 pub use super::wire::c003::MAX_PARENT_CHARS;
 use super::wire::c003::{
     HybridParameters, MatchMeta, MatchParent, MatchSource, RetrieveInputBody, RetrieveMatch,
-    RetrieveMeta, RetrieveOutput, RetrieveRouting, VisibilityName,
+    RetrieveMeta, RetrieveOutput, RetrieveRouting,
 };
 use super::{wire, Reply};
 use crate::engine::{Engine, EngineError};
@@ -111,9 +111,14 @@ fn read<T: serde::de::DeserializeOwned + schemars::JsonSchema + 'static>(
     prefix: &str,
     rule: &dyn Fn(&str) -> String,
 ) -> Result<T, RetrieveError> {
-    wire::read_as(body, prefix, &|_| String::new(), rule, &|_| {
-        "state must include a 'hybrid' configuration".into()
-    })
+    wire::read_as(
+        body,
+        prefix,
+        &|key| format!("Unknown hybrid parameter(s): {key}"),
+        rule,
+        // `hybrid` is the only required key.
+        &|_| "state must include a 'hybrid' configuration".into(),
+    )
     .map_err(|e| input(e.rule))
 }
 
@@ -133,14 +138,13 @@ pub fn parse_request(body: &Value) -> Result<RetrieveInput, RetrieveError> {
         None | Some(Value::Null) => {
             return Err(input("state must include a 'hybrid' configuration"))
         }
-        Some(h @ Value::Object(_)) => h,
+        Some(Value::Object(h)) => h,
         Some(_) => return Err(input(input_rule("hybrid"))),
     };
+    // Every unknown key is named, sorted (the reader would name only the first).
     let known = wire::fields::<HybridParameters>();
     let mut unknown: Vec<&str> = h
-        .as_object()
-        .into_iter()
-        .flat_map(|m| m.keys())
+        .keys()
         .map(String::as_str)
         .filter(|k| !known.iter().any(|f| f == k))
         .collect();
@@ -151,7 +155,7 @@ pub fn parse_request(body: &Value) -> Result<RetrieveInput, RetrieveError> {
             unknown.join(", ")
         )));
     }
-    let p: HybridParameters = read(&h, "hybrid.", &hybrid_rule)?;
+    let p: HybridParameters = read(&Value::Object(h), "hybrid.", &hybrid_rule)?;
     let unit = |x: f64| x.clamp(0.0, 1.0);
     let top_k = given.top_k.or(p.top_k).unwrap_or(5).clamp(1, 10) as usize;
     let vec_limit = p.vec_limit.unwrap_or(50).max(1) as usize;
@@ -438,11 +442,7 @@ async fn retrieve(
         vector_candidates: counts.0,
         lexical_candidates: counts.1,
         deleted_matches_blocked: blocked,
-        visibility_effective: match visibility {
-            Visibility::Active => VisibilityName::Active,
-            Visibility::All => VisibilityName::All,
-            Visibility::Deleted => VisibilityName::Deleted,
-        },
+        visibility_effective: visibility.into(),
         diversify_strength: h.diversify_strength,
     };
     Ok(Reply::typed(&RetrieveOutput { matches, meta }, version))

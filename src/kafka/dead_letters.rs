@@ -54,6 +54,9 @@ pub struct Origin {
 /// topic, and the letter's own headers are not shadowed.
 pub const ORIGINAL_HEADERS_SKIPPED: &[&str] = &[
     "authorization",
+    "proxy-authorization",
+    "cookie",
+    "x-api-key",
     "error.code",
     "error.message",
     "source.topic",
@@ -67,13 +70,13 @@ pub const ORIGINAL_HEADERS_SKIPPED: &[&str] = &[
 
 impl Origin {
     /// The original headers a dead letter carries: all but [`ORIGINAL_HEADERS_SKIPPED`].
-    pub fn carried_headers(&self) -> impl Iterator<Item = (&str, &Option<Vec<u8>>)> {
+    pub fn carried_headers(&self) -> impl Iterator<Item = (&str, Option<&[u8]>)> {
         self.headers
             .iter()
             .filter(|(key, _)| {
                 !ORIGINAL_HEADERS_SKIPPED.contains(&key.to_ascii_lowercase().as_str())
             })
-            .map(|(key, value)| (key.as_str(), value))
+            .map(|(key, value)| (key.as_str(), value.as_deref()))
     }
 
     /// Where `msg` came from, with its headers.
@@ -266,10 +269,7 @@ impl DeadLetters {
                 });
         }
         for (key, value) in letter.origin.carried_headers() {
-            headers = headers.insert(Header {
-                key,
-                value: value.as_deref(),
-            });
+            headers = headers.insert(Header { key, value });
         }
         let mut record = FutureRecord::<[u8], [u8]>::to(&self.topic).headers(headers);
         if let (Some(k), true) = (letter.key, shrunk < Shrunk::NoKey) {
@@ -394,12 +394,12 @@ fn parked_record(letter: &Letter<'_>, produce_error: &str) -> serde_json::Value 
     let headers: Vec<serde_json::Value> = letter
         .origin
         .carried_headers()
-        .map(|(key, value)| match value.as_deref().map(std::str::from_utf8) {
+        .map(|(key, value)| match value {
             None => serde_json::json!({"key": key, "value": null}),
-            Some(Ok(text)) => serde_json::json!({"key": key, "value": text}),
-            Some(Err(_)) => {
-                serde_json::json!({"key": key, "value_hex": hex::encode(value.as_deref().unwrap())})
-            }
+            Some(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) => serde_json::json!({"key": key, "value": text}),
+                Err(_) => serde_json::json!({"key": key, "value_hex": hex::encode(bytes)}),
+            },
         })
         .collect();
     if !headers.is_empty() {
@@ -451,6 +451,7 @@ mod tests {
                 ("trace".into(), Some(vec![0xfe])),
                 ("empty".into(), None),
                 ("Authorization".into(), Some(b"Bearer secret".to_vec())),
+                ("X-Api-Key".into(), Some(b"secret-key".to_vec())),
             ],
         };
         // A shortened deadline is not needed: the first try fails within message.timeout.ms

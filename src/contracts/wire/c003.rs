@@ -8,10 +8,11 @@
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::{chunk_metadata, filter_bag};
 use crate::retrieval::search::MAX_POOL;
+use crate::store::filters::Visibility;
 
 /// Longest `content` of a parent section, in characters: a parent gives context, and a
 /// whole long chapter would crowd out the matches themselves.
@@ -73,7 +74,7 @@ pub struct RetrieveInputBody {
 
 /// Required. Only these keys: any other is refused (InputError `Unknown hybrid
 /// parameter(s): a, b`). Numbers are clamped, never refused; `meta` reports the values used.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HybridParameters {
     /// The semantic weight of fusion; clamped to 0..1.
@@ -213,6 +214,7 @@ pub enum MatchSource {
 
 /// The chunk's metadata (as contract 000's) plus its id and its enclosing sections.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(transform = ref_beside_properties_as_all_of)]
 pub struct MatchMeta {
     #[serde(flatten)]
     #[schemars(schema_with = "chunk_metadata")]
@@ -223,6 +225,23 @@ pub struct MatchMeta {
     pub parent_ids: Vec<String>,
     /// One per enclosing section, outermost first.
     pub parents: Vec<MatchParent>,
+}
+
+/// A flattened `$ref` lands beside the struct's own `properties`. JSON Schema 2020-12 applies
+/// both, but many tools ignore a `$ref`'s siblings: `allOf` says the same to every tool.
+fn ref_beside_properties_as_all_of(schema: &mut Schema) {
+    let Some(reference) = schema.remove("$ref") else {
+        return;
+    };
+    let description = schema.remove("description");
+    let own = std::mem::take(schema.ensure_object());
+    schema.insert(
+        "allOf".into(),
+        Value::Array(vec![json!({"$ref": reference}), own.into()]),
+    );
+    if let Some(d) = description {
+        schema.insert("description".into(), d);
+    }
 }
 
 /// An enclosing section of a match.
@@ -297,4 +316,14 @@ pub enum VisibilityName {
     Active,
     All,
     Deleted,
+}
+
+impl From<Visibility> for VisibilityName {
+    fn from(v: Visibility) -> Self {
+        match v {
+            Visibility::Active => VisibilityName::Active,
+            Visibility::All => VisibilityName::All,
+            Visibility::Deleted => VisibilityName::Deleted,
+        }
+    }
 }

@@ -2,11 +2,11 @@
 //!
 //! It is generated from the code, not kept as a separate file that drifts: [`ROUTES`] lists
 //! every route the server registers (a server test checks the two agree). The schemas of the
-//! contracts with wire types (`contracts::wire`: 000, 001, 002's query and settings, 004)
-//! are generated from those types (`generated.rs`). The others are still written here, and
-//! take their bounds, enums and key sets from the adapters' own constants and types (hydrate
-//! limits, contract 003's hybrid keys, the filterable columns, the built-in metadata
-//! fields). What an adapter expresses only as parsing code (a default, a clamp) is restated
+//! five contracts, hydration and index settings are generated from their wire types
+//! (`contracts::wire`, `generated.rs`). The others (explain, diff, index administration,
+//! operations, the shared metadata and filter shapes) are still written here, and take their
+//! bounds, enums and key sets from the adapters' own constants and types (the filterable
+//! columns, the built-in metadata fields). What an adapter expresses only as parsing code (a default, a clamp) is restated
 //! next to it here, and the tests run the adapters to check that the stated defaults and the
 //! closed/open objects match.
 //!

@@ -436,6 +436,11 @@ fn closed_schemas_are_the_ones_whose_adapters_refuse_unknown_keys() {
             c003::parse_request(&json!({"hybrid": {"bogus": 1}})).is_err(),
         ),
         (
+            "HydrateRequest",
+            crate::contracts::hydrate::parse_request(&json!({"chunk_ids": ["a"], "bogus": 1}))
+                .is_err(),
+        ),
+        (
             "RetrieverRequest",
             c004::parse_request(&json!({"query": "q", "top_k": 3})).is_err(),
         ),
