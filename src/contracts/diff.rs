@@ -4,37 +4,20 @@
 
 use serde_json::Value;
 
-use super::explain::{object_with, query, reply, search_request};
+use super::explain::{read, reply, search_request, Query};
+use super::wire::explain::DiffRequestBody;
 use super::Reply;
 use crate::engine::Engine;
 use crate::model::{IndexName, ValidationError};
 
-const FIELDS: &[&str] = &["contract", "request", "from_version", "to_version"];
-
-fn version(obj: &serde_json::Map<String, Value>, field: &str) -> Result<u64, ValidationError> {
-    match obj.get(field) {
-        Some(v) => v
-            .as_u64()
-            .filter(|v| *v >= 1)
-            .ok_or_else(|| ValidationError::new(field, "must be an index version (1 or more)")),
-        None => Err(ValidationError::new(field, "is required")),
-    }
-}
-
 /// Answers a diff request on `index`.
 pub async fn answer(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
-    let parsed = (|| {
-        let obj = object_with(body, FIELDS, "diff")?;
-        Ok::<_, ValidationError>((
-            query(obj)?,
-            version(obj, "from_version")?,
-            version(obj, "to_version")?,
-        ))
-    })();
-    let (query, from, to) = match parsed {
-        Ok(p) => p,
+    let given: DiffRequestBody = match read(body, "diff") {
+        Ok(given) => given,
         Err(e) => return super::error_reply(&e.into()),
     };
+    let (from, to) = (given.from_version.get(), given.to_version.get());
+    let query = Query::new(given.contract, given.request);
     if query.request.get("index_version").is_some()
         || query.request.pointer("/retrieval/index_version").is_some()
     {

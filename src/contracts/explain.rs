@@ -5,13 +5,12 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{c000_retrieval_calls, c002_retrieval_api, Reply};
+use super::wire::explain::{ExplainRequestBody, QueryContract};
+use super::{c000_retrieval_calls, c002_retrieval_api, wire, Reply};
 use crate::engine::{Engine, EngineError};
 use crate::model::{IndexName, ValidationError};
 use crate::retrieval::explain::{Target, MAX_TARGETS};
 use crate::retrieval::SearchRequest;
-
-const FIELDS: &[&str] = &["contract", "request", "targets"];
 
 /// A request's fields, checked; the query is parsed once the index's defaults are known.
 struct ExplainRequest {
@@ -25,73 +24,57 @@ pub(super) struct Query {
     pub request: Value,
 }
 
-fn parse(body: &Value, max_query_bytes: usize) -> Result<ExplainRequest, ValidationError> {
-    let obj = object_with(body, FIELDS, "explain")?;
-    let query = query(obj)?;
-    let items = match obj.get("targets") {
-        Some(Value::Array(items)) if !items.is_empty() && items.len() <= MAX_TARGETS => items,
-        Some(Value::Array(_)) => {
-            return Err(ValidationError::new(
-                "targets",
-                format!("must hold 1 to {MAX_TARGETS} targets"),
-            ))
+/// Reads the body of an explain or diff request (`what` names it in an unknown key's rule):
+/// serde takes the shape, with the rules these requests have always given.
+pub(super) fn read<T: serde::de::DeserializeOwned + schemars::JsonSchema + 'static>(
+    body: &Value,
+    what: &str,
+) -> Result<T, ValidationError> {
+    let fields = wire::fields::<T>().join(", ");
+    wire::read_as(
+        body,
+        "",
+        &|_| format!("is not a field of the {what} request ({fields})"),
+        &|field| match field {
+            "contract" => "must be \"002\" or \"000\"".into(),
+            "request" => "must be an object".into(),
+            "targets" => "must be a list".into(),
+            _ => "must be an index version (1 or more)".into(),
+        },
+        &|field| match field {
+            "request" => "is required: the query, as its contract takes it".into(),
+            _ => "is required".into(),
+        },
+    )
+}
+
+impl Query {
+    pub(super) fn new(contract: Option<QueryContract>, request: Map<String, Value>) -> Query {
+        Query {
+            contract: contract.unwrap_or_default().label(),
+            request: Value::Object(request),
         }
-        Some(_) => return Err(ValidationError::new("targets", "must be a list")),
-        None => return Err(ValidationError::new("targets", "is required")),
-    };
-    let targets = items
+    }
+}
+
+fn parse(body: &Value, max_query_bytes: usize) -> Result<ExplainRequest, ValidationError> {
+    let given: ExplainRequestBody = read(body, "explain")?;
+    if given.targets.is_empty() || given.targets.len() > MAX_TARGETS {
+        return Err(ValidationError::new(
+            "targets",
+            format!("must hold 1 to {MAX_TARGETS} targets"),
+        ));
+    }
+    let targets = given
+        .targets
         .iter()
         .enumerate()
         .map(|(i, t)| target(i, t, max_query_bytes))
         .collect::<Result<_, _>>()?;
-    Ok(ExplainRequest { query, targets })
-}
-
-/// The body as an object holding only `fields`.
-pub(super) fn object_with<'a>(
-    body: &'a Value,
-    fields: &[&str],
-    what: &str,
-) -> Result<&'a Map<String, Value>, ValidationError> {
-    let obj = body
-        .as_object()
-        .ok_or_else(|| ValidationError::new("body", "must be an object"))?;
-    if let Some(unknown) = obj.keys().find(|k| !fields.contains(&k.as_str())) {
-        return Err(ValidationError::new(
-            unknown,
-            format!(
-                "is not a field of the {what} request ({})",
-                fields.join(", ")
-            ),
-        ));
-    }
-    Ok(obj)
-}
-
-/// `contract` and `request`: the query in its contract's shape.
-pub(super) fn query(obj: &Map<String, Value>) -> Result<Query, ValidationError> {
-    let contract = match obj.get("contract") {
-        None => "002",
-        Some(Value::String(s)) if s == "002" => "002",
-        Some(Value::String(s)) if s == "000" => "000",
-        Some(_) => {
-            return Err(ValidationError::new(
-                "contract",
-                "must be \"002\" or \"000\"",
-            ))
-        }
-    };
-    let request = match obj.get("request") {
-        Some(v @ Value::Object(_)) => v.clone(),
-        Some(_) => return Err(ValidationError::new("request", "must be an object")),
-        None => {
-            return Err(ValidationError::new(
-                "request",
-                "is required: the query, as its contract takes it",
-            ))
-        }
-    };
-    Ok(Query { contract, request })
+    Ok(ExplainRequest {
+        query: Query::new(given.contract, given.request),
+        targets,
+    })
 }
 
 /// `{"document_id": ...}`, `{"chunk_id": ...}` or `{"text": ...}`.
@@ -273,5 +256,120 @@ mod tests {
             .collect();
         let e = parse(&json!({"request": {"query": "q"}, "targets": many}), 100).err();
         assert_eq!(e.map(|e| e.field), Some("targets".to_string()));
+    }
+
+    #[test]
+    fn every_refusal_keeps_its_wording() {
+        let q = json!({"query": "q"});
+        let t = json!([{"chunk_id": "c"}]);
+        let explain_fields = "is not a field of the explain request (contract, request, targets)";
+        let targets_rule = format!("must hold 1 to {MAX_TARGETS} targets");
+        let contract_rule = "must be \"002\" or \"000\"";
+        let explain = [
+            (json!([1]), "body", "must be an object"),
+            (
+                json!({"request": q, "targets": t, "k": 1}),
+                "k",
+                explain_fields,
+            ),
+            (
+                json!({"contract": "003", "request": q, "targets": t}),
+                "contract",
+                contract_rule,
+            ),
+            (
+                json!({"contract": null, "request": q, "targets": t}),
+                "contract",
+                contract_rule,
+            ),
+            (
+                json!({"contract": 2, "request": q, "targets": t}),
+                "contract",
+                contract_rule,
+            ),
+            (
+                json!({"targets": t}),
+                "request",
+                "is required: the query, as its contract takes it",
+            ),
+            (
+                json!({"request": null, "targets": t}),
+                "request",
+                "must be an object",
+            ),
+            (
+                json!({"request": "q", "targets": t}),
+                "request",
+                "must be an object",
+            ),
+            (json!({"request": q}), "targets", "is required"),
+            (
+                json!({"request": q, "targets": null}),
+                "targets",
+                "must be a list",
+            ),
+            (
+                json!({"request": q, "targets": {"chunk_id": "c"}}),
+                "targets",
+                "must be a list",
+            ),
+            (
+                json!({"request": q, "targets": []}),
+                "targets",
+                targets_rule.as_str(),
+            ),
+        ];
+        for (body, field, rule) in explain {
+            let e = parse(&body, 100)
+                .err()
+                .unwrap_or_else(|| panic!("{body} passed"));
+            assert_eq!((e.field.as_str(), e.rule.as_str()), (field, rule), "{body}");
+        }
+        let diff_fields =
+            "is not a field of the diff request (contract, request, from_version, to_version)";
+        let version_rule = "must be an index version (1 or more)";
+        let v =
+            |from: Value, to: Value| json!({"request": q, "from_version": from, "to_version": to});
+        let diff = [
+            (
+                json!({"request": q, "from_version": 1, "to_version": 2, "x": 0}),
+                "x",
+                diff_fields,
+            ),
+            (
+                json!({"request": q, "to_version": 2}),
+                "from_version",
+                "is required",
+            ),
+            (
+                json!({"request": q, "from_version": 1}),
+                "to_version",
+                "is required",
+            ),
+            (v(json!(0), json!(2)), "from_version", version_rule),
+            (v(json!(1), json!(-2)), "to_version", version_rule),
+            (v(json!("1"), json!(2)), "from_version", version_rule),
+            (v(json!(1), json!(2.5)), "to_version", version_rule),
+            (v(json!(null), json!(2)), "from_version", version_rule),
+            (
+                json!({"request": q, "from_version": 1, "to_version": 2, "contract": "001"}),
+                "contract",
+                contract_rule,
+            ),
+        ];
+        for (body, field, rule) in diff {
+            let e = read::<crate::contracts::wire::explain::DiffRequestBody>(&body, "diff")
+                .err()
+                .unwrap_or_else(|| panic!("{body} passed"));
+            assert_eq!((e.field.as_str(), e.rule.as_str()), (field, rule), "{body}");
+        }
+        let ok = read::<crate::contracts::wire::explain::DiffRequestBody>(
+            &json!({"contract": "000", "request": {"retrieval": {}}, "from_version": 1,
+                "to_version": 3}),
+            "diff",
+        )
+        .unwrap();
+        assert_eq!(ok.contract, Some(QueryContract::C000));
+        assert_eq!((ok.from_version.get(), ok.to_version.get()), (1, 3));
     }
 }

@@ -6,7 +6,7 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use super::{index_name, IndexVersion, Offsets};
+use super::{index_name, present, IndexVersion, Offsets};
 use crate::index::{AutoCalibration, IndexDefaults};
 use crate::model::Profile;
 
@@ -99,11 +99,6 @@ fn profile_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Profile>, D::E
             .map(Some)
             .ok_or_else(|| serde::de::Error::custom("not a profile")),
     }
-}
-
-/// A field that may be absent but, when given, not null.
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
 }
 
 /// The answer to a contract 002 query.

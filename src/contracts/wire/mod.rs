@@ -13,6 +13,7 @@ pub mod c001;
 pub mod c002;
 pub mod c003;
 pub mod c004;
+pub mod explain;
 pub mod hydrate;
 
 use std::any::TypeId;
@@ -60,6 +61,14 @@ pub fn index_name(_: &mut SchemaGenerator) -> Schema {
 /// Contract 000's open filter bag (its schema lists the filterable columns).
 pub fn filter_bag(_: &mut SchemaGenerator) -> Schema {
     json_schema!({"$ref": "#/components/schemas/FilterBag"})
+}
+
+/// A field that may be absent but, when given, not null (`#[serde(default, deserialize_with
+/// = "present")]`).
+pub fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 /// What the body of a request may hold, read from its wire type's schema once.

@@ -1,6 +1,6 @@
-//! Component schemas of contract 002 (retrieval API) still written by hand: explain and
-//! diff. The query's, the settings' and hydration's are generated from their wire types
-//! (`generated.rs`).
+//! Component schemas of contract 002 (retrieval API) still written by hand: the answers of
+//! explain and diff. The requests of all, and the query's, settings' and hydration's answers,
+//! are generated from their wire types (`generated.rs`).
 
 use super::*;
 
@@ -8,83 +8,9 @@ use super::*;
 
 pub(super) fn contract_002_schemas() -> Vec<(&'static str, Value)> {
     vec![
-        ("ExplainRequest", explain_request_schema()),
         ("Explanation", explanation_schema()),
-        ("DiffRequest", diff_request_schema()),
         ("Diff", diff_schema()),
     ]
-}
-
-fn explain_request_schema() -> Value {
-    let target = json!({
-        "type": "object",
-        "minProperties": 1,
-        "maxProperties": 1,
-        "additionalProperties": false,
-        "properties": {
-            "document_id": {"type": "string", "minLength": 1},
-            "chunk_id": {"type": "string", "minLength": 1},
-            "text": {"type": "string", "minLength": 1,
-                "description": "A snippet, located in the index (case and spacing ignored)."},
-        },
-    });
-    closed(object(
-        &["request", "targets"],
-        vec![
-            (
-                "contract",
-                enumeration(
-                    vec![json!("002"), json!("000")],
-                    "The shape of `request` (default 002).",
-                ),
-            ),
-            (
-                "request",
-                json!({"type": "object", "description":
-                    "The query as its contract takes it: a QueryRequest (002), or {\"retrieval\": {...}} naming this index (000)."}),
-            ),
-            (
-                "targets",
-                with(
-                    with(
-                        array(target, "What to explain: 1 to 20 targets."),
-                        "minItems",
-                        json!(1),
-                    ),
-                    "maxItems",
-                    json!(crate::retrieval::explain::MAX_TARGETS),
-                ),
-            ),
-        ],
-    ))
-}
-
-fn diff_request_schema() -> Value {
-    closed(object(
-        &["request", "from_version", "to_version"],
-        vec![
-            (
-                "contract",
-                enumeration(
-                    vec![json!("002"), json!("000")],
-                    "The shape of `request` (default 002).",
-                ),
-            ),
-            (
-                "request",
-                json!({"type": "object", "description":
-                    "The query as its contract takes it, without index_version."}),
-            ),
-            (
-                "from_version",
-                ref_described("IndexVersion", "The older version."),
-            ),
-            (
-                "to_version",
-                ref_described("IndexVersion", "The newer version."),
-            ),
-        ],
-    ))
 }
 
 fn diff_schema() -> Value {

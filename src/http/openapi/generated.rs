@@ -6,7 +6,7 @@ use schemars::transform::RecursiveTransform;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use crate::contracts::wire::{c000, c001, c002, c003, c004, hydrate};
+use crate::contracts::wire::{c000, c001, c002, c003, c004, explain, hydrate};
 
 fn generator(settings: SchemaSettings) -> SchemaGenerator {
     settings
@@ -42,6 +42,8 @@ pub(super) fn generated_schemas() -> Vec<(String, Value)> {
     requests.subschema_for::<c003::RetrieveInputBody>();
     requests.subschema_for::<c004::RetrieverRequestBody>();
     requests.subschema_for::<hydrate::HydrateRequestBody>();
+    requests.subschema_for::<explain::ExplainRequestBody>();
+    requests.subschema_for::<explain::DiffRequestBody>();
     let mut answers = generator(SchemaSettings::draft2020_12().for_serialize());
     answers.subschema_for::<c000::RetrievalCallsResponse>();
     answers.subschema_for::<c001::RagQueryResponse>();
