@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::explain::{read, reply, search_request, Query};
-use super::wire::explain::DiffRequestBody;
+use super::explain::{read, search_request, Query};
+use super::wire::explain::{DiffRequestBody, DiffResponse};
 use super::Reply;
 use crate::engine::Engine;
 use crate::model::{IndexName, ValidationError};
@@ -41,7 +41,15 @@ pub async fn answer(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         Err(e) => return super::error_reply(&e),
     };
     match engine.diff(index, &request, from, to).await {
-        Ok(diff) => reply(index, &query, &diff, diff.to_version),
+        Ok(diff) => {
+            let version = diff.to_version;
+            let answer = DiffResponse {
+                index: index.to_string(),
+                contract: query.contract,
+                diff,
+            };
+            Reply::typed(&answer, Some(version))
+        }
         Err(e) => super::error_reply(&e),
     }
 }

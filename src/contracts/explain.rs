@@ -3,9 +3,9 @@
 //! was not retrieved (`retrieval::explain`). The query is validated by its own contract's
 //! rules, so a query and its explanation can never disagree about what was asked.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::wire::explain::{ExplainRequestBody, QueryContract};
+use super::wire::explain::{ExplainRequestBody, ExplainResponse, QueryContract};
 use super::{c000_retrieval_calls, c002_retrieval_api, wire, Reply};
 use crate::engine::{Engine, EngineError};
 use crate::model::{IndexName, ValidationError};
@@ -153,22 +153,6 @@ pub(super) async fn search_request(
     Ok(search)
 }
 
-/// `{"index", "contract"}` and the fields of `answer`, answered from `version`.
-pub(super) fn reply(
-    index: &IndexName,
-    query: &Query,
-    answer: &impl serde::Serialize,
-    version: u64,
-) -> Reply {
-    let mut body = json!({"index": index.as_str(), "contract": query.contract});
-    if let (Value::Object(out), Ok(Value::Object(fields))) =
-        (&mut body, serde_json::to_value(answer))
-    {
-        out.extend(fields);
-    }
-    Reply::ok(body, version)
-}
-
 /// Answers an explain request on `index`. Deleted chunks are shown only to a caller who may
 /// see them (`reveal_deleted`: the visibility-override scope, as contract 003 has it).
 pub async fn answer(
@@ -189,12 +173,15 @@ pub async fn answer(
         .explain(index, &request, &parsed.targets, reveal_deleted)
         .await
     {
-        Ok(explanation) => reply(
-            index,
-            &parsed.query,
-            &explanation,
-            explanation.index_version,
-        ),
+        Ok(explanation) => {
+            let version = explanation.index_version;
+            let answer = ExplainResponse {
+                index: index.to_string(),
+                contract: parsed.query.contract,
+                explanation,
+            };
+            Reply::typed(&answer, Some(version))
+        }
         Err(e) => super::error_reply(&e),
     }
 }
@@ -202,6 +189,7 @@ pub async fn answer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn targets_name_exactly_one_thing_each() {

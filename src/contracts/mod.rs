@@ -89,14 +89,6 @@ pub struct Reply {
 }
 
 impl Reply {
-    fn ok(body: Value, index_version: u64) -> Reply {
-        Reply {
-            status: 200,
-            body,
-            index_version: Some(index_version),
-        }
-    }
-
     /// A 200 answer written from its wire type.
     pub(crate) fn typed(body: &impl serde::Serialize, index_version: Option<u64>) -> Reply {
         match serde_json::to_value(body) {

@@ -5,6 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::filters::sql_string;
@@ -14,9 +15,10 @@ use super::{RetrievalError, SearchRequest};
 use crate::embedding::Embedder;
 use crate::index::Index;
 
-/// What the writes between two versions did to one document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// What the writes in between did to a result's document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum Cause {
     /// Not in the older version, in the newer.
     Added,
@@ -28,24 +30,42 @@ pub enum Cause {
     Unchanged,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One result that entered, left or moved.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(rename = "DiffChange")]
 pub struct Change {
+    /// The chunk.
     pub chunk_id: String,
+    /// Its document.
     pub document_id: String,
+    /// Its rank at from_version.
     pub from_rank: Option<usize>,
+    /// Its rank at to_version.
     pub to_rank: Option<usize>,
+    /// Its score at from_version.
     pub from_score: Option<f64>,
+    /// Its score at to_version.
     pub to_score: Option<f64>,
     pub cause: Cause,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One query's answers at two versions, compared.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct Diff {
+    /// The older version.
+    #[schemars(range(min = 1))]
     pub from_version: u64,
+    /// The newer version.
+    #[schemars(range(min = 1))]
     pub to_version: u64,
+    /// The query as searched.
     pub query: String,
+    /// In the results at to_version only.
     pub entered: Vec<Change>,
+    /// In the results at from_version only.
     pub left: Vec<Change>,
+    /// In both, at another rank.
     pub moved: Vec<Change>,
     /// Results at the same rank in both versions.
     pub unchanged: usize,
@@ -53,7 +73,9 @@ pub struct Diff {
     pub writes: Writes,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+/// The results' documents written in between.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct Writes {
     pub added: Vec<String>,
     pub upserted: Vec<String>,

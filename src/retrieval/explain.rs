@@ -13,6 +13,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::filters::{sql_string, FilterTarget, Filters, Visibility};
@@ -35,8 +36,9 @@ pub const MAX_TARGETS: usize = 20;
 const SNIPPET_CANDIDATES: usize = 100;
 
 /// What to explain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum Target {
     DocumentId(String),
     ChunkId(String),
@@ -44,9 +46,10 @@ pub enum Target {
     Text(String),
 }
 
-/// Where a target stands in the version searched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Where the target stands in the version explained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum Presence {
     /// It has chunks in the version searched (deleted ones included).
     InVersion,
@@ -59,19 +62,27 @@ pub enum Presence {
     Deleted,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// Why each target was or was not retrieved by one query.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct Explanation {
+    /// The version explained.
+    #[schemars(range(min = 1))]
     pub index_version: u64,
     /// The query as searched (after preprocessing).
     pub query: String,
+    /// semantic, keyword or hybrid.
     pub search_method: &'static str,
     /// The semantic weight (hybrid only).
     pub hybrid_alpha: Option<f64>,
+    /// Results asked for.
+    #[schemars(range(min = 1))]
     pub top_k: usize,
     /// The candidate pool of each branch that ran.
     pub pools: Pools,
     /// What the query returned, best first.
     pub results: Vec<Returned>,
+    /// The score of the last result.
     pub last_returned_score: Option<f64>,
     /// Query terms the keyword branch left out (`index.keyword.max_query_terms`).
     pub keyword_terms_dropped: Vec<String>,
@@ -79,16 +90,21 @@ pub struct Explanation {
     /// `graph_depth`): the names and aliases of the entities the query named. A chunk's
     /// `matched_terms` and `term_scores` include them.
     pub keyword_expansion: Vec<String>,
+    /// One explanation per target, in request order.
     pub targets: Vec<TargetExplanation>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize)]
+/// The candidate pool of each branch that ran.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct Pools {
     pub semantic: Option<usize>,
     pub keyword: Option<usize>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One result of the query.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct Returned {
     pub rank: usize,
     pub chunk_id: String,
@@ -96,22 +112,31 @@ pub struct Returned {
     pub score: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One target, explained.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct TargetExplanation {
     pub target: Target,
     pub presence: Presence,
     /// One line: what decided, for the target's best chunk.
     pub verdict: String,
+    /// Its chunks in the version explained.
     pub chunks: Vec<ChunkExplanation>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One chunk of a target, explained.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct ChunkExplanation {
+    /// The chunk.
     pub chunk_id: String,
+    /// Its document.
     pub document_id: String,
+    /// Its place in the document.
     pub chunk_index: u32,
     /// Its rank in the results, when it was returned.
     pub rank: Option<usize>,
+    /// When its document was deleted.
     pub deleted_at: Option<String>,
     /// The first filter that excludes it: the field and the value the chunk holds there.
     pub excluded_by_filter: Option<FilterMiss>,
@@ -124,11 +149,13 @@ pub struct ChunkExplanation {
     /// When the reranker ran and scored it: its place among the reranker's candidates.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank: Option<RerankPosition>,
+    /// What decided, in one line.
     pub verdict: String,
 }
 
 /// A chunk among the reranker's candidates.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct RerankPosition {
     /// Its place in the reranker's order, and how many candidates it scored.
     pub rank: usize,
@@ -139,7 +166,9 @@ pub struct RerankPosition {
     pub fused_rank: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// The first filter a chunk fails: the field and the value it holds.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct FilterMiss {
     pub field: String,
     pub value: serde_json::Value,
@@ -147,8 +176,10 @@ pub struct FilterMiss {
 
 /// A chunk in one branch: its rank among the branch's best `depth` (none beyond), its raw
 /// score, and whether the branch's pool held it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct BranchPosition {
+    /// Rank among the branch's best `depth`; null beyond.
     pub rank: Option<usize>,
     /// How deep the branch was searched to rank the chunk: [`WIDE_POOL`], or the pool when
     /// larger.
@@ -169,7 +200,8 @@ pub struct BranchPosition {
 }
 
 /// One query term's part of a chunk's BM25 score.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct TermScore {
     pub term: String,
     pub score: f64,

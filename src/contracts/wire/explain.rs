@@ -1,13 +1,16 @@
-//! The requests of explain and diff: a query in its contract's shape, and what to explain or
-//! which versions to compare. Their answers are still described beside the route table.
+//! Explain and diff: the requests (a query in its contract's shape, and what to explain or
+//! which versions to compare) and the answers (the index and the query's contract, then the
+//! engine's explanation or diff).
 
 use std::num::NonZeroU64;
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{present, IndexVersion};
+use super::{index_name, present, IndexVersion};
+use crate::retrieval::diff::Diff;
+use crate::retrieval::explain::Explanation;
 use crate::retrieval::explain::MAX_TARGETS;
 
 /// The contract whose shape a nested query has.
@@ -85,4 +88,28 @@ fn targets(_: &mut SchemaGenerator) -> Schema {
         },
         "description": format!("What to explain: 1 to {MAX_TARGETS} targets."),
     })
+}
+
+/// The answer of an explain request.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(rename = "Explanation")]
+pub struct ExplainResponse {
+    #[schemars(schema_with = "index_name")]
+    pub index: String,
+    /// The shape the query was given in.
+    pub contract: &'static str,
+    #[serde(flatten)]
+    pub explanation: Explanation,
+}
+
+/// The answer of a diff request.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(rename = "Diff")]
+pub struct DiffResponse {
+    #[schemars(schema_with = "index_name")]
+    pub index: String,
+    /// The shape the query was given in.
+    pub contract: &'static str,
+    #[serde(flatten)]
+    pub diff: Diff,
 }

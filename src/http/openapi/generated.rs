@@ -52,6 +52,8 @@ pub(super) fn generated_schemas() -> Vec<(String, Value)> {
     answers.subschema_for::<c003::RetrieveOutput>();
     answers.subschema_for::<c004::RetrieverResponse>();
     answers.subschema_for::<hydrate::HydrateResponse>();
+    answers.subschema_for::<explain::ExplainResponse>();
+    answers.subschema_for::<explain::DiffResponse>();
     let mut schemas: Vec<(String, Value)> = requests.take_definitions(true).into_iter().collect();
     for (name, schema) in answers.take_definitions(true) {
         // A type both read and written (an enum, an index version) is described once.

@@ -3,8 +3,8 @@
 //! It is generated from the code, not kept as a separate file that drifts: [`ROUTES`] lists
 //! every route the server registers (a server test checks the two agree). The schemas of the
 //! five contracts, hydration and index settings are generated from their wire types
-//! (`contracts::wire`, `generated.rs`). The others (explain, diff, index administration,
-//! operations, the shared metadata and filter shapes) are still written here, and take their
+//! (`contracts::wire`, `generated.rs`), and so are explain's and diff's. The others (index
+//! administration, operations, the shared metadata and filter shapes) are still written here, and take their
 //! bounds, enums and key sets from the adapters' own constants and types (the filterable
 //! columns, the built-in metadata fields). What an adapter expresses only as parsing code (a default, a clamp) is restated
 //! next to it here, and the tests run the adapters to check that the stated defaults and the
@@ -20,7 +20,6 @@
 //!   requests the server accepts.
 
 mod common;
-mod contract_002;
 mod generated;
 mod index_management;
 mod operations;
@@ -31,7 +30,6 @@ use crate::model::metadata::BUILT_IN_FIELDS;
 use crate::store::filters::{ColumnKind, FILTER_COLUMNS};
 
 use common::common_schemas;
-use contract_002::contract_002_schemas;
 use generated::generated_schemas;
 use index_management::index_management_schemas;
 use operations::operations_schemas;
@@ -766,10 +764,6 @@ fn timestamp(description: &str) -> Value {
     json!({"type": "string", "format": "date-time", "description": description})
 }
 
-fn enumeration(values: Vec<Value>, description: &str) -> Value {
-    json!({"type": "string", "enum": values, "description": description})
-}
-
 /// A value, or a non-empty list of such values (a filter matching any of them).
 fn one_or_many(item: Value) -> Value {
     json!({"oneOf": [item.clone(), {"type": "array", "minItems": 1, "items": item}]})
@@ -786,7 +780,6 @@ fn schemas() -> Map<String, Value> {
 fn schema_list() -> Vec<(String, Value)> {
     let written = [
         common_schemas(),
-        contract_002_schemas(),
         index_management_schemas(),
         operations_schemas(),
     ]
