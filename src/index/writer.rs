@@ -402,16 +402,24 @@ impl Index {
         Ok(outcome)
     }
 
-    /// The Kafka checkpoint recorded by the newest commit that has one:
-    /// `"topic:partition" → next offset to read`.
+    /// The Kafka checkpoint of the newest version queries see: `"topic:partition" → next
+    /// offset to read`. Status reports this one, so that an event it counts as indexed is
+    /// searchable: a commit is in Lance a moment before its keyword half makes it visible.
     pub async fn kafka_checkpoint(&self) -> Result<HashMap<String, i64>, StoreError> {
-        Ok(self.stored_checkpoint().await?.offsets)
+        let visible = self.visible_version()?;
+        Ok(self.checkpoint_up_to(Some(visible)).await?.offsets)
     }
 
     /// The newest recorded checkpoint with the identity of the Kafka log it was read from
     /// (none for commits made before logs were named).
     pub async fn stored_checkpoint(&self) -> Result<StoredCheckpoint, StoreError> {
+        self.checkpoint_up_to(None).await
+    }
+
+    /// The checkpoint of the newest version at or below `upto` (any, without it) that has one.
+    async fn checkpoint_up_to(&self, upto: Option<u64>) -> Result<StoredCheckpoint, StoreError> {
         let mut versions = self.lance.versions().await?;
+        versions.retain(|v| upto.is_none_or(|u| *v <= u));
         versions.reverse();
         for v in versions {
             let props = self.lance.commit_properties(v).await?;
