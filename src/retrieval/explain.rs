@@ -94,7 +94,6 @@ pub struct Explanation {
     pub targets: Vec<TargetExplanation>,
 }
 
-/// The candidate pool of each branch that ran.
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[schemars(inline)]
 pub struct Pools {
@@ -102,7 +101,6 @@ pub struct Pools {
     pub keyword: Option<usize>,
 }
 
-/// One result of the query.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(inline)]
 pub struct Returned {
