@@ -227,6 +227,11 @@ pub fn curl(args: &[&str]) -> (u16, Value) {
     )
 }
 
+/// POSTs `body` as JSON to `url`.
+pub fn post_json(url: &str, body: &Value) -> (u16, Value) {
+    curl(&["-X", "POST", "-d", &body.to_string(), url])
+}
+
 pub fn wait_for(what: &str, f: impl FnMut() -> bool) {
     wait_for_within(what, Duration::from_secs(60), f)
 }

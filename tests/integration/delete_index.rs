@@ -91,7 +91,7 @@ async fn the_deleted_index_checkpoint_keeps_replayed_events_out() {
 /// maintenance actor removes the moved-aside files on its next pass, keeping the record.
 #[test]
 fn the_daemon_removes_a_deleted_index_files_on_its_next_maintenance_pass() {
-    use crate::daemon::{curl, start_daemon_at, wait_for};
+    use crate::daemon::{curl, post_json, start_daemon_at, wait_for};
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     // A long first pass interval would hide the purge; one pass every 300 ms.
@@ -100,15 +100,8 @@ fn the_daemon_removes_a_deleted_index_files_on_its_next_maintenance_pass() {
         &[("RAGSTREAM_INDEX__MAINTENANCE__INTERVAL_MS", "300")],
     );
     let docs = serde_json::json!({"documents": [{"id": "a", "text": "Tides follow the moon."}]});
-    let (status, body) = curl(&[
-        "-X",
-        "POST",
-        "-H",
-        "content-type: application/json",
-        "-d",
-        &docs.to_string(),
-        &format!("{}/v1/indexes/kb/documents", d.http),
-    ]);
+    let documents = format!("{}/v1/indexes/kb/documents", d.http);
+    let (status, body) = post_json(&documents, &docs);
     assert_eq!(status, 202, "{body}");
     let stats = format!("{}/v1/indexes/kb/stats", d.http);
     wait_for("the document", || curl(&[&stats]).1["documents"] == 1);
@@ -129,15 +122,7 @@ fn the_daemon_removes_a_deleted_index_files_on_its_next_maintenance_pass() {
     });
     assert!(data.join("deleted").join("kb.json").is_file());
     // The daemon goes on: a write makes a new, empty index of the same name.
-    let (status, _) = curl(&[
-        "-X",
-        "POST",
-        "-H",
-        "content-type: application/json",
-        "-d",
-        &docs.to_string(),
-        &format!("{}/v1/indexes/kb/documents", d.http),
-    ]);
+    let (status, _) = post_json(&documents, &docs);
     assert_eq!(status, 202);
     wait_for("the new index", || curl(&[&stats]).1["documents"] == 1);
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::daemon::{
-    curl, kcat_consume, kcat_count, kcat_produce, serve_command, start_daemon_at,
+    curl, kcat_consume, kcat_count, kcat_produce, post_json, serve_command, start_daemon_at,
     start_daemon_with, upsert, wait_for,
 };
 
@@ -359,16 +359,8 @@ fn a_stage_holding_a_batch_too_long_turns_healthz_unhealthy_until_it_moves() {
 fn deletes_follow_the_document_id_rule_on_http_and_the_bus() {
     let d = start_daemon_with(&[]);
     let long = "x".repeat(600);
-    let body = json!({"deletes": [long]}).to_string();
-    let (status, v) = curl(&[
-        "-X",
-        "POST",
-        "-H",
-        "content-type: application/json",
-        "-d",
-        &body,
-        &format!("{}/v1/indexes/kb/documents", d.http),
-    ]);
+    let documents = format!("{}/v1/indexes/kb/documents", d.http);
+    let (status, v) = post_json(&documents, &json!({"deletes": [long]}));
     assert_eq!(status, 400, "{v}");
     assert_eq!(v["error"]["field"], "deletes[0]");
     // A list that is not a list is refused, even beside a valid one (the route produces
@@ -381,15 +373,7 @@ fn deletes_follow_the_document_id_rule_on_http_and_the_bus() {
             "deletes",
         ),
     ] {
-        let (status, v) = curl(&[
-            "-X",
-            "POST",
-            "-H",
-            "content-type: application/json",
-            "-d",
-            &body.to_string(),
-            &format!("{}/v1/indexes/kb/documents", d.http),
-        ]);
+        let (status, v) = post_json(&documents, &body);
         assert_eq!(status, 400, "{body}: {v}");
         assert_eq!(v["error"]["field"], field, "{body}: {v}");
         assert_eq!(v["error"]["code"], "invalid_request", "{v}");
