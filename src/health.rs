@@ -17,8 +17,12 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// What a problem fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    description = "`unhealthy` fails /healthz, `unready` fails /readyz, `degraded` fails neither."
+)]
 pub enum Impact {
     Unhealthy,
     Unready,
@@ -28,13 +32,16 @@ pub enum Impact {
 }
 
 /// One reported problem.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Problem {
-    /// Which part reported it (`pipeline`, `storage`, `dead_letters`, ...).
+    /// Which part: `storage`, `pipeline.stalled`, `pipeline.commits.<index>`,
+    /// `pipeline.restarts`, `queries.restarts`, `maintenance.restarts`, `dead_letters`, ...
     pub part: String,
     pub impact: Impact,
+    /// What is wrong, in words.
     pub reason: String,
     /// When the part first reported it (RFC 3339, UTC).
+    #[schemars(extend("format" = "date-time"))]
     pub since: String,
 }
 

@@ -8,7 +8,7 @@
 
 use std::num::NonZeroU64;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::wire;
 use super::wire::c000::{
@@ -143,44 +143,21 @@ fn render_hit(hit: &SearchHit) -> RetrievalResult {
 /// The built-in metadata of contract 000 (every one present; `page_number` only when known),
 /// then the chunk's citation fields, the document fields and the custom metadata.
 pub fn chunk_metadata(row: &crate::index::ChunkRow) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("knowledge_base_id".into(), json!(row.knowledge_base_id));
-    m.insert("document_id".into(), json!(row.document_id));
-    m.insert("chunk_index".into(), json!(row.chunk_index));
-    m.insert("title".into(), json!(row.title));
-    m.insert("source_type".into(), json!(row.source_type));
-    m.insert("source_name".into(), json!(row.source_name));
-    m.insert("uri".into(), json!(row.uri));
-    m.insert("source_id".into(), json!(row.source_id));
-    m.insert("source_path".into(), json!(row.source_path));
-    m.insert("managed_by_source".into(), json!(row.managed_by_source));
-    if let Some(p) = row.page_number {
-        m.insert("page_number".into(), json!(p));
-    }
-    m.insert("section_path".into(), json!(row.section_path));
-    m.insert(
-        "offsets".into(),
-        json!({"start": row.offset_start, "end": row.offset_end}),
-    );
-    m.insert("project_id".into(), json!(row.project_id));
-    m.insert("tags".into(), json!(row.tags));
-    m.insert("updated_at".into(), json!(row.updated_at));
-    for (k, v) in &row.metadata {
-        m.entry(k.clone()).or_insert_with(|| v.clone());
-    }
-    m
+    wire::chunk_metadata::ChunkMetadata::of(row)
 }
 
 /// The structured error body every edge returns: `{"error": {"code", "message", "field"?}}`.
 pub fn render_error(e: &EngineError) -> Value {
+    error_body(e).to_value()
+}
+
+/// The error body of `e` (see [`render_error`]).
+pub fn error_body(e: &EngineError) -> wire::error::ErrorBody {
     let (code, field) = error_code(e);
-    let mut body = json!({"error": {"code": code, "message": e.to_string()}});
-    if let Some(f) = field {
-        body["error"]["field"] = json!(f);
-    }
+    let mut body = wire::error::ErrorBody::new(code, e.to_string()).maybe_field(field);
     if let EngineError::VersionUnavailable { oldest, latest, .. } = e {
-        body["error"]["oldest_available_version"] = json!(oldest);
-        body["error"]["latest_version"] = json!(latest);
+        body.error.oldest_available_version = Some(*oldest);
+        body.error.latest_version = Some(*latest);
     }
     body
 }

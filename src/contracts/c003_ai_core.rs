@@ -304,7 +304,7 @@ pub fn error_reply(e: &RetrieveError) -> Reply {
     };
     Reply {
         status,
-        body: json!({"error": {"code": code, "message": e.to_string()}}),
+        body: wire::error::ErrorBody::new(code, e.to_string()).to_value(),
         index_version: None,
     }
 }

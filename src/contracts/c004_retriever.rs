@@ -13,6 +13,7 @@
 use serde_json::{json, Value};
 
 use super::wire::c004::{RetrievedDocument, RetrieverRequestBody, RetrieverResponse};
+use super::wire::error::ErrorBody;
 use super::wire::{self};
 use super::Reply;
 use crate::engine::{Engine, EngineError};
@@ -58,8 +59,12 @@ pub async fn answer(engine: &Engine, name: &str, body: &[u8]) -> Reply {
     if !engine.config().retrievers.contains_key(name) {
         return Reply {
             status: 404,
-            body: json!({"error": {"code": "retriever_not_found",
-                "message": format!("no retriever named {name} is configured"), "field": "name"}}),
+            body: ErrorBody::new(
+                "retriever_not_found",
+                format!("no retriever named {name} is configured"),
+            )
+            .field("name")
+            .to_value(),
             index_version: None,
         };
     }

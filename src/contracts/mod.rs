@@ -19,6 +19,7 @@ use serde_json::Value;
 use crate::auth::{AuthError, Caller, Scope};
 use crate::engine::{Engine, EngineError};
 use crate::model::{IndexName, ValidationError};
+use wire::index_admin::{IndexList, IndexListEntry, UnreadableIndex};
 
 /// The contract a request speaks: the HTTP route, or the bus header `contract`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,7 +126,7 @@ impl Target {
 pub fn auth_reply(e: &AuthError) -> Reply {
     Reply {
         status: e.status(),
-        body: serde_json::json!({"error": {"code": e.code(), "message": e.to_string()}}),
+        body: wire::error::ErrorBody::new(e.code(), e.to_string()).to_value(),
         index_version: None,
     }
 }
@@ -302,27 +303,34 @@ pub fn observe(contract: Contract, transport: &str, started: std::time::Instant,
 /// Every index under the data directory that `caller` may read, each with its stats, as
 /// `GET /v1/indexes` and `ragstream index list` answer: `{"indexes": [...]}`. An index that
 /// cannot be opened is listed with its error, so one damaged index hides no other.
-pub async fn index_list(engine: &Engine, caller: &Caller) -> Value {
-    let mut indexes = Vec::new();
+pub async fn index_list(engine: &Engine, caller: &Caller) -> IndexList {
+    let detail = |e: &EngineError| c000_retrieval_calls::error_body(e).error;
     let names = match engine.list_indexes().await {
         Ok(names) => names,
         Err(e) => {
-            return serde_json::json!({ "indexes": [], "error": error_reply(&e).body["error"] })
+            return IndexList {
+                indexes: Vec::new(),
+                error: Some(detail(&e)),
+            }
         }
     };
+    let mut indexes = Vec::new();
     for name in names {
         if caller.authorize(&name, Scope::Read).is_err() {
             continue;
         }
         indexes.push(match engine.stats(&name).await {
-            Ok(s) => serde_json::to_value(s).expect("stats serialise"),
-            Err(e) => serde_json::json!({
-                "index": name.as_str(),
-                "error": error_reply(&e).body["error"],
+            Ok(s) => IndexListEntry::Stats(s),
+            Err(e) => IndexListEntry::Unreadable(UnreadableIndex {
+                error: detail(&e),
+                index: name,
             }),
         });
     }
-    serde_json::json!({ "indexes": indexes })
+    IndexList {
+        indexes,
+        error: None,
+    }
 }
 
 pub fn error_reply(e: &EngineError) -> Reply {

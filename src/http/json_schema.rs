@@ -197,7 +197,7 @@ fn dead_letter() -> Value {
     let codes: Vec<&str> = dead_letter_codes().collect();
     json!({
         "type": "object",
-        "description": "Kafka headers, as text. The message's own headers are copied too, except authorization.",
+        "description": "Kafka headers, as text. The message's own headers are copied too, except credentials (authorization, proxy-authorization, cookie, x-api-key).",
         "required": ["error.code", "error.message", "source.topic", "source.partition", "source.offset"],
         "properties": {
             "error.code": {"enum": codes},

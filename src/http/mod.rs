@@ -21,7 +21,7 @@
 #![allow(clippy::result_large_err)]
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,18 +31,25 @@ use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use futures::StreamExt;
 use rdkafka::message::OwnedHeaders;
 use rdkafka::producer::{FutureProducer, FutureRecord};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 pub mod api_docs;
 pub mod json_schema;
 pub mod openapi;
+pub(crate) mod probes;
 mod static_files;
 pub mod ui;
 
 use crate::auth::{AuthError, Caller, Scope};
 use crate::config::KafkaConfig;
+use crate::contracts::wire::error::ErrorBody;
+use crate::contracts::wire::index_admin::{
+    EventOffset, IndexDeleted, IndexStatus, IndexingLag, IngestAccepted, IngestRequestBody,
+    RebuildResponse,
+};
+use crate::contracts::wire::{self};
 use crate::contracts::{self, Contract, Reply, Target};
 use crate::engine::{Engine, EngineError};
 use crate::index::DocumentOp;
@@ -66,11 +73,17 @@ pub struct HttpState {
 }
 
 fn error(status: StatusCode, code: &str, message: &str, field: Option<&str>) -> HttpResponse {
-    let mut body = json!({"error": {"code": code, "message": message}});
-    if let Some(f) = field {
-        body["error"]["field"] = json!(f);
-    }
-    HttpResponse::build(status).json(body)
+    HttpResponse::build(status).json(ErrorBody::new(code, message).maybe_field(field))
+}
+
+/// A request field that breaks a rule: 400 `invalid_request` naming the field.
+fn invalid(e: &crate::model::ValidationError) -> HttpResponse {
+    error(
+        StatusCode::BAD_REQUEST,
+        "invalid_request",
+        &e.rule,
+        Some(&e.field),
+    )
 }
 
 /// An engine error in the structured shape every contract shares (one renderer, one
@@ -405,44 +418,33 @@ async fn ingest(
         Ok(ok) => ok,
         Err(response) => return response,
     };
-    let Some(obj) = value.as_object() else {
+    if !value.is_object() {
         return error(
             StatusCode::BAD_REQUEST,
             "invalid_request",
             "body must be an object",
             Some("body"),
         );
-    };
-    if let Some(k) = obj.keys().find(|k| *k != "documents" && *k != "deletes") {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "is not a field (expected documents, deletes)",
-            Some(k),
-        );
     }
-    // A list, or absent (null is absent): anything else is refused, never skipped.
-    let list = |key: &str, rule: &str| match obj.get(key) {
-        None | Some(Value::Null) => Ok(&[][..]),
-        Some(Value::Array(items)) => Ok(items.as_slice()),
-        Some(_) => Err(error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            rule,
-            Some(key),
-        )),
-    };
-    let (documents, deletes) = match (
-        list("documents", "must be a list of documents"),
-        list("deletes", "must be a list of document ids"),
+    // Each list is given or absent (null is absent): anything else is refused, never skipped.
+    let body = match wire::read::<IngestRequestBody>(
+        &value,
+        "",
+        &|_| "is not a field (expected documents, deletes)".into(),
+        &|field| match field {
+            "documents" => "must be a list of documents".into(),
+            _ => "must be a list of document ids".into(),
+        },
     ) {
-        (Ok(documents), Ok(deletes)) => (documents, deletes),
-        (Err(response), _) | (_, Err(response)) => return response,
+        Ok(body) => body,
+        Err(e) => return invalid(&e),
     };
+    let documents = body.documents.unwrap_or_default();
+    let deletes = body.deletes.unwrap_or_default();
     let limits = state.engine.config().limits.document();
     let mut events: Vec<DocumentEvent> = Vec::new();
-    for (i, d) in documents.iter().enumerate() {
-        let doc: Document = match serde_json::from_value(d.clone()) {
+    for (i, d) in documents.into_iter().enumerate() {
+        let doc: Document = match serde_json::from_value(d) {
             Ok(doc) => doc,
             Err(e) => {
                 return error(
@@ -578,7 +580,10 @@ async fn produce_events(
             .instrument(span)
             .await;
         match sent {
-            Ok(d) => offsets.push(json!({"partition": d.partition, "offset": d.offset})),
+            Ok(d) => offsets.push(EventOffset {
+                partition: d.partition,
+                offset: d.offset,
+            }),
             Err((e, _)) => {
                 return error(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -593,8 +598,11 @@ async fn produce_events(
             }
         }
     }
-    HttpResponse::Accepted()
-        .json(json!({"accepted": events.len(), "topic": state.documents_topic, "offsets": offsets}))
+    HttpResponse::Accepted().json(IngestAccepted {
+        accepted: events.len(),
+        topic: state.documents_topic.clone(),
+        offsets,
+    })
 }
 
 async fn stats(
@@ -633,11 +641,11 @@ async fn rebuild(
         Err(response) => return response,
     };
     match state.engine.rebuild(&index).await {
-        Ok((version, rows)) => HttpResponse::Ok().json(json!({
-            "index": index.as_str(),
-            "index_version": version,
-            "rebuilt_chunks": rows,
-        })),
+        Ok((version, rows)) => HttpResponse::Ok().json(RebuildResponse {
+            index,
+            index_version: version,
+            rebuilt_chunks: rows,
+        }),
         Err(e) => engine_error(&e),
     }
 }
@@ -653,11 +661,11 @@ async fn delete_index(
         Err(response) => return response,
     };
     match state.engine.delete_index(&index).await {
-        Ok(version) => HttpResponse::Ok().json(json!({
-            "index": index.as_str(),
-            "index_version": version,
-            "deleted": true,
-        })),
+        Ok(version) => HttpResponse::Ok().json(IndexDeleted {
+            index,
+            index_version: version,
+            deleted: true,
+        }),
         Err(e) => engine_error(&e),
     }
 }
@@ -686,17 +694,19 @@ async fn status(
         Ok(positions) => {
             let partitions =
                 crate::kafka::indexing_lag(&state.documents_topic, &positions, &checkpoint);
-            let total: i64 = partitions.iter().map(|p| p.lag).sum();
-            json!({"messages": total, "partitions": partitions})
+            IndexingLag::Known {
+                messages: partitions.iter().map(|p| p.lag).sum(),
+                partitions,
+            }
         }
-        Err(e) => json!({"error": e}),
+        Err(error) => IndexingLag::Unknown { error },
     };
-    HttpResponse::Ok().json(json!({
-        "index": index.as_str(),
-        "index_version": handle.latest_version(),
-        "last_commit_at": handle.last_commit_at(),
-        "indexing_lag": lag,
-    }))
+    HttpResponse::Ok().json(IndexStatus {
+        index_version: handle.latest_version(),
+        last_commit_at: handle.last_commit_at(),
+        index,
+        indexing_lag: lag,
+    })
 }
 
 /// Where the pipeline group stands on each partition of the documents topic (read from
@@ -761,54 +771,6 @@ async fn openapi() -> HttpResponse {
     HttpResponse::Ok().json(crate::http::openapi::document(env!("CARGO_PKG_VERSION")))
 }
 
-/// Liveness: 200 `ok` unless a part reports a problem that needs a restart or an operator
-/// (a stalled pipeline, a restart loop, dead letters that cannot be delivered), then 503
-/// `unhealthy`. Either way the body lists every problem with its reason, and the ingest
-/// pipeline's supervised restarts.
-async fn healthz(state: web::Data<HttpState>) -> HttpResponse {
-    let problems = state.health.problems();
-    let healthy = problems
-        .iter()
-        .all(|p| p.impact != crate::health::Impact::Unhealthy);
-    let mut response = if healthy {
-        HttpResponse::Ok()
-    } else {
-        HttpResponse::ServiceUnavailable()
-    };
-    response.json(json!({
-        "status": if healthy { "ok" } else { "unhealthy" },
-        "problems": problems,
-        "pipeline": {
-            "restarts": state.pipeline.restarts(),
-            "last_failure": state.pipeline.last_failure(),
-        },
-        "embedding": state.engine.embedding_report(),
-    }))
-}
-
-/// Readiness: 503 while starting or draining, and while a part reports that requests
-/// cannot be served (the data directory cannot be written), with the reasons.
-async fn readyz(state: web::Data<HttpState>) -> HttpResponse {
-    let problems = state.health.problems();
-    if !state.ready.load(Ordering::SeqCst) {
-        let mut body = json!({"error": {"code": "not_ready",
-            "message": "the daemon is starting or shutting down"}});
-        body["problems"] = json!(problems);
-        return HttpResponse::ServiceUnavailable().json(body);
-    }
-    let reasons: Vec<&str> = problems
-        .iter()
-        .filter(|p| p.impact == crate::health::Impact::Unready)
-        .map(|p| p.reason.as_str())
-        .collect();
-    if !reasons.is_empty() {
-        let mut body = json!({"error": {"code": "not_ready", "message": reasons.join("; ")}});
-        body["problems"] = json!(problems);
-        return HttpResponse::ServiceUnavailable().json(body);
-    }
-    HttpResponse::Ok().json(json!({"status": "ready", "problems": problems}))
-}
-
 async fn not_found() -> HttpResponse {
     error(StatusCode::NOT_FOUND, "not_found", "no such endpoint", None)
 }
@@ -843,8 +805,8 @@ fn route(r: &crate::http::openapi::Route) -> actix_web::Route {
         O::AiRagQuery | O::AiRagQueryNoSlash | O::IndexAiRagQuery => method.to(ai_rag_query),
         O::RetrieverRetrieve => method.to(retriever),
         O::OpenApi => method.to(openapi),
-        O::Healthz => method.to(healthz),
-        O::Readyz => method.to(readyz),
+        O::Healthz => method.to(probes::healthz),
+        O::Readyz => method.to(probes::readyz),
         O::Metrics => method.to(metrics),
     }
 }

@@ -108,25 +108,39 @@ impl Drop for VersionPin {
     }
 }
 
-/// Figures for `ragstream index stats`.
-#[derive(Debug, Clone, Serialize)]
+/// Figures for `ragstream index stats` and the stats route.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct IndexStats {
+    /// The index.
     pub index: String,
+    /// The embedder of the newest version's vectors.
     pub embedder: String,
+    /// Their dimensions.
+    #[schemars(range(min = 1))]
     pub dimensions: usize,
+    /// The newest version.
+    #[schemars(range(min = 1))]
     pub index_version: u64,
+    /// The oldest retained version.
+    #[schemars(range(min = 1))]
     pub oldest_version: u64,
+    /// Versions still queryable.
+    #[schemars(range(min = 1))]
     pub retained_versions: usize,
-    /// Live documents and chunks (what an `active` search sees).
+    /// Live documents (what an active search sees).
     pub documents: usize,
+    /// Live chunks.
     pub chunks: usize,
-    /// Soft-deleted documents and chunks still stored (`deleted` visibility, pinned versions).
+    /// Soft-deleted documents still stored (`deleted` visibility, pinned versions).
     pub deleted_documents: usize,
+    /// Soft-deleted chunks still stored.
     pub deleted_chunks: usize,
-    /// Rows in the keyword store, live and deleted (equals `chunks + deleted_chunks`).
+    /// Rows in the keyword index, live and deleted: chunks + deleted_chunks.
     pub keyword_chunks: u64,
-    /// Lance tags and the versions they keep from pruning.
+    /// Tagged versions (`ragstream index tag`), each kept from pruning.
     pub tags: std::collections::BTreeMap<String, u64>,
+    /// When the index was created (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
 }
 

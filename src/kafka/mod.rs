@@ -153,17 +153,25 @@ pub fn positions(
 }
 
 /// How far one index trails one partition of the documents topic.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct PartitionLag {
+    /// The documents topic.
     pub topic: String,
+    /// The partition.
+    #[schemars(range(min = 0))]
     pub partition: i32,
+    /// The high watermark: the offset the next message gets.
+    #[schemars(range(min = 0))]
     pub end_offset: i64,
-    /// The pipeline group's committed offset.
+    /// The pipeline group's committed offset; null if none.
     pub committed_offset: Option<i64>,
-    /// The next offset this index's last commit covers.
+    /// The offset this index's checkpoint records (the next one its last commit covers);
+    /// null if none.
     pub index_checkpoint: Option<i64>,
-    /// Messages still to index: from the furthest of the two positions to the end (the group
-    /// commits once every index has a batch, so either may be ahead).
+    /// Messages still to index: end_offset minus the furthest of committed_offset and
+    /// index_checkpoint (the low watermark when neither). The group commits once every index
+    /// has a batch, so either may be ahead.
+    #[schemars(range(min = 0))]
     pub lag: i64,
 }
 

@@ -1,5 +1,6 @@
 //! The document a producer submits, and its validation.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -7,79 +8,124 @@ use sha2::{Digest, Sha256};
 use super::metadata::BUILT_IN_FIELDS;
 use super::ValidationError;
 
-/// One page of a paged source (a PDF, say). `page_number` is 1-based, as printed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One page of a paged source (a PDF, say).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Page {
+    /// 1-based, as printed; unique within the document.
+    #[schemars(range(min = 1))]
     pub page_number: u32,
+    /// The page's text.
     pub text: String,
 }
 
 /// A document as submitted for indexing. Exactly one of `text` and `pages` is set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+// The doc comments on the fields are the schema's descriptions (`ragstream schema`,
+// `/openapi.json`): they speak to producers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    extend("oneOf" = [{"required": ["text"]}, {"required": ["pages"]}]),
+    description = "A document as submitted. Re-sending unchanged content creates no version."
+)]
 pub struct Document {
+    /// At most `limits.max_document_id_bytes` bytes (default 512), no control characters.
+    #[schemars(length(min = 1), regex(pattern = r"\S"))]
     pub id: String,
+    /// Stored on every chunk and returned in its metadata.
     #[serde(default)]
     pub title: Option<String>,
+    /// The content (exactly one of text and pages); at most `limits.max_document_bytes`
+    /// bytes (default 1 MiB).
     #[serde(default)]
+    #[schemars(length(min = 1), regex(pattern = r"\S"))]
     pub text: Option<String>,
+    /// Paged content (exactly one of text and pages); at least one page with text; at most
+    /// `limits.max_document_bytes` bytes in all.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub pages: Option<Vec<Page>>,
+    /// Stored on every chunk and returned in its metadata.
     #[serde(default)]
     pub uri: Option<String>,
+    /// Stored on every chunk and returned in its metadata.
     #[serde(default)]
     pub source_type: Option<String>,
+    /// Stored on every chunk and returned in its metadata.
     #[serde(default)]
     pub source_name: Option<String>,
+    /// Stored on every chunk and returned in its metadata.
     #[serde(default)]
     pub source_id: Option<String>,
+    /// Stored on every chunk and returned in its metadata.
     #[serde(default)]
     pub source_path: Option<String>,
+    /// Stored on every chunk and returned in its metadata.
     #[serde(default)]
     pub managed_by_source: Option<bool>,
+    /// Stored on every chunk and returned in its metadata.
     #[serde(default)]
     pub project_id: Option<String>,
+    /// Stored on every chunk and returned in its metadata.
     #[serde(default)]
+    #[schemars(inner(length(min = 1)))]
     pub tags: Vec<String>,
-    /// RFC 3339 timestamp, kept as given once validated.
+    /// RFC 3339; kept as given.
     #[serde(default)]
+    #[schemars(extend("format" = "date-time"))]
     pub updated_at: Option<String>,
+    /// Custom metadata; keys may not be a built-in metadata field or contain `=`. Scalars
+    /// (and lists of scalars) are filterable.
     #[serde(default)]
+    #[schemars(extend("propertyNames" = {"pattern": "^[^=]+$", "not": {"enum": BUILT_IN_FIELDS}}))]
     pub metadata: Map<String, Value>,
-    /// Knowledge-graph facts the producer states about this document (issue 7). Left out of
-    /// the serialised form when empty, so documents without them keep their content hash.
+    /// Knowledge-graph facts this document states: stored with the index version, searched
+    /// by contract 001 in graph mode, removed (soft) with the document.
+    // Left out of the serialised form when empty, so documents without them keep their
+    // content hash.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub triples: Vec<Triple>,
-    /// Other names of entities the triples mention (`{"name", "aliases"}`).
+    /// Aliases of the triples' entities.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub entities: Vec<EntityAliases>,
-    /// Triples the pipeline's extractor read from the chunks. Never submitted, never
-    /// serialised, so not part of the content hash: re-sending an unchanged document stays a
-    /// no-op instead of asking the model again.
+    // Triples the pipeline's extractor read from the chunks. Never submitted, never
+    // serialised, so not part of the content hash: re-sending an unchanged document stays a
+    // no-op instead of asking the model again.
     #[serde(skip)]
     pub extracted: Vec<Triple>,
 }
 
-/// A fact `subject —relation→ object`. `chunk` (0-based) names the chunk of the document it
-/// was read from; without it the triple is linked to the chunks that mention its subject or
-/// object (else to the first chunk).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A fact `subject —relation→ object`.
+// Without `chunk` the triple is linked to the chunks that mention its subject or object
+// (else to the first chunk).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Triple {
+    /// An entity; at most 512 bytes.
+    #[schemars(length(min = 1), regex(pattern = r"\S"))]
     pub subject: String,
+    /// A short verb phrase; at most 512 bytes.
+    #[schemars(length(min = 1), regex(pattern = r"\S"))]
     pub relation: String,
+    /// An entity; at most 512 bytes.
+    #[schemars(length(min = 1), regex(pattern = r"\S"))]
     pub object: String,
+    /// The chunk (0-based) the fact was read from; without it the fact is linked to the chunk
+    /// that names its subject or object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunk: Option<u32>,
 }
 
 /// Names an entity is also known by: a query naming an alias links to the entity.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EntityAliases {
+    /// An entity the triples name.
+    #[schemars(length(min = 1), regex(pattern = r"\S"))]
     pub name: String,
+    /// Other names a query may use for it.
     #[serde(default)]
+    #[schemars(inner(length(min = 1)))]
     pub aliases: Vec<String>,
 }
 

@@ -41,6 +41,29 @@ impl fmt::Display for IndexName {
     }
 }
 
+impl IndexName {
+    /// The rule [`IndexName::parse`] checks, as a regular expression (for schemas).
+    pub const PATTERN: &'static str = "^[a-z0-9][a-z0-9_-]{0,63}$";
+}
+
+impl schemars::JsonSchema for IndexName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IndexName".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": IndexName::PATTERN,
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "An index name: a lower-case ASCII letter or digit, then up to 63 \
+                lower-case letters, digits, `_` or `-`.",
+            "examples": ["kb_product-docs"],
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for IndexName {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;

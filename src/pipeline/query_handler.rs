@@ -17,11 +17,11 @@ use rdkafka::consumer::StreamConsumer;
 use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::Message;
-use serde_json::json;
 use tokio::sync::{watch, Semaphore};
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+use crate::contracts::wire::error::ErrorBody;
 use crate::contracts::{self, Contract, Reply};
 use crate::engine::Engine;
 use crate::kafka::dead_letters::{DeadLetters, Origin};
@@ -194,18 +194,24 @@ async fn reply_to(engine: &Engine, headers: &RequestHeaders, body: Option<&[u8]>
             None => {
                 return Reply {
                     status: 400,
-                    body: json!({"error": {"code": "invalid_request",
-                        "message": "deadline must be Unix time in milliseconds or an RFC 3339 timestamp",
-                        "field": "headers.deadline"}}),
+                    body: ErrorBody::new(
+                        "invalid_request",
+                        "deadline must be Unix time in milliseconds or an RFC 3339 timestamp",
+                    )
+                    .field("headers.deadline")
+                    .to_value(),
                     index_version: None,
                 }
             }
             Some(deadline) if deadline <= now => {
                 return Reply {
                     status: 504,
-                    body: json!({"error": {"code": "deadline_exceeded",
-                        "message": format!("the request's deadline passed {} ms before it was read; it was not searched", now - deadline),
-                        "field": "headers.deadline"}}),
+                    body: ErrorBody::new(
+                        "deadline_exceeded",
+                        format!("the request's deadline passed {} ms before it was read; it was not searched", now - deadline),
+                    )
+                    .field("headers.deadline")
+                    .to_value(),
                     index_version: None,
                 }
             }
@@ -219,7 +225,7 @@ async fn reply_to(engine: &Engine, headers: &RequestHeaders, body: Option<&[u8]>
     let contract = headers.contract.as_deref();
     let bad = |code: &str, message: String, field: &str| Reply {
         status: 400,
-        body: json!({"error": {"code": code, "message": message, "field": field}}),
+        body: ErrorBody::new(code, message).field(field).to_value(),
         index_version: None,
     };
     let Some(contract) = Contract::from_header(contract) else {

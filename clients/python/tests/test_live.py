@@ -119,7 +119,6 @@ CLIENT_ROUTES = {
 NOT_IN_SCHEMA = {
     ("RagQueryResponse", "index_version"),
     ("RetrieveOutput", "index_version"),
-    ("IndexStats", "tags"),
 }
 
 

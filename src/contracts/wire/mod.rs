@@ -13,18 +13,23 @@ pub mod c001;
 pub mod c002;
 pub mod c003;
 pub mod c004;
+pub mod chunk_metadata;
+pub mod error;
 pub mod explain;
+pub mod filter_bag;
 pub mod hydrate;
+pub mod index_admin;
 
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::model::ValidationError;
+pub use filter_bag::FilterBag;
 
 // An index version, as every contract carries it. Only its schema is used: fields hold a
 // `u64` and name this type with `#[schemars(with = "IndexVersion")]`.
@@ -47,20 +52,19 @@ pub struct Offsets {
     pub end: u32,
 }
 
-/// Contract 000's chunk metadata, which contracts 000 and 004 answer with. Its schema is
-/// still written out beside the route table (`http::openapi`), so this names it.
-pub fn chunk_metadata(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({"$ref": "#/components/schemas/ChunkMetadata"})
+/// The schema of a chunk's metadata map ([`chunk_metadata::ChunkMetadata`]).
+pub fn chunk_metadata(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<chunk_metadata::ChunkMetadata<'static>>()
 }
 
-/// An index name (its schema is written beside the route table, with the name's pattern).
-pub fn index_name(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({"$ref": "#/components/schemas/IndexName"})
+/// The schema of an index name held as a string ([`crate::model::IndexName`]).
+pub fn index_name(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<crate::model::IndexName>()
 }
 
-/// Contract 000's open filter bag (its schema lists the filterable columns).
-pub fn filter_bag(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({"$ref": "#/components/schemas/FilterBag"})
+/// The schema of contract 000's open filter bag, held as a JSON value ([`FilterBag`]).
+pub fn filter_bag(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<FilterBag>()
 }
 
 /// A field that may be absent but, when given, not null (`#[serde(default, deserialize_with

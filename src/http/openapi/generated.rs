@@ -1,12 +1,13 @@
-//! The component schemas generated from the contracts' wire types (`contracts::wire`):
-//! requests as serde reads them, answers as serde writes them.
+//! The component schemas generated from the wire types (`contracts::wire`, the probes'
+//! answers): requests as serde reads them, answers as serde writes them.
 
 use schemars::generate::SchemaSettings;
 use schemars::transform::RecursiveTransform;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use crate::contracts::wire::{c000, c001, c002, c003, c004, explain, hydrate};
+use crate::contracts::wire::{c000, c001, c002, c003, c004, error, explain, hydrate, index_admin};
+use crate::http::probes;
 
 fn generator(settings: SchemaSettings) -> SchemaGenerator {
     settings
@@ -44,6 +45,7 @@ pub(super) fn generated_schemas() -> Vec<(String, Value)> {
     requests.subschema_for::<hydrate::HydrateRequestBody>();
     requests.subschema_for::<explain::ExplainRequestBody>();
     requests.subschema_for::<explain::DiffRequestBody>();
+    requests.subschema_for::<index_admin::IngestRequestBody>();
     let mut answers = generator(SchemaSettings::draft2020_12().for_serialize());
     answers.subschema_for::<c000::RetrievalCallsResponse>();
     answers.subschema_for::<c001::RagQueryResponse>();
@@ -54,6 +56,15 @@ pub(super) fn generated_schemas() -> Vec<(String, Value)> {
     answers.subschema_for::<hydrate::HydrateResponse>();
     answers.subschema_for::<explain::ExplainResponse>();
     answers.subschema_for::<explain::DiffResponse>();
+    answers.subschema_for::<index_admin::IngestAccepted>();
+    answers.subschema_for::<index_admin::IndexDeleted>();
+    answers.subschema_for::<index_admin::RebuildResponse>();
+    answers.subschema_for::<index_admin::IndexList>();
+    answers.subschema_for::<crate::index::IndexStats>();
+    answers.subschema_for::<index_admin::IndexStatus>();
+    answers.subschema_for::<error::ErrorBody>();
+    answers.subschema_for::<probes::Health>();
+    answers.subschema_for::<probes::Ready>();
     let mut schemas: Vec<(String, Value)> = requests.take_definitions(true).into_iter().collect();
     for (name, schema) in answers.take_definitions(true) {
         // A type both read and written (an enum, an index version) is described once.

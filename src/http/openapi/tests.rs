@@ -8,6 +8,7 @@ use crate::contracts::c001_rag_searcher as c001;
 use crate::contracts::c002_retrieval_api as c002;
 use crate::contracts::c003_ai_core as c003;
 use crate::contracts::c004_retriever as c004;
+use crate::model::metadata::BUILT_IN_FIELDS;
 
 const VERSION: &str = "1.2.3-test";
 const LIMITS: RequestLimits = RequestLimits {
@@ -292,7 +293,7 @@ fn path_parameters_match_the_templates() {
 
 #[test]
 fn index_name_pattern_agrees_with_the_parser() {
-    let pattern = regex::Regex::new(INDEX_NAME_PATTERN).unwrap();
+    let pattern = regex::Regex::new(crate::model::IndexName::PATTERN).unwrap();
     let longest = "a".repeat(64);
     let too_long = "a".repeat(65);
     for name in [
