@@ -453,7 +453,7 @@ impl Engine {
         let index = self.current_index(name, true).await?;
         let embedder = self.ingest_embedder.clone();
         index.check_embedder(embedder.id(), embedder.dimensions())?;
-        let mut plan = index.plan(ops, &self.chunker).await?;
+        let mut plan = index.writer().plan(ops, &self.chunker).await?;
         // Embedding is CPU work of tens of milliseconds per batch: off the runtime's
         // threads, so that a commit running beside it goes on.
         let plan =
@@ -470,7 +470,7 @@ impl Engine {
         properties: HashMap<String, String>,
     ) -> Result<WriteOutcome, EngineError> {
         let PreparedWrite { index, plan } = prepared;
-        let outcome = index.commit(plan, properties).await?;
+        let outcome = index.writer().commit(plan, properties).await?;
         self.maintain_vector_index(&index);
         Ok(outcome)
     }
@@ -481,7 +481,7 @@ impl Engine {
     pub fn maintain_vector_index(&self, index: &Arc<Index>) {
         // On an object store only the index's owner builds (see index/ownership.rs).
         if tokio::runtime::Handle::try_current().is_err()
-            || index.vector_build_running()
+            || index.maintenance().vector_build_running()
             || !index.is_owned_here()
         {
             return;
@@ -492,24 +492,24 @@ impl Engine {
         struct CheckDone(Arc<Index>);
         impl Drop for CheckDone {
             fn drop(&mut self) {
-                self.0.end_build_check();
+                self.0.maintenance().end_build_check();
             }
         }
         // Released even if the build panics, so that a later commit can try again.
         struct Release(Arc<Index>);
         impl Drop for Release {
             fn drop(&mut self) {
-                self.0.end_vector_build();
+                self.0.maintenance().end_vector_build();
             }
         }
-        // Counted before the task starts, so that `Index::build_pending` holds from here.
-        index.begin_build_check();
+        // Counted before the task starts, so that `Maintenance::build_pending` holds from here.
+        index.maintenance().begin_build_check();
         let check = CheckDone(index.clone());
         // At the background priority (`index.maintenance.background_priority`): see runtime/background.rs.
         crate::runtime::background::spawn(async move {
             // The slot is claimed only once a build is due: claiming it for the check made a
             // maintenance pass at that moment defer its work, and the next pass do twice as much.
-            match check.0.index_build_due(&settings).await {
+            match check.0.maintenance().index_build_due(&settings).await {
                 Ok(true) => {}
                 Ok(false) => return,
                 Err(e) => {
@@ -518,15 +518,15 @@ impl Engine {
                     return;
                 }
             }
-            if !check.0.begin_vector_build() {
+            if !check.0.maintenance().begin_vector_build() {
                 return;
             }
             let release = Release(check.0.clone());
-            if let Err(e) = release.0.build_id_indices(&settings).await {
+            if let Err(e) = release.0.maintenance().build_id_indices(&settings).await {
                 tracing::warn!(index = %release.0.name(), error = %e,
                     "building the id indexes failed; will retry after the next commit");
             }
-            match release.0.build_vector_index(&settings).await {
+            match release.0.maintenance().build_vector_index(&settings).await {
                 Ok(Some(_)) if keep_warm => prewarm_in_background(&release.0),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(index = %release.0.name(), error = %e,
@@ -649,12 +649,12 @@ impl Engine {
         let span = tracing::info_span!("graph", index = %name, depth);
         async {
             let index = self.index(name).await?;
-            let version = index.snapshot(version).await?.version;
+            let version = index.reader().snapshot(version).await?.version;
             let mut found = crate::graph::GraphLookup {
                 index_version: version,
                 ..Default::default()
             };
-            let Some(view) = index.graph_at(version).await? else {
+            let Some(view) = index.reader().graph_at(version).await? else {
                 return Ok((found, None));
             };
             let linked = view.link(query);
@@ -698,7 +698,7 @@ impl Engine {
         version: u64,
     ) -> Result<bool, EngineError> {
         let index = self.index(name).await?;
-        let snapshot = index.snapshot(Some(version)).await?;
+        let snapshot = index.reader().snapshot(Some(version)).await?;
         Ok(index.keyword().may_hold_deleted(&snapshot.searcher)?)
     }
 
@@ -707,6 +707,7 @@ impl Engine {
     pub async fn reembed(&self, name: &IndexName) -> Result<u64, EngineError> {
         let index = self.index(name).await?;
         index
+            .maintenance()
             .reembed(
                 self.ingest_embedder.clone(),
                 self.config.model.batch_size.max(64),
@@ -722,7 +723,7 @@ impl Engine {
     pub async fn delete_index(&self, name: &IndexName) -> Result<u64, EngineError> {
         let index = self.index(name).await?;
         // Waits for a running commit or maintenance pass; queries go on meanwhile.
-        let checkpoint = index.retire().await?;
+        let checkpoint = index.writer().retire().await?;
         let version = index.latest_version();
         // Held while the directory moves: nobody opens the index again halfway.
         let mut open = self.indexes.lock().await;
@@ -734,7 +735,7 @@ impl Engine {
         let storage = self.storage().await?;
         if let Err(e) = crate::index::deleted::retire(storage, name, checkpoint) {
             // Not moved: the index stays, and takes writes again.
-            index.unretire();
+            index.writer().unretire();
             return Err(e.into());
         }
         open.remove(name);
@@ -757,7 +758,12 @@ impl Engine {
 
     /// Rebuilds the derived keyword index of `name` from its Lance rows.
     pub async fn rebuild(&self, name: &IndexName) -> Result<(u64, usize), EngineError> {
-        Ok(self.index(name).await?.rebuild_keyword().await?)
+        Ok(self
+            .index(name)
+            .await?
+            .maintenance()
+            .rebuild_keyword()
+            .await?)
     }
 
     /// Builds the vector index of `name` anew with the configured settings, due or not;
@@ -771,7 +777,7 @@ impl Engine {
         settings
             .check(Some(index.info().dimensions))
             .map_err(|(key, reason)| ValidationError::new(key, reason))?;
-        Ok(index.rebuild_vector_index(&settings).await?)
+        Ok(index.maintenance().rebuild_vector_index(&settings).await?)
     }
 
     /// One maintenance pass over `name` (compaction, purge, version pruning).
@@ -781,6 +787,7 @@ impl Engine {
     ) -> Result<crate::index::maintenance::MaintenanceReport, EngineError> {
         let index = self.index(name).await?;
         let report = index
+            .maintenance()
             .maintain(&self.config.index.maintenance)
             .instrument(tracing::info_span!("maintenance", index = %name))
             .await?;
@@ -790,7 +797,7 @@ impl Engine {
     }
 
     pub async fn stats(&self, name: &IndexName) -> Result<IndexStats, EngineError> {
-        Ok(self.index(name).await?.stats().await?)
+        Ok(self.index(name).await?.reader().stats().await?)
     }
 }
 
@@ -809,7 +816,7 @@ fn prewarm_in_background(index: &Arc<Index>) {
     let index = index.clone();
     tokio::spawn(async move {
         let started = std::time::Instant::now();
-        match index.prewarm_search_indexes().await {
+        match index.reader().prewarm_search_indexes().await {
             Ok(true) => tracing::info!(index = %index.name(),
                 seconds = started.elapsed().as_secs_f64(), "search indexes loaded into the cache"),
             Ok(false) => {}

@@ -129,6 +129,7 @@ async fn measure(
         .map_err(|e| BenchError::Stalled(e.to_string()))?;
     let loading = Instant::now();
     let view = handle
+        .reader()
         .graph_at(handle.latest_version())
         .await
         .map_err(|e| BenchError::Stalled(e.to_string()))?

@@ -233,6 +233,7 @@ async fn measure(
     let have = match engine.index(&name).await {
         Ok(index) => {
             index
+                .reader()
                 .stats()
                 .await
                 .map_err(|e| failed("stats", &e))?
@@ -290,7 +291,14 @@ async fn measure(
     // The background build (started by the last commit) or, if none is due yet, nothing.
     let building = Instant::now();
     let settings = config.index.vector;
-    if index.stats().await.map_err(|e| failed("stats", &e))?.chunks >= settings.min_rows {
+    if index
+        .reader()
+        .stats()
+        .await
+        .map_err(|e| failed("stats", &e))?
+        .chunks
+        >= settings.min_rows
+    {
         loop {
             let (covered, total) = coverage(&index.lance().latest())
                 .await
@@ -334,6 +342,7 @@ async fn measure(
     // Lance's cache (`Engine::keeping_indexes_warm`), here before the queries are timed.
     let warming = Instant::now();
     index
+        .reader()
         .prewarm_search_indexes()
         .await
         .map_err(|e| failed("prewarm", &e))?;
@@ -400,6 +409,7 @@ async fn measure(
     };
     let mut steady = if options.steady_seconds > 0 {
         let first = index
+            .reader()
             .stats()
             .await
             .map_err(|e| failed("stats", &e))?
@@ -418,7 +428,9 @@ async fn measure(
         // The same queries once ingestion has stopped, before any pass tidies up: what the
         // grown index costs on its own, against the quiet hybrid latency before the run.
         let waiting = Instant::now();
-        while index.vector_build_running() && waiting.elapsed() < Duration::from_secs(300) {
+        while index.maintenance().vector_build_running()
+            && waiting.elapsed() < Duration::from_secs(300)
+        {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         report.hybrid_quiet_after = Some(
@@ -435,7 +447,12 @@ async fn measure(
             .await
             .map_err(|e| failed("phases", &e))?;
     }
-    let chunks = index.stats().await.map_err(|e| failed("stats", &e))?.chunks;
+    let chunks = index
+        .reader()
+        .stats()
+        .await
+        .map_err(|e| failed("stats", &e))?
+        .chunks;
     Ok(ScaleBenchReport {
         embedder: engine.embedder().id().to_string(),
         chunks,
@@ -550,7 +567,7 @@ async fn steady(
                 if done.load(std::sync::atomic::Ordering::SeqCst) {
                     break;
                 }
-                let background = index.vector_build_running();
+                let background = index.maintenance().vector_build_running();
                 let t = Instant::now();
                 engine
                     .search(
@@ -788,7 +805,7 @@ async fn time_phases(
         };
         let v = engine.embedder().embed(&[q.as_str()])?.remove(0);
         lap(0, &mut times);
-        let snapshot = index.snapshot(None).await?;
+        let snapshot = index.reader().snapshot(None).await?;
         lap(1, &mut times);
         let lance = index.lance();
         lance

@@ -121,6 +121,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
             let report = engine
                 .index(&name)
                 .await?
+                .maintenance()
                 .maintain(&config.index.maintenance)
                 .await
                 .map_err(crate::engine::EngineError::from)?;
@@ -157,6 +158,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
             let version = engine
                 .index(&name)
                 .await?
+                .maintenance()
                 .tag(&tag, version)
                 .await
                 .map_err(crate::engine::EngineError::from)?;
@@ -171,6 +173,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
             engine
                 .index(&name)
                 .await?
+                .maintenance()
                 .untag(&tag)
                 .await
                 .map_err(crate::engine::EngineError::from)?;

@@ -44,9 +44,9 @@ pub async fn run(config: Config, args: IngestArgs) -> Result<(), Failure> {
     // The last commit may have started a vector index build in the background; the
     // process must not exit under it (the build would be lost and redone next time).
     let index = engine.index(&name).await?;
-    if index.build_pending() {
+    if index.maintenance().build_pending() {
         eprintln!("waiting for the vector index build to finish");
-        while index.build_pending() {
+        while index.maintenance().build_pending() {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
     }

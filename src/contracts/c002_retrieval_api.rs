@@ -367,7 +367,7 @@ pub async fn settings(engine: &Engine, index: &IndexName, body: &Value) -> Reply
         Err(e) => return super::error_reply(&e.into()),
     };
     match engine.index(index).await {
-        Ok(h) => match h.set_defaults(defaults).await {
+        Ok(h) => match h.writer().set_defaults(defaults).await {
             Ok(info) => Reply::typed(
                 &IndexSettingsResponse {
                     index: index.as_str().to_string(),

@@ -240,7 +240,7 @@ async fn documents_of(
 ) -> Result<std::collections::BTreeMap<String, Vec<ChunkRow>>, EngineError> {
     let ids: Vec<String> = hits.iter().map(|h| h.row.document_id.clone()).collect();
     let handle = engine.index(index).await?;
-    let snapshot = handle.snapshot(Some(version)).await?;
+    let snapshot = handle.reader().snapshot(Some(version)).await?;
     Ok(handle
         .lance()
         .live_documents(&snapshot.dataset, &ids)

@@ -92,7 +92,7 @@ async fn hydrate_rows(
     use crate::store::filters::sql_string;
     let window = request.window;
     let handle = engine.index(index).await?;
-    let snapshot = handle.snapshot(request.index_version).await?;
+    let snapshot = handle.reader().snapshot(request.index_version).await?;
     let lance = handle.lance();
     let found = lance
         .rows(&snapshot.dataset, &request.chunk_ids, false)

@@ -166,6 +166,7 @@ pub async fn store(
     defaults.auto_semantic_center = Some(center);
     defaults.auto_calibration = Some(AutoCalibration { source, rows });
     handle
+        .writer()
         .set_defaults(defaults)
         .await
         .map_err(crate::engine::EngineError::from)?;

@@ -686,7 +686,7 @@ async fn status(
         Ok(h) => h,
         Err(e) => return engine_error(&e),
     };
-    let checkpoint = match handle.kafka_checkpoint().await {
+    let checkpoint = match handle.reader().kafka_checkpoint().await {
         Ok(c) => c,
         Err(e) => return engine_error(&e.into()),
     };
@@ -703,7 +703,7 @@ async fn status(
     };
     HttpResponse::Ok().json(IndexStatus {
         index_version: handle.latest_version(),
-        last_commit_at: handle.last_commit_at(),
+        last_commit_at: handle.reader().last_commit_at(),
         index,
         indexing_lag: lag,
     })

@@ -18,8 +18,11 @@ use lance::dataset::DeleteBuilder;
 use serde::Serialize;
 
 use super::commit_log::Change;
+use super::info::switch_embedder;
+use super::rows::ChunkRow;
 use super::rows::DELETED_AT_COLUMN;
-use super::{Index, StoreError};
+use super::writer::{KAFKA_CHECKPOINT, KAFKA_LOG};
+use super::{Index, StoreError, EMBEDDER_PROPERTY};
 
 /// When maintenance runs and what it does: the configuration's `[index.maintenance]`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -54,7 +57,7 @@ impl Default for MaintenanceSettings {
     }
 }
 
-/// Fragments rewritten from a snapshot, waiting for [`Index::commit_rewrite`].
+/// Fragments rewritten from a snapshot, waiting for [`Maintenance::commit_rewrite`].
 pub struct FragmentRewrite {
     options: CompactionOptions,
     rewritten: Vec<RewriteResult>,
@@ -86,226 +89,6 @@ pub struct MaintenanceReport {
     /// write made while compaction ran touched the fragments it rewrote; they run next time.
     pub deferred: bool,
     pub seconds: f64,
-}
-
-impl Index {
-    /// One maintenance pass: purge, compact, prune. Returns what it did.
-    pub async fn maintain(
-        &self,
-        settings: &MaintenanceSettings,
-    ) -> Result<MaintenanceReport, StoreError> {
-        let started = Instant::now();
-        let versions_before = self.lance.versions().await?;
-        let mut report = MaintenanceReport {
-            index: self.name.to_string(),
-            fragments_before: self.lance.latest().get_fragments().len(),
-            ..Default::default()
-        };
-        report.chunks_purged = self.purge_deleted(settings.purge_deleted_after).await?;
-        let compact = (self.small_fragments(settings.target_rows) >= settings.min_small_fragments)
-            .then_some(settings.target_rows);
-        let (covered, total) = super::vector_index::index_coverage(&self.lance.latest()).await?;
-        let update = covered > 0 && covered < total;
-        if compact.is_some() || update {
-            if self.begin_vector_build() {
-                let done = self.compact_and_update(compact, update).await;
-                self.end_vector_build();
-                let (compacted, indexed) = done?;
-                match compacted {
-                    Some((removed, added)) => {
-                        report.fragments_compacted = removed;
-                        report.fragments_written = added;
-                    }
-                    None => report.deferred = true,
-                }
-                report.rows_indexed = indexed;
-            } else {
-                report.deferred = true;
-            }
-        }
-        {
-            let _guard = self.lock_for_write().await?;
-            self.apply_retention(0).await?;
-        }
-        let versions_after = self.lance.versions().await?;
-        // Pruned: the versions there when the pass began and gone now (the pass's own
-        // commits and writes meanwhile add versions, so counts would not tell).
-        report.versions_pruned = versions_before
-            .iter()
-            .filter(|v| versions_after.binary_search(v).is_err())
-            .count();
-        report.versions_retained = versions_after.len();
-        report.fragments_after = self.lance.latest().get_fragments().len();
-        report.index_version = self.lance.latest_version();
-        report.seconds = started.elapsed().as_secs_f64();
-        record(&report);
-        self.record_shape().await?;
-        Ok(report)
-    }
-
-    /// Fragments of the newest version a compaction would merge: those of the newest run
-    /// (see [`newest_run`]) below `target_rows` rows.
-    pub fn small_fragments(&self, target_rows: usize) -> usize {
-        let latest = self.lance.latest();
-        let rows = fragment_rows(&latest);
-        let start = newest_run(&rows);
-        rows[start..].iter().filter(|r| **r < target_rows).count()
-    }
-
-    /// Rewrites small fragments (and fragments with many deleted rows) into fragments of
-    /// about `compact` rows (if given), the indexes remapped to the moved rows; then adds rows
-    /// no index covers yet to the existing indexes (see [`Index::update_indices`]). Each is
-    /// one commit that carries the newest version's properties. Returns fragments removed and
-    /// added, and rows newly indexed; compaction is skipped (`None`) when a write that landed
-    /// while it ran touched the fragments it rewrote.
-    async fn compact_and_update(
-        &self,
-        compact: Option<usize>,
-        update: bool,
-    ) -> Result<(Option<(usize, usize)>, usize), StoreError> {
-        let compacted = match compact {
-            Some(target_rows) => self.compact(target_rows).await?,
-            None => Some((0, 0)),
-        };
-        let indexed = if update {
-            self.update_indices().await?
-        } else {
-            0
-        };
-        tracing::info!(index = %self.name, ?compacted, indexed,
-            "compacted fragments and updated indexes");
-        Ok((compacted, indexed))
-    }
-
-    /// Compaction in two halves: [`Index::rewrite_small_fragments`] outside the write lock
-    /// (the slow part: every row is read and written again) and
-    /// [`Index::commit_rewrite`] under it, so the writer waits for a commit and not for a
-    /// rewrite.
-    async fn compact(&self, target_rows: usize) -> Result<Option<(usize, usize)>, StoreError> {
-        match self.rewrite_small_fragments(target_rows).await? {
-            Some(rewrite) => self.commit_rewrite(rewrite).await,
-            None => Ok(Some((0, 0))),
-        }
-    }
-
-    /// Plans a compaction of the newest version and rewrites its fragments, without
-    /// committing and without the write lock. `None` when there is nothing to compact.
-    pub async fn rewrite_small_fragments(
-        &self,
-        target_rows: usize,
-    ) -> Result<Option<FragmentRewrite>, StoreError> {
-        let snapshot = self.lance.latest();
-        let mut options = CompactionOptions {
-            target_rows_per_fragment: target_rows,
-            materialize_deletions: true,
-            // One rewrite at a time: the other core stays with queries and the writer.
-            num_threads: Some(1),
-            ..Default::default()
-        };
-        // Fragments older than the newest run stay as they are, unless enough of their rows
-        // are deleted that Lance rewrites them on their own.
-        let start = newest_run(&fragment_rows(&snapshot));
-        options.excluded_fragment_ids = snapshot.get_fragments()[..start]
-            .iter()
-            .filter(|f| {
-                let meta = f.metadata();
-                let deleted = meta
-                    .deletion_file
-                    .as_ref()
-                    .and_then(|d| d.num_deleted_rows)
-                    .unwrap_or(0);
-                let rows = meta.physical_rows.unwrap_or(0).max(1);
-                deleted as f32 / rows as f32 <= options.materialize_deletions_threshold
-            })
-            .filter_map(|f| u32::try_from(f.id()).ok())
-            .collect();
-        let plan = plan_compaction(&snapshot, &options).await?;
-        if plan.num_tasks() == 0 {
-            return Ok(None);
-        }
-        let mut rewritten = Vec::with_capacity(plan.num_tasks());
-        for task in plan.compaction_tasks() {
-            rewritten.push(task.execute(&snapshot).await?);
-        }
-        Ok(Some(FragmentRewrite { options, rewritten }))
-    }
-
-    /// Commits a rewrite under the write lock, the indexes remapped to the moved rows.
-    /// Appends that landed since the rewrite's snapshot are kept (Lance rebases a rewrite
-    /// over them); a replace or delete of a rewritten fragment makes the commit conflict, and
-    /// the rewrite is dropped (`None`) to be planned again next pass. Returns fragments
-    /// removed and added.
-    pub async fn commit_rewrite(
-        &self,
-        rewrite: FragmentRewrite,
-    ) -> Result<Option<(usize, usize)>, StoreError> {
-        let FragmentRewrite {
-            mut options,
-            rewritten,
-        } = rewrite;
-        let _guard = self.lock_for_write().await?;
-        let mut ds = self.lance.latest();
-        options.transaction_properties = Some(Arc::new(self.carried_properties().await?));
-        let remap = Arc::new(DatasetIndexRemapperOptions::default());
-        match commit_compaction(&mut ds, rewritten, remap, &options).await {
-            Ok(metrics) => {
-                // Same rows, new version: the keyword store records the version unchanged.
-                let version = ds.version_id();
-                self.lance.replace_latest(ds);
-                crate::failpoint::abort_at("after-compaction-commit");
-                self.commits.record(version, Change::NoRowsAdded);
-                self.prepare_resident().await;
-                self.keyword.apply(version, &[], &[])?;
-                Ok(Some((metrics.fragments_removed, metrics.fragments_added)))
-            }
-            Err(
-                e @ (lance::Error::CommitConflict { .. }
-                | lance::Error::RetryableCommitConflict { .. }
-                | lance::Error::IncompatibleTransaction { .. }),
-            ) => {
-                tracing::info!(index = %self.name, error = %e,
-                    "compaction conflicted with a write made while it ran; planned again next pass");
-                Ok(None)
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Removes chunks soft-deleted more than `after` ago, from Lance and the keyword store,
-    /// in one new version. Returns how many.
-    async fn purge_deleted(&self, after: Duration) -> Result<usize, StoreError> {
-        let cutoff = crate::model::timestamp_before(after);
-        let filter = format!(
-            "{DELETED_AT_COLUMN} IS NOT NULL AND {DELETED_AT_COLUMN} < {}",
-            crate::store::filters::sql_string(&cutoff)
-        );
-        let _guard = self.lock_for_write().await?;
-        let latest = Arc::new(self.lance.latest());
-        // The keyword store knows (a term lookup) whether anything is deleted at all; only
-        // then is the column scanned.
-        let searcher = self.keyword.searcher(latest.version_id())?;
-        if !self.keyword.may_hold_deleted(&searcher)? {
-            return Ok(0);
-        }
-        let ids = self
-            .lance
-            .chunk_ids_where(&latest, Some(filter.clone()))
-            .await?;
-        if ids.is_empty() {
-            return Ok(0);
-        }
-        let mut transaction = DeleteBuilder::new(latest.clone(), filter)
-            .execute_uncommitted()
-            .await?
-            .transaction;
-        transaction.transaction_properties = Some(Arc::new(self.carried_properties().await?));
-        let version = self.lance.commit_transaction(latest, transaction).await?;
-        self.commits.record(version, Change::NoRowsAdded);
-        self.prepare_resident().await;
-        self.keyword.apply(version, &ids, &[])?;
-        tracing::info!(index = %self.name, version, chunks = ids.len(), "purged deleted chunks");
-        Ok(ids.len())
-    }
 }
 
 /// Fragments under this many rows always join the newest run ([`newest_run`]): what
@@ -365,6 +148,337 @@ fn record(report: &MaintenanceReport) {
     m.maintenance_versions_pruned_total
         .with_label_values(&[name])
         .inc_by(report.versions_pruned as u64);
+}
+
+/// Maintenance of an index, borrowed from it: compaction, purges, pruning, index builds,
+/// tags and full rebuilds ([`Index::maintenance`]).
+#[derive(Clone, Copy)]
+pub struct Maintenance<'a> {
+    pub(super) index: &'a Index,
+}
+
+impl Maintenance<'_> {
+    /// One maintenance pass: purge, compact, prune. Returns what it did.
+    pub async fn maintain(
+        &self,
+        settings: &MaintenanceSettings,
+    ) -> Result<MaintenanceReport, StoreError> {
+        let started = Instant::now();
+        let versions_before = self.index.lance.versions().await?;
+        let mut report = MaintenanceReport {
+            index: self.index.name.to_string(),
+            fragments_before: self.index.lance.latest().get_fragments().len(),
+            ..Default::default()
+        };
+        report.chunks_purged = self.purge_deleted(settings.purge_deleted_after).await?;
+        let compact = (self.small_fragments(settings.target_rows) >= settings.min_small_fragments)
+            .then_some(settings.target_rows);
+        let (covered, total) =
+            super::vector_index::index_coverage(&self.index.lance.latest()).await?;
+        let update = covered > 0 && covered < total;
+        if compact.is_some() || update {
+            if self.begin_vector_build() {
+                let done = self.compact_and_update(compact, update).await;
+                self.end_vector_build();
+                let (compacted, indexed) = done?;
+                match compacted {
+                    Some((removed, added)) => {
+                        report.fragments_compacted = removed;
+                        report.fragments_written = added;
+                    }
+                    None => report.deferred = true,
+                }
+                report.rows_indexed = indexed;
+            } else {
+                report.deferred = true;
+            }
+        }
+        {
+            let _guard = self.index.lock_for_write().await?;
+            self.index.apply_retention(0).await?;
+        }
+        let versions_after = self.index.lance.versions().await?;
+        // Pruned: the versions there when the pass began and gone now (the pass's own
+        // commits and writes meanwhile add versions, so counts would not tell).
+        report.versions_pruned = versions_before
+            .iter()
+            .filter(|v| versions_after.binary_search(v).is_err())
+            .count();
+        report.versions_retained = versions_after.len();
+        report.fragments_after = self.index.lance.latest().get_fragments().len();
+        report.index_version = self.index.lance.latest_version();
+        report.seconds = started.elapsed().as_secs_f64();
+        record(&report);
+        self.index.record_shape().await?;
+        Ok(report)
+    }
+
+    /// Fragments of the newest version a compaction would merge: those of the newest run
+    /// (see [`newest_run`]) below `target_rows` rows.
+    pub fn small_fragments(&self, target_rows: usize) -> usize {
+        let latest = self.index.lance.latest();
+        let rows = fragment_rows(&latest);
+        let start = newest_run(&rows);
+        rows[start..].iter().filter(|r| **r < target_rows).count()
+    }
+
+    /// Rewrites small fragments (and fragments with many deleted rows) into fragments of
+    /// about `compact` rows (if given), the indexes remapped to the moved rows; then adds rows
+    /// no index covers yet to the existing indexes (see [`Maintenance::update_indices`]). Each is
+    /// one commit that carries the newest version's properties. Returns fragments removed and
+    /// added, and rows newly indexed; compaction is skipped (`None`) when a write that landed
+    /// while it ran touched the fragments it rewrote.
+    async fn compact_and_update(
+        &self,
+        compact: Option<usize>,
+        update: bool,
+    ) -> Result<(Option<(usize, usize)>, usize), StoreError> {
+        let compacted = match compact {
+            Some(target_rows) => self.compact(target_rows).await?,
+            None => Some((0, 0)),
+        };
+        let indexed = if update {
+            self.update_indices().await?
+        } else {
+            0
+        };
+        tracing::info!(index = %self.index.name, ?compacted, indexed,
+            "compacted fragments and updated indexes");
+        Ok((compacted, indexed))
+    }
+
+    /// Compaction in two halves: [`Maintenance::rewrite_small_fragments`] outside the write lock
+    /// (the slow part: every row is read and written again) and
+    /// [`Maintenance::commit_rewrite`] under it, so the writer waits for a commit and not for a
+    /// rewrite.
+    async fn compact(&self, target_rows: usize) -> Result<Option<(usize, usize)>, StoreError> {
+        match self.rewrite_small_fragments(target_rows).await? {
+            Some(rewrite) => self.commit_rewrite(rewrite).await,
+            None => Ok(Some((0, 0))),
+        }
+    }
+
+    /// Plans a compaction of the newest version and rewrites its fragments, without
+    /// committing and without the write lock. `None` when there is nothing to compact.
+    pub async fn rewrite_small_fragments(
+        &self,
+        target_rows: usize,
+    ) -> Result<Option<FragmentRewrite>, StoreError> {
+        let snapshot = self.index.lance.latest();
+        let mut options = CompactionOptions {
+            target_rows_per_fragment: target_rows,
+            materialize_deletions: true,
+            // One rewrite at a time: the other core stays with queries and the writer.
+            num_threads: Some(1),
+            ..Default::default()
+        };
+        // Fragments older than the newest run stay as they are, unless enough of their rows
+        // are deleted that Lance rewrites them on their own.
+        let start = newest_run(&fragment_rows(&snapshot));
+        options.excluded_fragment_ids = snapshot.get_fragments()[..start]
+            .iter()
+            .filter(|f| {
+                let meta = f.metadata();
+                let deleted = meta
+                    .deletion_file
+                    .as_ref()
+                    .and_then(|d| d.num_deleted_rows)
+                    .unwrap_or(0);
+                let rows = meta.physical_rows.unwrap_or(0).max(1);
+                deleted as f32 / rows as f32 <= options.materialize_deletions_threshold
+            })
+            .filter_map(|f| u32::try_from(f.id()).ok())
+            .collect();
+        let plan = plan_compaction(&snapshot, &options).await?;
+        if plan.num_tasks() == 0 {
+            return Ok(None);
+        }
+        let mut rewritten = Vec::with_capacity(plan.num_tasks());
+        for task in plan.compaction_tasks() {
+            rewritten.push(task.execute(&snapshot).await?);
+        }
+        Ok(Some(FragmentRewrite { options, rewritten }))
+    }
+
+    /// Commits a rewrite under the write lock, the indexes remapped to the moved rows.
+    /// Appends that landed since the rewrite's snapshot are kept (Lance rebases a rewrite
+    /// over them); a replace or delete of a rewritten fragment makes the commit conflict, and
+    /// the rewrite is dropped (`None`) to be planned again next pass. Returns fragments
+    /// removed and added.
+    pub async fn commit_rewrite(
+        &self,
+        rewrite: FragmentRewrite,
+    ) -> Result<Option<(usize, usize)>, StoreError> {
+        let FragmentRewrite {
+            mut options,
+            rewritten,
+        } = rewrite;
+        let _guard = self.index.lock_for_write().await?;
+        let mut ds = self.index.lance.latest();
+        options.transaction_properties = Some(Arc::new(self.index.carried_properties().await?));
+        let remap = Arc::new(DatasetIndexRemapperOptions::default());
+        match commit_compaction(&mut ds, rewritten, remap, &options).await {
+            Ok(metrics) => {
+                // Same rows, new version: the keyword store records the version unchanged.
+                let version = ds.version_id();
+                self.index.lance.replace_latest(ds);
+                crate::failpoint::abort_at("after-compaction-commit");
+                self.index.commits.record(version, Change::NoRowsAdded);
+                self.index.prepare_resident().await;
+                self.index.keyword.apply(version, &[], &[])?;
+                Ok(Some((metrics.fragments_removed, metrics.fragments_added)))
+            }
+            Err(
+                e @ (lance::Error::CommitConflict { .. }
+                | lance::Error::RetryableCommitConflict { .. }
+                | lance::Error::IncompatibleTransaction { .. }),
+            ) => {
+                tracing::info!(index = %self.index.name, error = %e,
+                    "compaction conflicted with a write made while it ran; planned again next pass");
+                Ok(None)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Removes chunks soft-deleted more than `after` ago, from Lance and the keyword store,
+    /// in one new version. Returns how many.
+    async fn purge_deleted(&self, after: Duration) -> Result<usize, StoreError> {
+        let cutoff = crate::model::timestamp_before(after);
+        let filter = format!(
+            "{DELETED_AT_COLUMN} IS NOT NULL AND {DELETED_AT_COLUMN} < {}",
+            crate::store::filters::sql_string(&cutoff)
+        );
+        let _guard = self.index.lock_for_write().await?;
+        let latest = Arc::new(self.index.lance.latest());
+        // The keyword store knows (a term lookup) whether anything is deleted at all; only
+        // then is the column scanned.
+        let searcher = self.index.keyword.searcher(latest.version_id())?;
+        if !self.index.keyword.may_hold_deleted(&searcher)? {
+            return Ok(0);
+        }
+        let ids = self
+            .index
+            .lance
+            .chunk_ids_where(&latest, Some(filter.clone()))
+            .await?;
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let mut transaction = DeleteBuilder::new(latest.clone(), filter)
+            .execute_uncommitted()
+            .await?
+            .transaction;
+        transaction.transaction_properties = Some(Arc::new(self.index.carried_properties().await?));
+        let version = self
+            .index
+            .lance
+            .commit_transaction(latest, transaction)
+            .await?;
+        self.index.commits.record(version, Change::NoRowsAdded);
+        self.index.prepare_resident().await;
+        self.index.keyword.apply(version, &ids, &[])?;
+        tracing::info!(index = %self.index.name, version, chunks = ids.len(), "purged deleted chunks");
+        Ok(ids.len())
+    }
+
+    /// Names a retained version (the newest if `None`) `tag`, so that retention keeps it
+    /// (and its keyword snapshot and graph) until the tag is removed. Returns the version.
+    pub async fn tag(&self, tag: &str, version: Option<u64>) -> Result<u64, StoreError> {
+        let _guard = self.index.lock_for_write().await?;
+        let version = version.unwrap_or_else(|| self.index.lance.latest_version());
+        // An unknown or pruned version is the usual VersionUnavailable error.
+        self.index.reader().snapshot(Some(version)).await?;
+        self.index.lance.tag(tag, version).await?;
+        Ok(version)
+    }
+
+    /// Removes `tag`; its version is pruned by the next retention pass if it is old.
+    pub async fn untag(&self, tag: &str) -> Result<(), StoreError> {
+        let _guard = self.index.lock_for_write().await?;
+        self.index.lance.untag(tag).await
+    }
+
+    /// Rebuilds the keyword store's view of the newest version from Lance, the source of
+    /// truth (contract 002's rebuild). Returns the version and the rows indexed.
+    pub async fn rebuild_keyword(&self) -> Result<(u64, usize), StoreError> {
+        let _guard = self.index.lock_for_write().await?;
+        let version = self.index.lance.latest_version();
+        let rows = self
+            .index
+            .lance
+            .rows_where(&self.index.lance.latest(), None, false)
+            .await?;
+        self.index.keyword.replace_all(version, &rows)?;
+        Ok((version, rows.len()))
+    }
+
+    /// Re-embeds every chunk of the newest version with `embedder` and writes them as one new
+    /// version (the rows are otherwise unchanged, so the keyword store only tags the version).
+    /// The index then belongs to `embedder`; older versions keep their vectors and their
+    /// model. The Kafka checkpoint is carried forward. Returns the new version.
+    pub async fn reembed(
+        &self,
+        embedder: std::sync::Arc<dyn crate::embedding::Embedder>,
+        batch: usize,
+    ) -> Result<u64, StoreError> {
+        let _guard = self.index.lock_for_write().await?;
+        let mut rows = self
+            .index
+            .lance
+            .rows_where(&self.index.lance.latest(), None, false)
+            .await?;
+        // Embedding runs on the blocking pool, a batch at a time.
+        for part in rows.chunks_mut(batch.max(1)) {
+            let texts: Vec<String> = part.iter().map(ChunkRow::search_text).collect();
+            let e = embedder.clone();
+            let vectors = tokio::task::spawn_blocking(move || {
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                e.embed(&refs)
+            })
+            .await
+            .map_err(|e| StoreError::TaskFailed(e.to_string()))??;
+            for (row, v) in part.iter_mut().zip(vectors) {
+                row.vector = Some(v);
+            }
+        }
+        let (id, dimensions) = (embedder.id().to_string(), embedder.dimensions());
+        let mut properties = std::collections::HashMap::from([(
+            EMBEDDER_PROPERTY.to_string(),
+            format!("{id}/{dimensions}"),
+        )]);
+        let checkpoint = self.index.writer().stored_checkpoint().await?;
+        if !checkpoint.offsets.is_empty() {
+            properties.insert(
+                KAFKA_CHECKPOINT.to_string(),
+                serde_json::to_string(&checkpoint.offsets).expect("a checkpoint serialises"),
+            );
+            if let Some(log) = checkpoint.log {
+                properties.insert(KAFKA_LOG.to_string(), log);
+            }
+        }
+        // The graph is not re-embedded: its relation vectors keep the old model's (their
+        // semantic scores then fall back to 0; see docs/limitations.md), its rows stay.
+        if let Some(graph) = self.index.graph.latest() {
+            properties.insert(
+                crate::graph::store::GRAPH_PROPERTY.to_string(),
+                graph.to_property(),
+            );
+        }
+        let version = self
+            .index
+            .lance
+            .overwrite(&rows, dimensions, properties)
+            .await?;
+        crate::failpoint::abort_at("after-reembed-commit");
+        self.index.keyword.apply(version, &[], &[])?;
+        self.index
+            .update_info(|info| switch_embedder(info, id, dimensions, version))
+            .await?;
+        self.index.lance.set_resident_center(None);
+        self.index.apply_retention(0).await?;
+        Ok(version)
+    }
 }
 
 #[cfg(test)]

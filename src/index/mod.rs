@@ -12,6 +12,7 @@ mod lance_store;
 pub mod maintenance;
 mod object_storage;
 pub mod ownership;
+mod reader;
 mod resident_vectors;
 pub use crate::store::rows;
 pub mod vector_index;
@@ -30,9 +31,11 @@ pub use crate::store::index_storage::IndexStorage;
 pub use crate::store::StoreError;
 pub use keyword_store::{DisjunctionSearch, KeywordSettings, KeywordStore};
 pub use lance_store::{Census, LanceStore, ResidentSearch};
+pub use maintenance::Maintenance;
+pub use reader::Reader;
 pub use rows::ChunkRow;
 pub use writer::{
-    DocumentOp, StoredCheckpoint, WriteOutcome, WritePlan, KAFKA_CHECKPOINT, KAFKA_LOG,
+    DocumentOp, StoredCheckpoint, WriteOutcome, WritePlan, Writer, KAFKA_CHECKPOINT, KAFKA_LOG,
 };
 
 use crate::graph::store::{GraphStore, GraphVersion, GRAPH_PROPERTY};
@@ -146,6 +149,12 @@ pub struct IndexStats {
 
 /// A named index. One process writes to an index at a time (tantivy's writer lock enforces
 /// it); any number of queries read pinned snapshots concurrently.
+///
+/// Its work is split by role, as tantivy splits `IndexReader` and `IndexWriter`: borrow
+/// [`Index::reader`] to read, [`Index::writer`] to write documents and settings, and
+/// [`Index::maintenance`] to compact, prune, build indexes and rebuild. The index itself
+/// keeps what every role shares: its name and info, the two stores, the version pins and the
+/// write lock.
 pub struct Index {
     name: IndexName,
     info: std::sync::RwLock<IndexInfo>,
@@ -158,10 +167,10 @@ pub struct Index {
     /// A vector-index build or a compaction is running (one at a time).
     vector_build: std::sync::atomic::AtomicBool,
     /// Checks for a due build (one per commit) that have not finished yet: see
-    /// [`Index::build_pending`].
+    /// [`Maintenance::build_pending`].
     build_checks: std::sync::atomic::AtomicUsize,
     /// Segments of the search indexes already loaded into Lance's cache (see
-    /// [`Index::prewarm_search_indexes`]); held while loading, so that callers wait for one load.
+    /// [`Reader::prewarm_search_indexes`]); held while loading, so that callers wait for one load.
     warmed: tokio::sync::Mutex<Vec<String>>,
     /// Versions that running queries read.
     pins: Arc<VersionPins>,
@@ -268,6 +277,21 @@ impl StoreOptions {
 const RESIDENT_CENTER_ROWS: usize = 20_000;
 
 impl Index {
+    /// The reading side: snapshots, the graph at a version, stats, checkpoints.
+    pub fn reader(&self) -> Reader<'_> {
+        Reader { index: self }
+    }
+
+    /// The writing side: plan and commit document operations, change settings.
+    pub fn writer(&self) -> Writer<'_> {
+        Writer { index: self }
+    }
+
+    /// Maintenance: compaction, purges, pruning, index builds, tags, rebuilds.
+    pub fn maintenance(&self) -> Maintenance<'_> {
+        Maintenance { index: self }
+    }
+
     /// Opens an existing index to write it; repairs the keyword store if it is behind
     /// Lance.
     pub async fn open(
@@ -462,37 +486,12 @@ impl Index {
         Ok(guard)
     }
 
-    /// Marks the index deleted once its last write has finished; returns the Kafka checkpoint
-    /// of its newest version, which outlives it (see `Engine::delete_index`). Later writes
-    /// through this handle fail as writes to an unknown index.
-    pub async fn retire(&self) -> Result<StoredCheckpoint, StoreError> {
-        // Not `lock_for_write`: retiring twice (a delete whose move failed, tried again) is
-        // allowed.
-        self.check_writable()?;
-        let _guard = self.write_lock.lock().await;
-        let checkpoint = self.stored_checkpoint().await?;
-        self.deleted
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        Ok(checkpoint)
-    }
-
-    /// Takes back [`Index::retire`]: the delete that retired it did not move it.
-    pub fn unretire(&self) {
-        self.deleted
-            .store(false, std::sync::atomic::Ordering::SeqCst);
-    }
-
     pub fn name(&self) -> &IndexName {
         &self.name
     }
 
     pub fn info(&self) -> IndexInfo {
         self.info.read().expect("index info lock").clone()
-    }
-
-    /// Records new query defaults in `index.json`.
-    pub async fn set_defaults(&self, defaults: IndexDefaults) -> Result<IndexInfo, StoreError> {
-        self.update_info(|info| info.defaults = defaults).await
     }
 
     /// Changes `index.json` (written whole) and the copy in memory.
@@ -521,28 +520,6 @@ impl Index {
 
     pub fn latest_version(&self) -> u64 {
         self.lance.latest_version()
-    }
-
-    /// Both stores at `version` (latest if `None`).
-    pub async fn snapshot(&self, version: Option<u64>) -> Result<Snapshot, StoreError> {
-        let version = match version {
-            Some(v) => v,
-            None => self.visible_version()?,
-        };
-        // Pinned before the stores are opened, so that retention cannot prune it between.
-        let pin = self.pins.pin(version);
-        let dataset = self.lance.at(version).await?;
-        if let Some(replica) = &self.replica {
-            // A version evicted from the cache (or never fetched) is fetched again.
-            replica.cache.ensure(version, || self.in_use()).await?;
-        }
-        let searcher = self.keyword.searcher(version)?;
-        Ok(Snapshot {
-            version,
-            dataset,
-            searcher,
-            _pin: pin,
-        })
     }
 
     /// What a commit that changes no chunk (an index build, compaction, a purge) carries over
@@ -760,106 +737,6 @@ impl Index {
             .transpose()
     }
 
-    /// The knowledge graph as of index version `version`. A graph version is loaded once
-    /// and shared by every index version that names it (most commits change no triples).
-    pub async fn graph_at(&self, version: u64) -> Result<Option<Arc<GraphView>>, StoreError> {
-        const CACHED: usize = 4;
-        let known = self
-            .graph_versions
-            .lock()
-            .expect("graph cache lock")
-            .get(&version)
-            .copied();
-        let graph = match known {
-            Some(g) => g,
-            None => {
-                let g = self.graph_version_at(version).await?;
-                let mut map = self.graph_versions.lock().expect("graph cache lock");
-                if map.len() >= 256 {
-                    map.clear();
-                }
-                map.insert(version, g);
-                g
-            }
-        };
-        let Some(graph) = graph else {
-            return Ok(None);
-        };
-        if let Some((_, view)) = self
-            .graph_views
-            .lock()
-            .expect("graph cache lock")
-            .iter()
-            .find(|(g, _)| *g == graph)
-        {
-            return Ok(Some(view.clone()));
-        }
-        let (triples, entities) = self
-            .graph
-            .load(graph)
-            .instrument(tracing::info_span!("graph.load"))
-            .await?;
-        let view = Arc::new(GraphView::new(triples, entities));
-        let mut cache = self.graph_views.lock().expect("graph cache lock");
-        if cache.len() >= CACHED {
-            cache.remove(0);
-        }
-        cache.push((graph, view.clone()));
-        Ok(Some(view))
-    }
-
-    pub async fn stats(&self) -> Result<IndexStats, StoreError> {
-        let snapshot = self.snapshot(None).await?;
-        let versions = self.lance.versions().await?;
-        let census = self.lance.census(&snapshot.dataset).await?;
-        let info = self.info();
-        Ok(IndexStats {
-            index: self.name.to_string(),
-            embedder: info.embedder.clone(),
-            dimensions: info.dimensions,
-            index_version: snapshot.version,
-            oldest_version: versions.first().copied().unwrap_or(snapshot.version),
-            retained_versions: versions.len(),
-            documents: census.documents,
-            chunks: census.chunks,
-            deleted_documents: census.deleted_documents,
-            deleted_chunks: census.deleted_chunks,
-            keyword_chunks: snapshot.searcher.num_docs(),
-            tags: self.lance.tags().await?,
-            created_at: info.created_at.clone(),
-        })
-    }
-
-    /// Names a retained version (the newest if `None`) `tag`, so that retention keeps it
-    /// (and its keyword snapshot and graph) until the tag is removed. Returns the version.
-    pub async fn tag(&self, tag: &str, version: Option<u64>) -> Result<u64, StoreError> {
-        let _guard = self.lock_for_write().await?;
-        let version = version.unwrap_or_else(|| self.lance.latest_version());
-        // An unknown or pruned version is the usual VersionUnavailable error.
-        self.snapshot(Some(version)).await?;
-        self.lance.tag(tag, version).await?;
-        Ok(version)
-    }
-
-    /// Removes `tag`; its version is pruned by the next retention pass if it is old.
-    pub async fn untag(&self, tag: &str) -> Result<(), StoreError> {
-        let _guard = self.lock_for_write().await?;
-        self.lance.untag(tag).await
-    }
-
-    /// Rebuilds the keyword store's view of the newest version from Lance, the source of
-    /// truth (contract 002's rebuild). Returns the version and the rows indexed.
-    pub async fn rebuild_keyword(&self) -> Result<(u64, usize), StoreError> {
-        let _guard = self.lock_for_write().await?;
-        let version = self.lance.latest_version();
-        let rows = self
-            .lance
-            .rows_where(&self.lance.latest(), None, false)
-            .await?;
-        self.keyword.replace_all(version, &rows)?;
-        Ok((version, rows.len()))
-    }
-
     /// Sets the gauges that describe the newest version: fragments, rows, versions on disk.
     async fn record_shape(&self) -> Result<(), StoreError> {
         let Some(m) = crate::telemetry::metrics() else {
@@ -878,71 +755,5 @@ impl Index {
                 .set(i64::try_from(value).unwrap_or(i64::MAX));
         }
         Ok(())
-    }
-
-    /// When the newest version was committed (RFC 3339).
-    pub fn last_commit_at(&self) -> String {
-        self.lance.latest().version().timestamp.to_rfc3339()
-    }
-
-    /// Re-embeds every chunk of the newest version with `embedder` and writes them as one new
-    /// version (the rows are otherwise unchanged, so the keyword store only tags the version).
-    /// The index then belongs to `embedder`; older versions keep their vectors and their
-    /// model. The Kafka checkpoint is carried forward. Returns the new version.
-    pub async fn reembed(
-        &self,
-        embedder: std::sync::Arc<dyn crate::embedding::Embedder>,
-        batch: usize,
-    ) -> Result<u64, StoreError> {
-        let _guard = self.lock_for_write().await?;
-        let mut rows = self
-            .lance
-            .rows_where(&self.lance.latest(), None, false)
-            .await?;
-        // Embedding runs on the blocking pool, a batch at a time.
-        for part in rows.chunks_mut(batch.max(1)) {
-            let texts: Vec<String> = part.iter().map(ChunkRow::search_text).collect();
-            let e = embedder.clone();
-            let vectors = tokio::task::spawn_blocking(move || {
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                e.embed(&refs)
-            })
-            .await
-            .map_err(|e| StoreError::TaskFailed(e.to_string()))??;
-            for (row, v) in part.iter_mut().zip(vectors) {
-                row.vector = Some(v);
-            }
-        }
-        let (id, dimensions) = (embedder.id().to_string(), embedder.dimensions());
-        let mut properties = std::collections::HashMap::from([(
-            EMBEDDER_PROPERTY.to_string(),
-            format!("{id}/{dimensions}"),
-        )]);
-        let checkpoint = self.stored_checkpoint().await?;
-        if !checkpoint.offsets.is_empty() {
-            properties.insert(
-                KAFKA_CHECKPOINT.to_string(),
-                serde_json::to_string(&checkpoint.offsets).expect("a checkpoint serialises"),
-            );
-            if let Some(log) = checkpoint.log {
-                properties.insert(KAFKA_LOG.to_string(), log);
-            }
-        }
-        // The graph is not re-embedded: its relation vectors keep the old model's (their
-        // semantic scores then fall back to 0; see docs/limitations.md), its rows stay.
-        if let Some(graph) = self.graph.latest() {
-            properties.insert(
-                crate::graph::store::GRAPH_PROPERTY.to_string(),
-                graph.to_property(),
-            );
-        }
-        let version = self.lance.overwrite(&rows, dimensions, properties).await?;
-        crate::failpoint::abort_at("after-reembed-commit");
-        self.keyword.apply(version, &[], &[])?;
-        self.update_info(|info| switch_embedder(info, id, dimensions, version))
-            .await?;
-        self.lance.set_resident_center(None);
-        self.apply_retention(0).await?;
-        Ok(version)
     }
 }

@@ -24,7 +24,7 @@ use lance_index::vector::sq::builder::SQBuildParams;
 use lance_index::IndexType;
 
 use super::rows::VECTOR_COLUMN;
-use super::{Index, StoreError};
+use super::{Maintenance, Reader, StoreError};
 
 /// The index's name in the Lance dataset.
 pub const VECTOR_INDEX: &str = "vector_idx";
@@ -295,7 +295,7 @@ async fn id_index_segments(snapshot: &Dataset) -> Result<Vec<IndexMetadata>, Sto
     Ok(segments)
 }
 
-impl Index {
+impl Reader<'_> {
     /// Reads the newest version's resident vectors, and loads its vector and chunk-id indexes
     /// into Lance's index cache, so
     /// that the first queries after opening an index or building its vector index do not read
@@ -303,10 +303,10 @@ impl Index {
     /// Returns whether anything was loaded: segments loaded before are not loaded again, and
     /// a caller arriving during a load waits for it.
     pub async fn prewarm_search_indexes(&self) -> Result<bool, StoreError> {
-        let mut warmed = self.warmed.lock().await;
-        let ds = self.lance().latest();
+        let mut warmed = self.index.warmed.lock().await;
+        let ds = self.index.lance().latest();
         // The newest version's resident vectors (a view built before is not read again).
-        self.read_resident().await?;
+        self.index.read_resident().await?;
         let indices = ds.load_indices().await?;
         let mut segments: Vec<String> = indices
             .iter()
@@ -325,51 +325,62 @@ impl Index {
         *warmed = segments;
         Ok(true)
     }
+}
 
+impl Maintenance<'_> {
     /// Claims the right to run a build; false if one is running.
     pub fn begin_vector_build(&self) -> bool {
         !self
+            .index
             .vector_build
             .swap(true, std::sync::atomic::Ordering::SeqCst)
     }
 
     /// A vector-index build (or a compaction) is running.
     pub fn vector_build_running(&self) -> bool {
-        self.vector_build.load(std::sync::atomic::Ordering::SeqCst)
+        self.index
+            .vector_build
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn end_vector_build(&self) {
-        self.vector_build
+        self.index
+            .vector_build
             .store(false, std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// A check for a due build has started (it ends with [`Index::end_build_check`]); counted
+    /// A check for a due build has started (it ends with [`Maintenance::end_build_check`]); counted
     /// so that a process about to exit can wait for a build a commit is about to start.
     pub fn begin_build_check(&self) {
-        self.build_checks
+        self.index
+            .build_checks
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     pub fn end_build_check(&self) {
-        self.build_checks
+        self.index
+            .build_checks
             .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// A build is running, or a check that may start one has not finished.
     pub fn build_pending(&self) -> bool {
-        self.build_checks.load(std::sync::atomic::Ordering::SeqCst) > 0
+        self.index
+            .build_checks
+            .load(std::sync::atomic::Ordering::SeqCst)
+            > 0
             || self.vector_build_running()
     }
 
     /// Whether a build is due on the newest version: the id BTrees on their own
-    /// ([`Index::build_id_indices`]) or the vector index ([`Index::build_vector_index`]).
+    /// ([`Maintenance::build_id_indices`]) or the vector index ([`Maintenance::build_vector_index`]).
     /// Read without the build slot, so that the check after every commit does not hold it:
     /// a maintenance pass that found it held deferred its work to the next pass.
     pub async fn index_build_due(
         &self,
         settings: &VectorIndexSettings,
     ) -> Result<bool, StoreError> {
-        let snapshot = self.lance.latest();
+        let snapshot = self.index.lance.latest();
         Ok(self.id_indices_due(&snapshot, settings).await?
             || self.vector_index_due(&snapshot, settings).await?)
     }
@@ -391,7 +402,11 @@ impl Index {
         // Rows added after training go to the partitions it made; once the index has doubled
         // it is retrained, so that partitions grow with it.
         // (An index built before this was recorded counts as trained on the rows it covers.)
-        let trained = self.info().vector_index_trained_rows.unwrap_or(covered);
+        let trained = self
+            .index
+            .info()
+            .vector_index_trained_rows
+            .unwrap_or(covered);
         Ok(total >= settings.min_rows
             && (covered == 0
                 || total >= 2 * trained
@@ -420,7 +435,7 @@ impl Index {
         &self,
         settings: &VectorIndexSettings,
     ) -> Result<Option<u64>, StoreError> {
-        let snapshot = self.lance.latest();
+        let snapshot = self.index.lance.latest();
         if !self.vector_index_due(&snapshot, settings).await? {
             return Ok(None);
         }
@@ -442,7 +457,7 @@ impl Index {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
         let built = self
-            .build_vector_index_on(self.lance.latest(), settings)
+            .build_vector_index_on(self.index.lance.latest(), settings)
             .await;
         self.end_vector_build();
         built
@@ -456,10 +471,10 @@ impl Index {
         settings: &VectorIndexSettings,
     ) -> Result<(u64, usize), StoreError> {
         let total = snapshot.count_rows(None).await?;
-        let dimensions = self.info().dimensions;
+        let dimensions = self.index.info().dimensions;
         let params = settings.params(total, dimensions);
         let id_indices = id_index_segments(&snapshot).await?;
-        self.record_resident_center(&snapshot).await?;
+        self.index.record_resident_center(&snapshot).await?;
         let mut training = snapshot;
         let metadata = lance::index::CreateIndexBuilder::new(
             &mut training,
@@ -480,9 +495,10 @@ impl Index {
             })
             .await?;
         crate::failpoint::abort_at("after-vector-index-commit");
-        self.update_info(|info| info.vector_index_trained_rows = Some(total))
+        self.index
+            .update_info(|info| info.vector_index_trained_rows = Some(total))
             .await?;
-        tracing::info!(index = %self.name, version, rows = total, "vector index built");
+        tracing::info!(index = %self.index.name, version, rows = total, "vector index built");
         Ok((version, total))
     }
 
@@ -494,7 +510,7 @@ impl Index {
         &self,
         settings: &VectorIndexSettings,
     ) -> Result<Option<u64>, StoreError> {
-        let snapshot = self.lance.latest();
+        let snapshot = self.index.lance.latest();
         if !self.id_indices_due(&snapshot, settings).await? {
             return Ok(None);
         }
@@ -505,7 +521,7 @@ impl Index {
                 [ID_INDEX, DOCUMENT_INDEX].contains(&i.name.as_str())
             })
             .await?;
-        tracing::info!(index = %self.name, version, rows, "id indexes built");
+        tracing::info!(index = %self.index.name, version, rows, "id indexes built");
         Ok(Some(version))
     }
 
@@ -515,7 +531,7 @@ impl Index {
     /// merge with the newest ones ([`segments_to_merge`]), so a filtered query never searches
     /// more than [`MAX_SEGMENTS`]. Returns the rows newly indexed.
     pub async fn update_indices(&self) -> Result<usize, StoreError> {
-        let snapshot = self.lance.latest();
+        let snapshot = self.index.lance.latest();
         let (before, total) = index_coverage(&snapshot).await?;
         if before == 0 || before == total {
             return Ok(0);
@@ -563,7 +579,7 @@ impl Index {
         let new_indices = merged.into_iter().map(|r| r.segment).collect();
         self.commit_indices(new_indices, |i| replaced.contains(&i.uuid))
             .await?;
-        let (after, _) = index_coverage(&self.lance.latest()).await?;
+        let (after, _) = index_coverage(&self.index.lance.latest()).await?;
         Ok(after.saturating_sub(before))
     }
 
@@ -574,9 +590,9 @@ impl Index {
         new_indices: Vec<IndexMetadata>,
         replaces: impl Fn(&IndexMetadata) -> bool,
     ) -> Result<u64, StoreError> {
-        let _guard = self.lock_for_write().await?;
-        let latest = self.lance.latest();
-        let properties = self.carried_properties().await?;
+        let _guard = self.index.lock_for_write().await?;
+        let latest = self.index.lance.latest();
+        let properties = self.index.carried_properties().await?;
         // Replaced segments are removed explicitly: two with overlapping fragments make
         // Lance 14's commit try to recompute coverage, which its IVF index cannot do.
         let removed_indices: Vec<IndexMetadata> = latest
@@ -600,14 +616,18 @@ impl Index {
         );
         transaction.transaction_properties = Some(Arc::new(properties));
         let version = self
+            .index
             .lance
             .commit_transaction(Arc::new(latest), transaction)
             .await?;
-        self.commits
+        self.index
+            .commits
             .record(version, super::commit_log::Change::NoRowsAdded);
-        self.prepare_resident().await;
-        self.keyword.apply(version, &[], &[])?;
-        self.apply_retention(self.commit_retention_slack()).await?;
+        self.index.prepare_resident().await;
+        self.index.keyword.apply(version, &[], &[])?;
+        self.index
+            .apply_retention(self.index.commit_retention_slack())
+            .await?;
         Ok(version)
     }
 }

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::commit_log::Change;
 use super::rows::ChunkRow;
-use super::{Index, StoreError};
+use super::{Index, IndexDefaults, IndexInfo, StoreError};
 use crate::chunking::Chunker;
 use crate::embedding::{EmbedError, Embedder};
 use crate::graph::rows::{EntityRow, TripleRow};
@@ -146,85 +146,6 @@ pub struct WriteOutcome {
 }
 
 impl Index {
-    /// Plans a batch against the latest version. Documents must be validated already.
-    pub async fn plan(
-        &self,
-        ops: Vec<DocumentOp>,
-        chunker: &Chunker,
-    ) -> Result<WritePlan, StoreError> {
-        // Last operation per document wins; keep first-seen order for determinism.
-        let mut order: Vec<String> = Vec::new();
-        let mut last: HashMap<String, DocumentOp> = HashMap::new();
-        for op in ops {
-            let id = op.document_id().to_string();
-            if last.insert(id.clone(), op).is_none() {
-                order.push(id);
-            }
-        }
-        // Only documents the index may hold are looked up: none, for a batch of new ones.
-        self.load_known_documents().await?;
-        let latest = self.lance.latest();
-        let mut stored = self
-            .lance
-            .stored_documents(&latest, &self.known.maybe_stored(&order))
-            .await?;
-        let mut plan = WritePlan {
-            planned_at: latest.version_id(),
-            ..WritePlan::default()
-        };
-        let mut deleted = Vec::new();
-        let mut changed = Vec::new();
-        for id in order {
-            match last.remove(&id).expect("every id has an op") {
-                DocumentOp::Upsert(doc) => {
-                    let hash = doc.content_hash();
-                    if stored.hashes.get(&id) == Some(&hash) {
-                        plan.unchanged += 1;
-                        continue;
-                    }
-                    plan.upserted += 1;
-                    plan.documents.push(id);
-                    changed.push((doc, hash));
-                }
-                DocumentOp::Delete { .. } => {
-                    if stored.hashes.contains_key(&id) {
-                        plan.deleted += 1;
-                        plan.documents.push(id.clone());
-                        deleted.push(id);
-                    } else {
-                        plan.unchanged += 1;
-                    }
-                }
-            }
-        }
-        for (rows, triples, entities) in self.chunk_all(&changed, chunker) {
-            plan.graph.triples.extend(triples);
-            plan.graph.entities.extend(entities);
-            plan.rows.extend(rows);
-        }
-        // Deletes are soft: the live rows come back marked, vectors and all, so that
-        // `deleted` visibility and pinned versions still find them.
-        if !deleted.is_empty() {
-            let at = crate::model::now_timestamp();
-            let mut tombstones = self.lance.live_rows_of(&latest, &deleted, true).await?;
-            for row in &mut tombstones {
-                row.deleted_at = Some(at.clone());
-            }
-            plan.rows.extend(tombstones);
-            let (triples, entities) = self.graph.tombstones(&deleted, &at).await?;
-            plan.graph.triples.extend(triples);
-            plan.graph.entities.extend(entities);
-        }
-        plan.graph.documents = plan.documents.clone();
-        plan.removed_chunk_ids = plan
-            .documents
-            .iter()
-            .filter_map(|id| stored.chunk_ids.remove(id))
-            .flatten()
-            .collect();
-        Ok(plan)
-    }
-
     /// Loads the set of document ids the index holds, once: under the write lock, so that
     /// no commit is between adding its documents to the set and writing them.
     async fn load_known_documents(&self) -> Result<(), StoreError> {
@@ -269,155 +190,11 @@ impl Index {
         })
     }
 
-    /// Commits an embedded plan: one Lance commit (carrying `properties`), then the keyword
-    /// commit tagged with the same version (tantivy indexes during the Lance commit), then
-    /// retention. A no-op plan commits nothing.
-    pub async fn commit(
-        &self,
-        plan: WritePlan,
-        properties: HashMap<String, String>,
-    ) -> Result<WriteOutcome, StoreError> {
-        let started = std::time::Instant::now();
-        let _guard = self.lock_for_write().await?;
-        let mut timing = CommitTiming {
-            lock_wait: started.elapsed(),
-            ..Default::default()
-        };
-        // A keyword commit failed after its Lance commit: the rows Lance has and the keyword
-        // store lacks are replayed first. Without this, the retried batch plans as unchanged
-        // (Lance has it) and its chunks stay out of keyword search until the next open.
-        if self
-            .keyword_behind
-            .load(std::sync::atomic::Ordering::SeqCst)
-        {
-            self.repair().await?;
-            self.keyword_behind
-                .store(false, std::sync::atomic::Ordering::SeqCst);
-        }
-        let mut outcome = WriteOutcome {
-            index_version: None,
-            upserted: plan.upserted,
-            deleted: plan.deleted,
-            unchanged: plan.unchanged,
-            chunks_written: plan.rows.iter().filter(|r| !r.is_deleted()).count(),
-        };
-        if plan.is_noop() {
-            return Ok(outcome);
-        }
-        // The graph first: the chunk commit records the graph version it goes with, so a
-        // crash in between leaves a graph version no index version names (rewritten when the
-        // batch is re-read), never an index version with a graph it does not have.
-        let mut properties = properties;
-        let owner = self.check_ownership().await?;
-        if let Some(owner) = &owner {
-            properties.extend(owner.properties());
-        }
-        let dimensions = self.info().dimensions;
-        // Tantivy indexes the batch on its own thread while the graph and Lance commit; the
-        // keyword commit then names Lance's version. If either commit fails (or this future
-        // is dropped) first, the staged changes are discarded.
-        let step = std::time::Instant::now();
-        let staged = tracing::info_span!("keyword.stage")
-            .in_scope(|| self.keyword.stage(&plan.removed_chunk_ids, &plan.rows))?;
-        timing.keyword = step.elapsed();
-        let step = std::time::Instant::now();
-        if let Some(graph) = self
-            .graph
-            .commit(&plan.graph, dimensions)
-            .instrument(tracing::info_span!("graph.commit"))
-            .await?
-        {
-            properties.insert(GRAPH_PROPERTY.to_string(), graph.to_property());
-        }
-        timing.graph = step.elapsed();
-        let step = std::time::Instant::now();
-        // New documents only (none had rows when planned), and no commit since gave them
-        // rows: nothing to replace, so an append (no merge against the existing rows, whose
-        // cost grows with the index).
-        let append = plan.removed_chunk_ids.is_empty()
-            && plan.planned_at > 0
-            && plan.rows.iter().all(|r| !r.is_deleted())
-            && self.commits.no_rows_added(
-                plan.planned_at,
-                self.lance.latest_version(),
-                &plan.documents,
-            );
-        self.known.add(&plan.documents);
-        let version = self
-            .lance
-            .commit(&plan.documents, &plan.rows, properties, append)
-            .instrument(tracing::info_span!("lance.commit"))
-            .await?;
-        self.commits.record(
-            version,
-            Change::Documents(plan.documents.iter().cloned().collect()),
-        );
-        if let (Some(ownership), Some(owner)) = (&self.ownership, owner) {
-            ownership.committed(owner);
-        }
-        timing.lance = step.elapsed();
-        crate::failpoint::abort_at("after-lance-commit");
-        let step = std::time::Instant::now();
-        self.prepare_resident().await;
-        timing.resident = step.elapsed();
-        let step = std::time::Instant::now();
-        tracing::info_span!("keyword.commit", version)
-            .in_scope(|| staged.commit(version))
-            .inspect_err(|_| {
-                self.keyword_behind
-                    .store(true, std::sync::atomic::Ordering::SeqCst)
-            })?;
-        timing.keyword += step.elapsed();
-        self.committed.notify_one();
-        let step = std::time::Instant::now();
-        self.apply_retention(self.commit_retention_slack()).await?;
-        timing.retention = step.elapsed();
-        outcome.index_version = Some(version);
-        timing.report(self.name.as_str(), version, started.elapsed());
-        let (lance_seconds, keyword_seconds) =
-            (timing.lance.as_secs_f64(), timing.keyword.as_secs_f64());
-        let Some(m) = crate::telemetry::metrics() else {
-            return Ok(outcome);
-        };
-        let name = self.name.as_str();
-        m.commit_duration_seconds
-            .with_label_values(&[name, "lance"])
-            .observe(lance_seconds);
-        m.commit_duration_seconds
-            .with_label_values(&[name, "keyword"])
-            .observe(keyword_seconds);
-        m.documents_indexed_total
-            .with_label_values(&[name, "upsert"])
-            .inc_by(outcome.upserted as u64);
-        m.documents_indexed_total
-            .with_label_values(&[name, "delete"])
-            .inc_by(outcome.deleted as u64);
-        m.chunks_indexed_total
-            .with_label_values(&[name])
-            .inc_by(outcome.chunks_written as u64);
-        m.index_version
-            .with_label_values(&[name])
-            .set(i64::try_from(version).unwrap_or(i64::MAX));
-        self.record_shape().await?;
-        Ok(outcome)
-    }
-
-    /// The Kafka checkpoint of the newest version queries see: `"topic:partition" → next
-    /// offset to read`. Status reports this one, so that an event it counts as indexed is
-    /// searchable: a commit is in Lance a moment before its keyword half makes it visible.
-    pub async fn kafka_checkpoint(&self) -> Result<HashMap<String, i64>, StoreError> {
-        let visible = self.visible_version()?;
-        Ok(self.checkpoint_up_to(Some(visible)).await?.offsets)
-    }
-
-    /// The newest recorded checkpoint with the identity of the Kafka log it was read from
-    /// (none for commits made before logs were named).
-    pub async fn stored_checkpoint(&self) -> Result<StoredCheckpoint, StoreError> {
-        self.checkpoint_up_to(None).await
-    }
-
     /// The checkpoint of the newest version at or below `upto` (any, without it) that has one.
-    async fn checkpoint_up_to(&self, upto: Option<u64>) -> Result<StoredCheckpoint, StoreError> {
+    pub(super) async fn checkpoint_up_to(
+        &self,
+        upto: Option<u64>,
+    ) -> Result<StoredCheckpoint, StoreError> {
         let mut versions = self.lance.versions().await?;
         versions.retain(|v| upto.is_none_or(|u| *v <= u));
         versions.reverse();
@@ -514,6 +291,278 @@ pub fn diff(before: &[ChunkRow], after: Vec<ChunkRow>) -> (Vec<String>, Vec<Chun
         }
     }
     (removed, added)
+}
+
+/// The writing side of an index, borrowed from it: plans and commits batches of document
+/// operations, and changes the index's settings. Commits take the index's write lock, so
+/// one commit runs at a time ([`Index::writer`]).
+#[derive(Clone, Copy)]
+pub struct Writer<'a> {
+    pub(super) index: &'a Index,
+}
+
+impl Writer<'_> {
+    /// Plans a batch against the latest version. Documents must be validated already.
+    pub async fn plan(
+        &self,
+        ops: Vec<DocumentOp>,
+        chunker: &Chunker,
+    ) -> Result<WritePlan, StoreError> {
+        // Last operation per document wins; keep first-seen order for determinism.
+        let mut order: Vec<String> = Vec::new();
+        let mut last: HashMap<String, DocumentOp> = HashMap::new();
+        for op in ops {
+            let id = op.document_id().to_string();
+            if last.insert(id.clone(), op).is_none() {
+                order.push(id);
+            }
+        }
+        // Only documents the index may hold are looked up: none, for a batch of new ones.
+        self.index.load_known_documents().await?;
+        let latest = self.index.lance.latest();
+        let mut stored = self
+            .index
+            .lance
+            .stored_documents(&latest, &self.index.known.maybe_stored(&order))
+            .await?;
+        let mut plan = WritePlan {
+            planned_at: latest.version_id(),
+            ..WritePlan::default()
+        };
+        let mut deleted = Vec::new();
+        let mut changed = Vec::new();
+        for id in order {
+            match last.remove(&id).expect("every id has an op") {
+                DocumentOp::Upsert(doc) => {
+                    let hash = doc.content_hash();
+                    if stored.hashes.get(&id) == Some(&hash) {
+                        plan.unchanged += 1;
+                        continue;
+                    }
+                    plan.upserted += 1;
+                    plan.documents.push(id);
+                    changed.push((doc, hash));
+                }
+                DocumentOp::Delete { .. } => {
+                    if stored.hashes.contains_key(&id) {
+                        plan.deleted += 1;
+                        plan.documents.push(id.clone());
+                        deleted.push(id);
+                    } else {
+                        plan.unchanged += 1;
+                    }
+                }
+            }
+        }
+        for (rows, triples, entities) in self.index.chunk_all(&changed, chunker) {
+            plan.graph.triples.extend(triples);
+            plan.graph.entities.extend(entities);
+            plan.rows.extend(rows);
+        }
+        // Deletes are soft: the live rows come back marked, vectors and all, so that
+        // `deleted` visibility and pinned versions still find them.
+        if !deleted.is_empty() {
+            let at = crate::model::now_timestamp();
+            let mut tombstones = self
+                .index
+                .lance
+                .live_rows_of(&latest, &deleted, true)
+                .await?;
+            for row in &mut tombstones {
+                row.deleted_at = Some(at.clone());
+            }
+            plan.rows.extend(tombstones);
+            let (triples, entities) = self.index.graph.tombstones(&deleted, &at).await?;
+            plan.graph.triples.extend(triples);
+            plan.graph.entities.extend(entities);
+        }
+        plan.graph.documents = plan.documents.clone();
+        plan.removed_chunk_ids = plan
+            .documents
+            .iter()
+            .filter_map(|id| stored.chunk_ids.remove(id))
+            .flatten()
+            .collect();
+        Ok(plan)
+    }
+
+    /// Commits an embedded plan: one Lance commit (carrying `properties`), then the keyword
+    /// commit tagged with the same version (tantivy indexes during the Lance commit), then
+    /// retention. A no-op plan commits nothing.
+    pub async fn commit(
+        &self,
+        plan: WritePlan,
+        properties: HashMap<String, String>,
+    ) -> Result<WriteOutcome, StoreError> {
+        let started = std::time::Instant::now();
+        let _guard = self.index.lock_for_write().await?;
+        let mut timing = CommitTiming {
+            lock_wait: started.elapsed(),
+            ..Default::default()
+        };
+        // A keyword commit failed after its Lance commit: the rows Lance has and the keyword
+        // store lacks are replayed first. Without this, the retried batch plans as unchanged
+        // (Lance has it) and its chunks stay out of keyword search until the next open.
+        if self
+            .index
+            .keyword_behind
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            self.index.repair().await?;
+            self.index
+                .keyword_behind
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+        let mut outcome = WriteOutcome {
+            index_version: None,
+            upserted: plan.upserted,
+            deleted: plan.deleted,
+            unchanged: plan.unchanged,
+            chunks_written: plan.rows.iter().filter(|r| !r.is_deleted()).count(),
+        };
+        if plan.is_noop() {
+            return Ok(outcome);
+        }
+        // The graph first: the chunk commit records the graph version it goes with, so a
+        // crash in between leaves a graph version no index version names (rewritten when the
+        // batch is re-read), never an index version with a graph it does not have.
+        let mut properties = properties;
+        let owner = self.index.check_ownership().await?;
+        if let Some(owner) = &owner {
+            properties.extend(owner.properties());
+        }
+        let dimensions = self.index.info().dimensions;
+        // Tantivy indexes the batch on its own thread while the graph and Lance commit; the
+        // keyword commit then names Lance's version. If either commit fails (or this future
+        // is dropped) first, the staged changes are discarded.
+        let step = std::time::Instant::now();
+        let staged = tracing::info_span!("keyword.stage").in_scope(|| {
+            self.index
+                .keyword
+                .stage(&plan.removed_chunk_ids, &plan.rows)
+        })?;
+        timing.keyword = step.elapsed();
+        let step = std::time::Instant::now();
+        if let Some(graph) = self
+            .index
+            .graph
+            .commit(&plan.graph, dimensions)
+            .instrument(tracing::info_span!("graph.commit"))
+            .await?
+        {
+            properties.insert(GRAPH_PROPERTY.to_string(), graph.to_property());
+        }
+        timing.graph = step.elapsed();
+        let step = std::time::Instant::now();
+        // New documents only (none had rows when planned), and no commit since gave them
+        // rows: nothing to replace, so an append (no merge against the existing rows, whose
+        // cost grows with the index).
+        let append = plan.removed_chunk_ids.is_empty()
+            && plan.planned_at > 0
+            && plan.rows.iter().all(|r| !r.is_deleted())
+            && self.index.commits.no_rows_added(
+                plan.planned_at,
+                self.index.lance.latest_version(),
+                &plan.documents,
+            );
+        self.index.known.add(&plan.documents);
+        let version = self
+            .index
+            .lance
+            .commit(&plan.documents, &plan.rows, properties, append)
+            .instrument(tracing::info_span!("lance.commit"))
+            .await?;
+        self.index.commits.record(
+            version,
+            Change::Documents(plan.documents.iter().cloned().collect()),
+        );
+        if let (Some(ownership), Some(owner)) = (&self.index.ownership, owner) {
+            ownership.committed(owner);
+        }
+        timing.lance = step.elapsed();
+        crate::failpoint::abort_at("after-lance-commit");
+        let step = std::time::Instant::now();
+        self.index.prepare_resident().await;
+        timing.resident = step.elapsed();
+        let step = std::time::Instant::now();
+        tracing::info_span!("keyword.commit", version)
+            .in_scope(|| staged.commit(version))
+            .inspect_err(|_| {
+                self.index
+                    .keyword_behind
+                    .store(true, std::sync::atomic::Ordering::SeqCst)
+            })?;
+        timing.keyword += step.elapsed();
+        self.index.committed.notify_one();
+        let step = std::time::Instant::now();
+        self.index
+            .apply_retention(self.index.commit_retention_slack())
+            .await?;
+        timing.retention = step.elapsed();
+        outcome.index_version = Some(version);
+        timing.report(self.index.name.as_str(), version, started.elapsed());
+        let (lance_seconds, keyword_seconds) =
+            (timing.lance.as_secs_f64(), timing.keyword.as_secs_f64());
+        let Some(m) = crate::telemetry::metrics() else {
+            return Ok(outcome);
+        };
+        let name = self.index.name.as_str();
+        m.commit_duration_seconds
+            .with_label_values(&[name, "lance"])
+            .observe(lance_seconds);
+        m.commit_duration_seconds
+            .with_label_values(&[name, "keyword"])
+            .observe(keyword_seconds);
+        m.documents_indexed_total
+            .with_label_values(&[name, "upsert"])
+            .inc_by(outcome.upserted as u64);
+        m.documents_indexed_total
+            .with_label_values(&[name, "delete"])
+            .inc_by(outcome.deleted as u64);
+        m.chunks_indexed_total
+            .with_label_values(&[name])
+            .inc_by(outcome.chunks_written as u64);
+        m.index_version
+            .with_label_values(&[name])
+            .set(i64::try_from(version).unwrap_or(i64::MAX));
+        self.index.record_shape().await?;
+        Ok(outcome)
+    }
+
+    /// The newest recorded checkpoint with the identity of the Kafka log it was read from
+    /// (none for commits made before logs were named).
+    pub async fn stored_checkpoint(&self) -> Result<StoredCheckpoint, StoreError> {
+        self.index.checkpoint_up_to(None).await
+    }
+
+    /// Marks the index deleted once its last write has finished; returns the Kafka checkpoint
+    /// of its newest version, which outlives it (see `Engine::delete_index`). Later writes
+    /// through this handle fail as writes to an unknown index.
+    pub async fn retire(&self) -> Result<StoredCheckpoint, StoreError> {
+        // Not `lock_for_write`: retiring twice (a delete whose move failed, tried again) is
+        // allowed.
+        self.index.check_writable()?;
+        let _guard = self.index.write_lock.lock().await;
+        let checkpoint = self.stored_checkpoint().await?;
+        self.index
+            .deleted
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(checkpoint)
+    }
+
+    /// Takes back [`Writer::retire`]: the delete that retired it did not move it.
+    pub fn unretire(&self) {
+        self.index
+            .deleted
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Records new query defaults in `index.json`.
+    pub async fn set_defaults(&self, defaults: IndexDefaults) -> Result<IndexInfo, StoreError> {
+        self.index
+            .update_info(|info| info.defaults = defaults)
+            .await
+    }
 }
 
 #[cfg(test)]

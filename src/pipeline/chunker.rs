@@ -115,7 +115,7 @@ impl Chunker {
             return Ok(None);
         }
         let ops = events.iter().map(|e| e.event.op.clone()).collect();
-        let plan = handle.plan(ops, self.engine.chunker()).await?;
+        let plan = handle.writer().plan(ops, self.engine.chunker()).await?;
         Ok(Some(IndexWork {
             index: index.clone(),
             events,

@@ -250,7 +250,7 @@ impl IndexWriter {
         work: &IndexWork,
         properties: HashMap<String, String>,
     ) -> Result<WriteOutcome, EngineError> {
-        let mut plan = index.plan(ops, self.engine.chunker()).await?;
+        let mut plan = index.writer().plan(ops, self.engine.chunker()).await?;
         plan.reuse_vectors(work.rows.clone());
         plan.reuse_triple_vectors(work.triples.clone());
         if plan.needs_embedding() {
@@ -260,7 +260,7 @@ impl IndexWriter {
                     .await
                     .map_err(|e| EngineError::Internal(e.to_string()))??;
         }
-        Ok(index.commit(plan, properties).await?)
+        Ok(index.writer().commit(plan, properties).await?)
     }
 
     fn commit_group_offsets(&self, offsets: &BTreeMap<String, i64>) {

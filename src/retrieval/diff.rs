@@ -196,7 +196,7 @@ async fn causes(
     let state = |version: u64| {
         let predicate = predicate.clone();
         async move {
-            let snapshot = index.snapshot(Some(version)).await?;
+            let snapshot = index.reader().snapshot(Some(version)).await?;
             let rows = index
                 .lance()
                 .rows_where(&snapshot.dataset, Some(predicate), false)

@@ -232,7 +232,7 @@ pub async fn explain(
     }
     // One version for everything below, held from the start (retention cannot prune it
     // meanwhile), and one query vector.
-    let snapshot = index.snapshot(request.index_version).await?;
+    let snapshot = index.reader().snapshot(request.index_version).await?;
     let mut pinned = with_query_vector(embedder, request).await?;
     pinned.index_version = Some(snapshot.version);
     // The query, each branch's deeper ranking and the targets' rows are independent reads of
@@ -443,7 +443,7 @@ impl Context<'_> {
         rows: Vec<ChunkRow>,
     ) -> Result<TargetExplanation, RetrievalError> {
         if rows.is_empty() {
-            let newest = self.index.snapshot(None).await?;
+            let newest = self.index.reader().snapshot(None).await?;
             let later = newest.version != self.snapshot.version
                 && !target_rows(self.index, &newest, target, self.reveal_deleted)
                     .await?

@@ -230,6 +230,7 @@ pub async fn search(
         return Err(ValidationError::new("query", "is empty after query_preprocessing").into());
     }
     let snapshot = index
+        .reader()
         .snapshot(request.index_version)
         .instrument(analysis)
         .await?;

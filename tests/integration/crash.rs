@@ -154,7 +154,7 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
 
     let engine = hashing_engine(&data);
     let index = engine.index(&name("kb")).await.unwrap();
-    let s = index.stats().await.unwrap();
+    let s = index.reader().stats().await.unwrap();
     assert_eq!(s.documents, DOCUMENTS);
     let lance_ids = index
         .lance()
@@ -248,7 +248,7 @@ async fn sigkill_after_dead_lettering_loses_and_duplicates_nothing() {
 
     let engine = hashing_engine(&data);
     let index = engine.index(&name("kb")).await.unwrap();
-    let s = index.stats().await.unwrap();
+    let s = index.reader().stats().await.unwrap();
     assert_eq!(s.documents, GOOD);
     let ids = index
         .lance()

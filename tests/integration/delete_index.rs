@@ -30,7 +30,7 @@ async fn a_deleted_index_stops_answering_and_a_new_one_starts_empty() {
     );
     assert!(!ragstream::store::index_storage::list_local_indexes(dir.path()).contains(&kb));
     // A handle taken before the delete cannot commit into the moved directory.
-    let tagged = stale.tag("kept", None).await;
+    let tagged = stale.maintenance().tag("kept", None).await;
     assert!(tagged.is_err(), "{tagged:?}");
     // Deleting it again is an unknown index, not a crash.
     assert!(matches!(

@@ -319,7 +319,7 @@ async fn keyword_search_over_many_segments_finds_the_best_and_answers_alike_ever
         engine.write(&kb, upserts(docs)).await.unwrap();
     }
     let index = engine.index(&kb).await.unwrap();
-    let stats = index.stats().await.unwrap();
+    let stats = index.reader().stats().await.unwrap();
     let searcher = index.keyword().searcher(stats.index_version).unwrap();
     assert!(
         searcher.segment_readers().len() >= 14,

@@ -179,7 +179,7 @@ async fn extracted_triples_reach_the_graph_and_malformed_output_loses_nothing() 
         doc("outage", "Outage", "Insulin regulates glucose."),
     ];
     let ops: Vec<DocumentOp> = docs.iter().cloned().map(DocumentOp::Upsert).collect();
-    let plan = index.plan(ops, engine.chunker()).await.unwrap();
+    let plan = index.writer().plan(ops, engine.chunker()).await.unwrap();
     // Requests go document by document (ids in order: noisy, outage, pancreas): "noisy" gets
     // output that is not JSON and then output that breaks the schema (one retry allowed), so
     // it is kept without extracted triples; "outage" first meets a 503.

@@ -60,11 +60,11 @@ async fn compaction_merges_small_fragments_and_answers_stay_the_same() {
     assert_eq!(fragments, 6, "one fragment per commit");
 
     // Below the threshold nothing is compacted.
-    let report = index.maintain(&settings(7)).await.unwrap();
+    let report = index.maintenance().maintain(&settings(7)).await.unwrap();
     assert_eq!(report.fragments_compacted, 0);
     assert_eq!(report.fragments_after, 6);
 
-    let report = index.maintain(&settings(4)).await.unwrap();
+    let report = index.maintenance().maintain(&settings(4)).await.unwrap();
     assert_eq!(report.fragments_before, 6);
     assert_eq!(report.fragments_compacted, 6);
     assert_eq!(report.fragments_after, 1);
@@ -128,7 +128,7 @@ async fn soft_deleted_chunks_are_purged_once_their_retention_has_passed() {
     deleted.filters.visibility = Visibility::Deleted;
 
     // Within the retention nothing is purged.
-    let report = index.maintain(&settings(100)).await.unwrap();
+    let report = index.maintenance().maintain(&settings(100)).await.unwrap();
     assert_eq!(report.chunks_purged, 0);
     assert_eq!(
         ids(&e.search(&kb, &deleted).await.unwrap()),
@@ -141,10 +141,10 @@ async fn soft_deleted_chunks_are_purged_once_their_retention_has_passed() {
     };
     // The deletion timestamp has millisecond precision: let the cutoff pass it.
     tokio::time::sleep(Duration::from_millis(5)).await;
-    let report = index.maintain(&purge_now).await.unwrap();
+    let report = index.maintenance().maintain(&purge_now).await.unwrap();
     assert_eq!(report.chunks_purged, 1);
     assert!(e.search(&kb, &deleted).await.unwrap().hits.is_empty());
-    let stats = index.stats().await.unwrap();
+    let stats = index.reader().stats().await.unwrap();
     assert_eq!((stats.chunks, stats.deleted_chunks), (1, 0));
     assert_eq!(stats.keyword_chunks, 1, "gone from the keyword store too");
     let active = e.search(&kb, &keyword("copper", None)).await.unwrap();
@@ -156,7 +156,15 @@ async fn soft_deleted_chunks_are_purged_once_their_retention_has_passed() {
         vec!["gone".to_string()]
     );
     // Nothing left to purge.
-    assert_eq!(index.maintain(&purge_now).await.unwrap().chunks_purged, 0);
+    assert_eq!(
+        index
+            .maintenance()
+            .maintain(&purge_now)
+            .await
+            .unwrap()
+            .chunks_purged,
+        0
+    );
 }
 
 #[tokio::test]
@@ -187,9 +195,12 @@ async fn retention_spares_versions_running_queries_read_and_tagged_versions() {
     let first = write(0).await;
     let tagged = write(1).await;
     let index = e.index(&kb).await.unwrap();
-    assert_eq!(index.tag("release", None).await.unwrap(), tagged);
+    assert_eq!(
+        index.maintenance().tag("release", None).await.unwrap(),
+        tagged
+    );
     // A query in flight holds its snapshot.
-    let running = index.snapshot(Some(first)).await.unwrap();
+    let running = index.reader().snapshot(Some(first)).await.unwrap();
     for i in 2..6 {
         write(i).await;
     }
@@ -200,7 +211,7 @@ async fn retention_spares_versions_running_queries_read_and_tagged_versions() {
     drop(running);
 
     // Released: the next pass prunes it; the tag still keeps its version.
-    let report = index.maintain(&settings(100)).await.unwrap();
+    let report = index.maintenance().maintain(&settings(100)).await.unwrap();
     assert!(report.versions_pruned >= 1, "{report:?}");
     let versions = index.lance().versions().await.unwrap();
     assert!(!versions.contains(&first), "{versions:?}");
@@ -215,14 +226,14 @@ async fn retention_spares_versions_running_queries_read_and_tagged_versions() {
         .await
         .is_err());
     assert_eq!(
-        index.stats().await.unwrap().tags.get("release"),
+        index.reader().stats().await.unwrap().tags.get("release"),
         Some(&tagged)
     );
 
     // Tagging a pruned version is the usual unavailable-version error.
-    assert!(index.tag("old", Some(first)).await.is_err());
-    index.untag("release").await.unwrap();
-    index.maintain(&settings(100)).await.unwrap();
+    assert!(index.maintenance().tag("old", Some(first)).await.is_err());
+    index.maintenance().untag("release").await.unwrap();
+    index.maintenance().maintain(&settings(100)).await.unwrap();
     let versions = index.lance().versions().await.unwrap();
     assert!(!versions.contains(&tagged), "{versions:?}");
     assert_eq!(versions.len(), 2);
@@ -274,7 +285,7 @@ async fn rows_written_after_a_build_are_added_to_the_indexes_by_maintenance() {
     assert_eq!(coverage(&index.lance().latest()).await.unwrap(), (200, 260));
     // The write started a background check for a due build; no build is due, so the check
     // leaves the build slot alone and the pass right after the write is not deferred.
-    let report = index.maintain(&settings(100)).await.unwrap();
+    let report = index.maintenance().maintain(&settings(100)).await.unwrap();
     assert!(!report.deferred, "{report:?}");
     assert_eq!(report.rows_indexed, 60, "{report:?}");
     assert_eq!(coverage(&index.lance().latest()).await.unwrap(), (260, 260));
@@ -323,7 +334,7 @@ async fn updates_merge_small_deltas_among_themselves_and_never_into_the_trained_
     {
         let from = 200 + 40 * pass;
         e.write(&kb, upserts(batch(from, what))).await.unwrap();
-        let report = index.maintain(&settings(100)).await.unwrap();
+        let report = index.maintenance().maintain(&settings(100)).await.unwrap();
         assert!(!report.deferred, "pass {pass}: {report:?}");
         assert_eq!(report.rows_indexed, 40, "pass {pass}: {report:?}");
         let segments = vector_segments(&index).await;
@@ -375,7 +386,7 @@ async fn new_documents_are_appended_and_changed_ones_still_replace_their_rows() 
         .await
         .unwrap();
     let index = e.index(&kb).await.unwrap();
-    let stats = index.stats().await.unwrap();
+    let stats = index.reader().stats().await.unwrap();
     assert_eq!((stats.documents, stats.chunks), (4, 4));
     let ids = index
         .lance()
@@ -402,14 +413,19 @@ async fn writes_made_while_compaction_rewrites_are_kept() {
     let index = e.index(&kb).await.unwrap();
 
     // An append between rewrite and commit: the commit goes through and keeps it.
-    let rewrite = index.rewrite_small_fragments(1000).await.unwrap().unwrap();
+    let rewrite = index
+        .maintenance()
+        .rewrite_small_fragments(1000)
+        .await
+        .unwrap()
+        .unwrap();
     e.write(
         &kb,
         upserts(vec![doc("new", "", "a new lighthouse on the rocks")]),
     )
     .await
     .unwrap();
-    let committed = index.commit_rewrite(rewrite).await.unwrap();
+    let committed = index.maintenance().commit_rewrite(rewrite).await.unwrap();
     assert_eq!(committed, Some((4, 1)));
     let fragments = index.lance().latest().get_fragments().len();
     assert_eq!(fragments, 2, "the compacted fragment and the appended one");
@@ -423,7 +439,12 @@ async fn writes_made_while_compaction_rewrites_are_kept() {
 
     // A replace of a rewritten document between rewrite and commit: the compaction stands
     // down and the replace stands.
-    let rewrite = index.rewrite_small_fragments(1000).await.unwrap().unwrap();
+    let rewrite = index
+        .maintenance()
+        .rewrite_small_fragments(1000)
+        .await
+        .unwrap()
+        .unwrap();
     e.write(
         &kb,
         upserts(vec![doc("d1", "", "the lighthouse was replaced by a buoy")]),
@@ -431,14 +452,17 @@ async fn writes_made_while_compaction_rewrites_are_kept() {
     .await
     .unwrap();
     let version = index.latest_version();
-    assert_eq!(index.commit_rewrite(rewrite).await.unwrap(), None);
+    assert_eq!(
+        index.maintenance().commit_rewrite(rewrite).await.unwrap(),
+        None
+    );
     assert_eq!(index.latest_version(), version, "nothing committed");
     let found = e.search(&kb, &keyword("buoy", None)).await.unwrap();
     assert_eq!(ids(&found), vec!["d1"]);
     let old = e.search(&kb, &keyword("ships rocks", None)).await.unwrap();
     assert!(!ids(&old).contains(&"d1".to_string()), "old text gone");
     // The next pass compacts what is there now.
-    let report = index.maintain(&settings(2)).await.unwrap();
+    let report = index.maintenance().maintain(&settings(2)).await.unwrap();
     assert!(report.fragments_compacted >= 2);
     assert!(!report.deferred);
 }
@@ -533,7 +557,7 @@ async fn id_indexes_come_before_the_vector_index_and_maintenance_keeps_them_whol
     };
     // Index builds run in the background after a commit; this waits for the one running.
     let settled = |index: std::sync::Arc<ragstream::index::Index>| async move {
-        while index.build_pending() {
+        while index.maintenance().build_pending() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     };
@@ -573,7 +597,7 @@ async fn id_indexes_come_before_the_vector_index_and_maintenance_keeps_them_whol
     .await
     .unwrap();
     assert_eq!(
-        index.stats().await.unwrap().chunks,
+        index.reader().stats().await.unwrap().chunks,
         70,
         "replaced, not added"
     );
@@ -587,7 +611,7 @@ async fn id_indexes_come_before_the_vector_index_and_maintenance_keeps_them_whol
     assert_eq!(ids, vec!["d5", "d65"]);
     // Maintenance adds the new rows to the id indexes.
     settled(index.clone()).await;
-    let report = index.maintain(&settings(100)).await.unwrap();
+    let report = index.maintenance().maintain(&settings(100)).await.unwrap();
     assert!(report.rows_indexed > 0, "{report:?}");
     let (covered, total) = index_coverage(&index.lance().latest()).await.unwrap();
     assert_eq!(covered, total, "{report:?}");
@@ -606,7 +630,7 @@ async fn compaction_merges_the_newest_run_and_leaves_a_larger_fragment_alone() {
     write_lighthouses(&e, &kb, 4).await;
     let index = e.index(&kb).await.unwrap();
     let large = index.lance().latest().get_fragments()[0].id();
-    let report = index.maintain(&settings(2)).await.unwrap();
+    let report = index.maintenance().maintain(&settings(2)).await.unwrap();
     assert_eq!(report.fragments_before, 5);
     assert_eq!(
         (report.fragments_compacted, report.fragments_written),

@@ -149,7 +149,7 @@ async fn the_writer_commits_the_checkpoint_and_fences_revoked_partitions() {
     };
     writer.handle(batch).await.unwrap();
     let index = engine.index(&name("kb")).await.unwrap();
-    let checkpoint = index.kafka_checkpoint().await.unwrap();
+    let checkpoint = index.reader().kafka_checkpoint().await.unwrap();
     assert_eq!(checkpoint, HashMap::from([("docs:0".to_string(), 1)]));
     let stats = engine.stats(&name("kb")).await.unwrap();
     assert_eq!(

@@ -91,7 +91,10 @@ async fn reembed_writes_a_new_version_and_pinned_versions_keep_their_model() {
 
     // The checkpoint the daemon resumes from was carried into the reembed commit.
     let index = e384.index(&kb).await.unwrap();
-    assert_eq!(index.kafka_checkpoint().await.unwrap()["docs:0"], 17);
+    assert_eq!(
+        index.reader().kafka_checkpoint().await.unwrap()["docs:0"],
+        17
+    );
 }
 
 #[tokio::test]

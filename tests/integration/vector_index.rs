@@ -65,8 +65,8 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
     assert!(indexed_version > exact_version);
     // The search indexes are loaded into Lance's cache once per set of index segments (this
     // engine does not keep indexes warm by itself, so the first call here loads them).
-    assert!(index.prewarm_search_indexes().await.unwrap());
-    assert!(!index.prewarm_search_indexes().await.unwrap());
+    assert!(index.reader().prewarm_search_indexes().await.unwrap());
+    assert!(!index.reader().prewarm_search_indexes().await.unwrap());
     assert_eq!(coverage(&index.lance().latest()).await.unwrap(), (800, 800));
     // The chunk-id index comes with it (hydration by id is then a lookup).
     let names: Vec<String> = index
@@ -266,7 +266,7 @@ async fn a_rebuild_applies_changed_graph_settings_whether_or_not_a_build_is_due(
     assert_eq!(graph(&stats), (Some(2), Some(12), Some(60)), "{stats}");
 
     // One build at a time per index: a rebuild waits for a build already running.
-    assert!(index.begin_vector_build());
+    assert!(index.maintenance().begin_vector_build());
     let e = std::sync::Arc::new(e);
     let waiting = tokio::spawn({
         let (e, kb) = (e.clone(), kb.clone());
@@ -279,7 +279,7 @@ async fn a_rebuild_applies_changed_graph_settings_whether_or_not_a_build_is_due(
         again,
         "nothing built while the other build runs"
     );
-    index.end_vector_build();
+    index.maintenance().end_vector_build();
     let (after, _) = waiting.await.unwrap();
     assert!(after > again);
 

@@ -184,7 +184,11 @@ async fn writes_prune_in_steps_of_a_tenth_and_maintenance_to_the_policy() {
             .unwrap();
         if i == 0 {
             let index = engine.index(&kb).await.unwrap();
-            tagged = index.tag("first", Some(version)).await.unwrap();
+            tagged = index
+                .maintenance()
+                .tag("first", Some(version))
+                .await
+                .unwrap();
         }
         retained.push(engine.stats(&kb).await.unwrap().retained_versions);
     }
