@@ -672,9 +672,15 @@ mod tests {
                 .visibility_override_allowed
         };
         assert_eq!(flag(json!(1)), Some(true));
+        assert_eq!(flag(json!(1.0)), Some(true));
+        assert_eq!(flag(json!(0.0)), Some(false));
+        assert_eq!(flag(json!(" Off ")), Some(false));
         assert_eq!(flag(json!("off")), Some(false));
         assert_eq!(flag(json!("")), Some(false));
         assert_eq!(flag(Value::Null), None);
+        assert!(parse(json!({"hybrid": {}, "visibility_override_allowed": 0.5})).is_err());
+        let nulls = parse(json!({"hybrid": {"alpha": null, "top_k": null}})).unwrap();
+        assert_eq!((nulls.hybrid.alpha, nulls.hybrid.top_k), (0.7, 5));
         let top = parse(json!({"hybrid": {"top_k": 2}, "top_k": 4.0})).unwrap();
         assert_eq!(top.hybrid.top_k, 4);
     }

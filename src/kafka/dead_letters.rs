@@ -409,12 +409,15 @@ fn parked_record(letter: &Letter<'_>, produce_error: &str) -> serde_json::Value 
 }
 
 fn append_line(path: &std::path::Path, record: &serde_json::Value) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
+    // Readable by the daemon's user only: a letter holds a document's whole payload.
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(path)?;
     let mut line = serde_json::to_vec(record).expect("json");
     line.push(b'\n');
@@ -489,6 +492,12 @@ mod tests {
             ])
         );
         assert!(!text.contains("secret"), "{text}");
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(dir.path().join(PARKED_FILE))
+                .unwrap()
+                .permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600, "only the daemon's user reads payloads");
         assert_eq!(lines[1]["payload"], "{\"a\":1}");
         assert!(lines[1].get("key").is_none());
         let problem = health.problems().pop().expect("reported");

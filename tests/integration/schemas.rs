@@ -135,6 +135,19 @@ fn what_the_daemon_sends_and_takes_matches_the_published_schemas() {
             "/v1/ai/rag/query/",
             json!({"query": "magma", "hybrid": {"top_k": 1, "min_sim": 0}}),
         ),
+        // The contract's leniencies: the schema takes what the server takes.
+        (
+            "003",
+            "/v1/ai/rag/query/",
+            json!({"query": "magma", "hybrid": {"top_k": 1.0, "min_sim": 0, "alpha": null},
+                "visibility_override_allowed": " YES "}),
+        ),
+        (
+            "003",
+            "/v1/ai/rag/query/",
+            json!({"query": "magma", "hybrid": {"min_sim": 0},
+                "visibility_override_allowed": 1.0}),
+        ),
         (
             "004",
             "/v1/retrievers/docs/retrieve",
@@ -160,6 +173,10 @@ fn what_the_daemon_sends_and_takes_matches_the_published_schemas() {
     // A request a contract refuses: the schema refuses it too, and the error is valid.
     let bad = json!({"query": "lava", "top_k": 0});
     assert_invalid("query-002", &bad);
+    assert_invalid(
+        "query-003",
+        &json!({"hybrid": {}, "visibility_override_allowed": "maybe"}),
+    );
     let (status, error) = post("/v1/indexes/kb/query", &bad);
     assert_eq!(status, 400);
     assert_valid("error", &error);

@@ -79,35 +79,33 @@ pub struct RetrieveInputBody {
 pub struct HybridParameters {
     /// The semantic weight of fusion; clamped to 0..1.
     #[serde(default)]
-    #[schemars(with = "f64", extend("default" = 0.7))]
+    #[schemars(extend("default" = 0.7))]
     pub alpha: Option<f64>,
     /// Matches scoring below it are dropped; clamped to 0..1.
     #[serde(default)]
-    #[schemars(with = "f64", extend("default" = 0.15))]
+    #[schemars(extend("default" = 0.15))]
     pub min_sim: Option<f64>,
     /// Matches wanted; clamped to 1..10.
     #[serde(default, deserialize_with = "whole_number")]
-    #[schemars(with = "i64", extend("default" = 5))]
+    #[schemars(extend("default" = 5))]
     pub top_k: Option<i64>,
     #[serde(default, deserialize_with = "whole_number")]
-    #[schemars(with = "i64", extend("default" = 50, "description" = pool("vector")))]
+    #[schemars(extend("default" = 50, "description" = pool("vector")))]
     pub vec_limit: Option<i64>,
     #[serde(default, deserialize_with = "whole_number")]
-    #[schemars(with = "i64", extend("default" = 50, "description" = pool("lexical")))]
+    #[schemars(extend("default" = 50, "description" = pool("lexical")))]
     pub lex_limit: Option<i64>,
     /// A trigram threshold, clamped to 0..1. Accepted for compatibility: ragstream has no
     /// trigram stage.
     #[serde(default)]
-    #[schemars(with = "f64")]
     pub trgm_limit: Option<f64>,
     /// Fused candidates kept before min_sim and diversification. Default max(vec_limit,
     /// lex_limit); raised to at least top_k, vec_limit and lex_limit.
     #[serde(default, deserialize_with = "whole_number")]
-    #[schemars(with = "i64")]
     pub max_candidates: Option<i64>,
     /// MMR strength, clamped to 0..1 (lambda = 1 − strength; 0 keeps the plain ranking).
     #[serde(default)]
-    #[schemars(with = "f64", extend("default" = 0.3))]
+    #[schemars(extend("default" = 0.3))]
     pub diversify_strength: Option<f64>,
 }
 
@@ -132,13 +130,14 @@ fn whole_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error
     }
 }
 
-/// `coerce_bool_flag`: booleans, 0 and 1, and the usual spellings of them; null is absent.
+/// `coerce_bool_flag`: booleans, 0 and 1 (`1.0` too, as integers may be written), and the
+/// usual spellings of them in any case; null is absent.
 fn bool_flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
     match Value::deserialize(d)? {
         Value::Null => Ok(None),
         Value::Bool(b) => Ok(Some(b)),
-        Value::Number(n) if n.as_i64() == Some(1) => Ok(Some(true)),
-        Value::Number(n) if n.as_i64() == Some(0) => Ok(Some(false)),
+        Value::Number(n) if n.as_f64() == Some(1.0) => Ok(Some(true)),
+        Value::Number(n) if n.as_f64() == Some(0.0) => Ok(Some(false)),
         Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" | "on" => Ok(Some(true)),
             "false" | "0" | "no" | "off" | "" => Ok(Some(false)),
@@ -161,9 +160,26 @@ fn bool_flag_schema(_: &mut SchemaGenerator) -> Schema {
             {"type": "boolean"},
             {"type": "null"},
             {"type": "integer", "enum": [0, 1]},
-            {"type": "string", "enum": FLAG_WORDS},
+            {"type": "string", "pattern": flag_words_pattern()},
         ],
     })
+}
+
+/// [`FLAG_WORDS`] as a pattern, in any case and with blanks around, as [`bool_flag`] reads
+/// them (a schema pattern has no case-insensitive flag, so each letter is a class).
+fn flag_words_pattern() -> String {
+    let any_case = |word: &str| -> String {
+        word.chars()
+            .map(|c| match c {
+                c if c.is_ascii_alphabetic() => {
+                    format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase())
+                }
+                c => c.to_string(),
+            })
+            .collect()
+    };
+    let words: Vec<String> = FLAG_WORDS.iter().map(|w| any_case(w)).collect();
+    format!(r"^\s*({})\s*$", words.join("|"))
 }
 
 fn visibility_requested(_: &mut SchemaGenerator) -> Schema {
