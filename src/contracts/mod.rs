@@ -12,6 +12,7 @@ pub mod c004_retriever;
 pub mod diff;
 pub mod explain;
 pub mod hydrate;
+pub mod ingest_request;
 pub mod wire;
 
 use serde_json::Value;
@@ -299,7 +300,6 @@ pub fn observe(contract: Contract, transport: &str, started: std::time::Instant,
     }
 }
 
-/// The structured error of contracts 000 and 001: `{"error": {"code", "message", "field"?}}`.
 /// Every index under the data directory that `caller` may read, each with its stats, as
 /// `GET /v1/indexes` and `ragstream index list` answer: `{"indexes": [...]}`. An index that
 /// cannot be opened is listed with its error, so one damaged index hides no other.
@@ -333,12 +333,13 @@ pub async fn index_list(engine: &Engine, caller: &Caller) -> IndexList {
     }
 }
 
+/// The structured error every contract but 003 answers with: `{"error": {"code", "message",
+/// "field"?}}`, with the status its code maps to.
 pub fn error_reply(e: &EngineError) -> Reply {
-    let body = c000_retrieval_calls::render_error(e);
-    let status = status_of(body["error"]["code"].as_str().unwrap_or("internal"));
+    let body = c000_retrieval_calls::error_body(e);
     Reply {
-        status,
-        body,
+        status: status_of(&body.error.code),
+        body: body.to_value(),
         index_version: None,
     }
 }

@@ -51,7 +51,7 @@ pub const PUBLISHED: &[Published] = &[
     component("reply-explain", "An explain reply.", "Explanation"),
     component("query-diff", "A diff request (contract: diff, header index).", "DiffRequest"),
     component("reply-diff", "A diff reply.", "Diff"),
-    component("error", "The reply to any request that failed, on every contract but 003.", "Error"),
+    component("error", "The reply to any request that failed, on every contract (003 with its own codes).", "Error"),
     Published {
         name: "dead-letter",
         description: "The headers of a message on the dead-letter topic (its key and payload are the original's).",

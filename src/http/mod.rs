@@ -46,14 +46,12 @@ use crate::auth::{AuthError, Caller, Scope};
 use crate::config::KafkaConfig;
 use crate::contracts::wire::error::ErrorBody;
 use crate::contracts::wire::index_admin::{
-    EventOffset, IndexDeleted, IndexStatus, IndexingLag, IngestAccepted, IngestRequestBody,
-    RebuildResponse,
+    EventOffset, IndexDeleted, IndexStatus, IndexingLag, IngestAccepted, RebuildResponse,
 };
-use crate::contracts::wire::{self};
 use crate::contracts::{self, Contract, Reply, Target};
 use crate::engine::{Engine, EngineError};
 use crate::index::DocumentOp;
-use crate::model::{Document, IndexName};
+use crate::model::IndexName;
 use crate::pipeline::events::DocumentEvent;
 use crate::pipeline::supervisor::RestartReport;
 use crate::telemetry::propagation;
@@ -418,88 +416,18 @@ async fn ingest(
         Ok(ok) => ok,
         Err(response) => return response,
     };
-    if !value.is_object() {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "body must be an object",
-            Some("body"),
-        );
-    }
-    // Each list is given or absent (null is absent): anything else is refused, never skipped.
-    let body = match wire::read::<IngestRequestBody>(
-        &value,
-        "",
-        &|_| "is not a field (expected documents, deletes)".into(),
-        &|field| match field {
-            "documents" => "must be a list of documents".into(),
-            _ => "must be a list of document ids".into(),
-        },
-    ) {
-        Ok(body) => body,
+    let limits = state.engine.config().limits.document();
+    let events: Vec<DocumentEvent> = match contracts::ingest_request::parse_request(&value, &limits)
+    {
+        Ok(ops) => ops
+            .into_iter()
+            .map(|op| DocumentEvent {
+                index: index.clone(),
+                op,
+            })
+            .collect(),
         Err(e) => return invalid(&e),
     };
-    let documents = body.documents.unwrap_or_default();
-    let deletes = body.deletes.unwrap_or_default();
-    let limits = state.engine.config().limits.document();
-    let mut events: Vec<DocumentEvent> = Vec::new();
-    for (i, d) in documents.into_iter().enumerate() {
-        let doc: Document = match serde_json::from_value(d) {
-            Ok(doc) => doc,
-            Err(e) => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    &e.to_string(),
-                    Some(&format!("documents[{i}]")),
-                )
-            }
-        };
-        if let Err(e) = doc.validate(&limits) {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                &e.rule,
-                Some(&format!("documents[{i}].{}", e.field)),
-            );
-        }
-        events.push(DocumentEvent {
-            index: index.clone(),
-            op: DocumentOp::Upsert(doc),
-        });
-    }
-    for (i, id) in deletes.iter().enumerate() {
-        let Some(id) = id.as_str() else {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                "must be a string",
-                Some(&format!("deletes[{i}]")),
-            );
-        };
-        if let Err(e) = crate::model::validate_document_id(id, &limits) {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                &e.rule,
-                Some(&format!("deletes[{i}]")),
-            );
-        }
-        events.push(DocumentEvent {
-            index: index.clone(),
-            op: DocumentOp::Delete {
-                document_id: id.to_string(),
-            },
-        });
-    }
-    if events.is_empty() {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "give at least one document or delete",
-            Some("documents"),
-        );
-    }
     produce(&state, &req, &events).await
 }
 

@@ -447,7 +447,7 @@ impl Maintenance<'_> {
             EMBEDDER_PROPERTY.to_string(),
             format!("{id}/{dimensions}"),
         )]);
-        let checkpoint = self.index.writer().stored_checkpoint().await?;
+        let checkpoint = self.index.reader().stored_checkpoint().await?;
         if !checkpoint.offsets.is_empty() {
             properties.insert(
                 KAFKA_CHECKPOINT.to_string(),

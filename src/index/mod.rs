@@ -153,7 +153,7 @@ pub struct IndexStats {
 /// Its work is split by role, as tantivy splits `IndexReader` and `IndexWriter`: borrow
 /// [`Index::reader`] to read, [`Index::writer`] to write documents and settings, and
 /// [`Index::maintenance`] to compact, prune, build indexes and rebuild. The index itself
-/// keeps what every role shares: its name and info, the two stores, the version pins and the
+/// keeps what every role shares: its name and info, the stores, the version pins and the
 /// write lock.
 pub struct Index {
     name: IndexName,

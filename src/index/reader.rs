@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 
-use super::{Index, IndexStats, Snapshot, StoreError};
+use super::writer::{KAFKA_CHECKPOINT, KAFKA_LOG};
+use super::{Index, IndexStats, Snapshot, StoreError, StoredCheckpoint};
 use crate::graph::view::GraphView;
 
 /// The reading side of an index, borrowed from it.
@@ -125,5 +126,32 @@ impl Reader<'_> {
     pub async fn kafka_checkpoint(&self) -> Result<HashMap<String, i64>, StoreError> {
         let visible = self.index.visible_version()?;
         Ok(self.index.checkpoint_up_to(Some(visible)).await?.offsets)
+    }
+
+    /// The newest recorded checkpoint with the identity of the Kafka log it was read from
+    /// (none for commits made before logs were named).
+    pub async fn stored_checkpoint(&self) -> Result<StoredCheckpoint, StoreError> {
+        self.index.checkpoint_up_to(None).await
+    }
+}
+
+impl Index {
+    /// The checkpoint of the newest version at or below `upto` (any, without it) that has one.
+    async fn checkpoint_up_to(&self, upto: Option<u64>) -> Result<StoredCheckpoint, StoreError> {
+        let mut versions = self.lance.versions().await?;
+        versions.retain(|v| upto.is_none_or(|u| *v <= u));
+        versions.reverse();
+        for v in versions {
+            let props = self.lance.commit_properties(v).await?;
+            if let Some(json) = props.get(KAFKA_CHECKPOINT) {
+                let offsets = serde_json::from_str(json)
+                    .map_err(|e| StoreError::Corrupt(format!("checkpoint of version {v}: {e}")))?;
+                return Ok(StoredCheckpoint {
+                    offsets,
+                    log: props.get(KAFKA_LOG).cloned(),
+                });
+            }
+        }
+        Ok(StoredCheckpoint::default())
     }
 }

@@ -1,8 +1,7 @@
-//! The approximate vector index (issue 8, first part). Below `vector.min_rows` the
-//! semantic branch is an exact scan; above it an IVF_PQ index is trained on a snapshot —
-//! outside the write lock, so ingestion and queries go on — and committed through the
-//! writer (under its lock, with a keyword snapshot of the same version, as every version
-//! needs one). Rows written since the build live in fragments the index does not cover; Lance
+//! The approximate vector index. Below `vector.min_rows` the semantic branch is an exact
+//! scan; above it an IVF_PQ index is trained on a snapshot — outside the write lock, so
+//! ingestion and queries go on — and committed under the index's write lock, with a keyword
+//! snapshot of the same version, as every version needs one. Rows written since the build live in fragments the index does not cover; Lance
 //! searches those exactly and merges them in, so a new chunk is findable at once. Queries
 //! probe `nprobes` partitions and re-rank `refine_factor × k` candidates by their exact
 //! distance. BTrees over `chunk_id` and `document_id` are built before it (from
@@ -445,7 +444,7 @@ impl Maintenance<'_> {
 
     /// Builds the vector index anew on the newest version with `settings`, due or not —
     /// how changed build settings (type, partitions, HNSW graph) take effect. Like a
-    /// background build it trains outside the write lock and commits through the writer;
+    /// background build it trains outside the write lock and commits under it;
     /// returns the version that carries the index and the rows it covers. A build or
     /// compaction of this index already running in this process is waited for first (one
     /// build at a time: two would train on the same rows twice).
@@ -527,7 +526,7 @@ impl Maintenance<'_> {
 
     /// Adds rows written since the indexes were built (or last updated) to them: trained on
     /// a snapshot outside the write lock like a build, using the existing model (IVF
-    /// centroids, quantiser), committed through the writer. New rows make a delta segment or
+    /// centroids, quantiser), committed under the write lock. New rows make a delta segment or
     /// merge with the newest ones ([`segments_to_merge`]), so a filtered query never searches
     /// more than [`MAX_SEGMENTS`]. Returns the rows newly indexed.
     pub async fn update_indices(&self) -> Result<usize, StoreError> {

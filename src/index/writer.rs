@@ -189,28 +189,6 @@ impl Index {
                 .collect()
         })
     }
-
-    /// The checkpoint of the newest version at or below `upto` (any, without it) that has one.
-    pub(super) async fn checkpoint_up_to(
-        &self,
-        upto: Option<u64>,
-    ) -> Result<StoredCheckpoint, StoreError> {
-        let mut versions = self.lance.versions().await?;
-        versions.retain(|v| upto.is_none_or(|u| *v <= u));
-        versions.reverse();
-        for v in versions {
-            let props = self.lance.commit_properties(v).await?;
-            if let Some(json) = props.get(KAFKA_CHECKPOINT) {
-                let offsets = serde_json::from_str(json)
-                    .map_err(|e| StoreError::Corrupt(format!("checkpoint of version {v}: {e}")))?;
-                return Ok(StoredCheckpoint {
-                    offsets,
-                    log: props.get(KAFKA_LOG).cloned(),
-                });
-            }
-        }
-        Ok(StoredCheckpoint::default())
-    }
 }
 
 /// A Kafka checkpoint as an index stores it.
@@ -529,12 +507,6 @@ impl Writer<'_> {
         Ok(outcome)
     }
 
-    /// The newest recorded checkpoint with the identity of the Kafka log it was read from
-    /// (none for commits made before logs were named).
-    pub async fn stored_checkpoint(&self) -> Result<StoredCheckpoint, StoreError> {
-        self.index.checkpoint_up_to(None).await
-    }
-
     /// Marks the index deleted once its last write has finished; returns the Kafka checkpoint
     /// of its newest version, which outlives it (see `Engine::delete_index`). Later writes
     /// through this handle fail as writes to an unknown index.
@@ -543,7 +515,7 @@ impl Writer<'_> {
         // allowed.
         self.index.check_writable()?;
         let _guard = self.index.write_lock.lock().await;
-        let checkpoint = self.stored_checkpoint().await?;
+        let checkpoint = self.index.reader().stored_checkpoint().await?;
         self.index
             .deleted
             .store(true, std::sync::atomic::Ordering::SeqCst);

@@ -409,16 +409,18 @@ fn parked_record(letter: &Letter<'_>, produce_error: &str) -> serde_json::Value 
 }
 
 fn append_line(path: &std::path::Path, record: &serde_json::Value) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    // Readable by the daemon's user only: a letter holds a document's whole payload.
+    // Readable by the daemon's user only: a letter holds a document's whole payload. A file
+    // an older version created is narrowed too.
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
         .open(path)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     let mut line = serde_json::to_vec(record).expect("json");
     line.push(b'\n');
     file.write_all(&line)?;

@@ -13,7 +13,7 @@ use super::ValidationError;
 #[serde(deny_unknown_fields)]
 pub struct Page {
     /// 1-based, as printed; unique within the document.
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = u32::MAX))]
     pub page_number: u32,
     /// The page's text.
     pub text: String,
@@ -25,7 +25,10 @@ pub struct Page {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(
-    extend("oneOf" = [{"required": ["text"]}, {"required": ["pages"]}]),
+    extend("oneOf" = [
+        {"required": ["text"], "properties": {"text": {"type": "string"}}},
+        {"required": ["pages"], "properties": {"pages": {"type": "array"}}},
+    ]),
     description = "A document as submitted. Re-sending unchanged content creates no version."
 )]
 pub struct Document {
@@ -113,6 +116,7 @@ pub struct Triple {
     /// The chunk (0-based) the fact was read from; without it the fact is linked to the chunk
     /// that names its subject or object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = u32::MAX))]
     pub chunk: Option<u32>,
 }
 

@@ -149,7 +149,7 @@ impl Checkpoints {
             return Ok(c.clone());
         }
         let stored = match handle {
-            Some(i) => i.writer().stored_checkpoint().await?,
+            Some(i) => i.reader().stored_checkpoint().await?,
             // A deleted index's events up to its last commit must not come back: they are
             // skipped as if committed (`index::deleted`).
             None => crate::index::deleted::checkpoint(&engine.config().storage.data_dir, index)?

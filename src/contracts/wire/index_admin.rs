@@ -17,8 +17,8 @@ use crate::model::{Document, IndexName};
 #[schemars(
     rename = "IngestRequest",
     extend("anyOf" = [
-        {"required": ["documents"], "properties": {"documents": {"minItems": 1}}},
-        {"required": ["deletes"], "properties": {"deletes": {"minItems": 1}}},
+        {"required": ["documents"], "properties": {"documents": {"type": "array", "minItems": 1}}},
+        {"required": ["deletes"], "properties": {"deletes": {"type": "array", "minItems": 1}}},
     ]),
     description = "At least one document or delete. Every document is validated before any \
                    event is produced; the first invalid one is refused with `error.field` \
@@ -28,11 +28,11 @@ pub struct IngestRequestBody {
     // Each document and id is read on its own, so a fault names `documents[i]`.
     /// Documents to index; an id already indexed is replaced.
     #[serde(default)]
-    #[schemars(with = "Vec<Document>")]
+    #[schemars(with = "Option<Vec<Document>>")]
     pub documents: Option<Vec<Value>>,
     /// Ids of documents to delete (soft: hidden from active searches).
     #[serde(default)]
-    #[schemars(with = "Vec<DocumentId>")]
+    #[schemars(with = "Option<Vec<DocumentId>>")]
     pub deletes: Option<Vec<Value>>,
 }
 

@@ -1,6 +1,7 @@
 //! The contracts' wire types: each request and response is a Rust struct with serde derives,
 //! and the OpenAPI components and the bus's JSON Schemas are generated from them
-//! (`http::openapi`, `http::json_schema`). A shape is declared here once.
+//! (`http::openapi`, `http::json_schema`). A shape is declared once: here, or beside the
+//! engine type that an answer carries as it is (`IndexStats`, `Document`, `Problem`).
 //!
 //! A request is read in two steps. [`read`] turns the JSON body into its wire struct and
 //! refuses what serde cannot take, naming the field: an unknown key, a missing required key,

@@ -1,9 +1,10 @@
 //! The OpenAPI 3.1 description of ragstream's HTTP API, served at `GET /openapi.json`.
 //!
 //! It is generated from the code, not kept as a separate file that drifts: [`ROUTES`] lists
-//! every route the server registers (a server test checks the two agree), and every schema
-//! is generated from the wire type the server reads or writes (`contracts::wire`, the probes'
-//! answers; `generated.rs`). What a type cannot say (a default, a clamp) is stated in its
+//! every route the server registers (a server test checks the two agree), and every JSON
+//! schema is generated from the wire type the server reads or writes (`contracts::wire`, the
+//! probes' answers; `generated.rs`); only the two bodies that are not JSON objects of ours,
+//! the metrics text and this document, are written here. What a type cannot say (a default, a clamp) is stated in its
 //! schema attributes, and the tests run the adapters to check that the stated defaults and
 //! the closed/open objects match.
 //!
@@ -48,64 +49,51 @@ impl Route {
     }
 }
 
-/// What a route does. The server matches on it to pick the handler, so a route without one
-/// does not compile; the document names it by [`Operation::id`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Operation {
-    Retrieve,
-    RagQuery,
-    IndexRagQuery,
-    IndexQuery,
-    ExplainQuery,
-    DiffQuery,
-    Hydrate,
-    PutIndexSettings,
-    IngestDocuments,
-    DeleteDocument,
-    RebuildIndex,
-    ListIndexes,
-    DeleteIndex,
-    IndexStats,
-    IndexStatus,
-    AiRagQuery,
-    AiRagQueryNoSlash,
-    IndexAiRagQuery,
-    RetrieverRetrieve,
-    OpenApi,
-    Healthz,
-    Readyz,
-    Metrics,
+/// Declares [`Operation`] and its `operationId`s in one list.
+macro_rules! operations {
+    ($($variant:ident => $id:literal,)*) => {
+        /// What a route does. The server matches on it to pick the handler, so a route
+        /// without one does not compile; the document names it by [`Operation::id`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Operation {
+            $($variant,)*
+        }
+
+        impl Operation {
+            /// The `operationId` of the route that does this.
+            pub const fn id(self) -> &'static str {
+                match self {
+                    $(Operation::$variant => $id,)*
+                }
+            }
+        }
+    };
 }
 
-impl Operation {
-    /// The `operationId` of the route that does this.
-    pub const fn id(self) -> &'static str {
-        match self {
-            Operation::Retrieve => "retrieve",
-            Operation::RagQuery => "ragQuery",
-            Operation::IndexRagQuery => "indexRagQuery",
-            Operation::IndexQuery => "indexQuery",
-            Operation::ExplainQuery => "explainQuery",
-            Operation::DiffQuery => "diffQuery",
-            Operation::Hydrate => "hydrate",
-            Operation::PutIndexSettings => "putIndexSettings",
-            Operation::IngestDocuments => "ingestDocuments",
-            Operation::DeleteDocument => "deleteDocument",
-            Operation::RebuildIndex => "rebuildIndex",
-            Operation::ListIndexes => "listIndexes",
-            Operation::DeleteIndex => "deleteIndex",
-            Operation::IndexStats => "indexStats",
-            Operation::IndexStatus => "indexStatus",
-            Operation::AiRagQuery => "aiRagQuery",
-            Operation::AiRagQueryNoSlash => "aiRagQueryNoSlash",
-            Operation::IndexAiRagQuery => "indexAiRagQuery",
-            Operation::RetrieverRetrieve => "retrieverRetrieve",
-            Operation::OpenApi => "openapi",
-            Operation::Healthz => "healthz",
-            Operation::Readyz => "readyz",
-            Operation::Metrics => "metrics",
-        }
-    }
+operations! {
+    Retrieve => "retrieve",
+    RagQuery => "ragQuery",
+    IndexRagQuery => "indexRagQuery",
+    IndexQuery => "indexQuery",
+    ExplainQuery => "explainQuery",
+    DiffQuery => "diffQuery",
+    Hydrate => "hydrate",
+    PutIndexSettings => "putIndexSettings",
+    IngestDocuments => "ingestDocuments",
+    DeleteDocument => "deleteDocument",
+    RebuildIndex => "rebuildIndex",
+    ListIndexes => "listIndexes",
+    DeleteIndex => "deleteIndex",
+    IndexStats => "indexStats",
+    IndexStatus => "indexStatus",
+    AiRagQuery => "aiRagQuery",
+    AiRagQueryNoSlash => "aiRagQueryNoSlash",
+    IndexAiRagQuery => "indexAiRagQuery",
+    RetrieverRetrieve => "retrieverRetrieve",
+    OpenApi => "openapi",
+    Healthz => "healthz",
+    Readyz => "readyz",
+    Metrics => "metrics",
 }
 
 const TAG_000: &str = "000 retrieval calls";
@@ -600,9 +588,15 @@ fn index_version_header() -> Value {
 }
 
 fn error_response(route: &Route, status: u16) -> Value {
+    // An unhealthy daemon answers /healthz with the same body as a healthy one.
+    let body = if route.response == "Health" {
+        "Health"
+    } else {
+        "Error"
+    };
     let mut response = json!({
         "description": error_description(route, status),
-        "content": {"application/json": {"schema": schema_ref("Error")}},
+        "content": {"application/json": {"schema": schema_ref(body)}},
     });
     if status == 401 {
         response["headers"] = json!({"WWW-Authenticate": {
