@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::metadata::BUILT_IN_FIELDS;
+use super::metadata::{reserved_metadata_keys, BUILT_IN_FIELDS, DOCUMENT_FILTER_FIELDS};
 use super::ValidationError;
 
 /// One page of a paged source (a PDF, say).
@@ -77,10 +77,11 @@ pub struct Document {
     #[serde(default)]
     #[schemars(extend("format" = "date-time"))]
     pub updated_at: Option<String>,
-    /// Custom metadata; keys may not be a built-in metadata field or contain `=`. Scalars
-    /// (and lists of scalars) are filterable.
+    /// Custom metadata; keys may not be a key chunk metadata has of its own (a built-in
+    /// field, a document field, `section_path`, `offsets`) or contain `=`. Scalars (and lists
+    /// of scalars) are filterable.
     #[serde(default)]
-    #[schemars(extend("propertyNames" = {"pattern": "^[^=]+$", "not": {"enum": BUILT_IN_FIELDS}}))]
+    #[schemars(extend("propertyNames" = {"pattern": "^[^=]+$", "not": {"enum": reserved_metadata_keys().collect::<Vec<_>>()}}))]
     pub metadata: Map<String, Value>,
     /// Knowledge-graph facts this document states: stored with the index version, searched
     /// by contract 001 in graph mode, removed (soft) with the document.
@@ -263,10 +264,19 @@ impl Document {
             }
         }
         for key in self.metadata.keys() {
-            if BUILT_IN_FIELDS.contains(&key.as_str()) {
+            if BUILT_IN_FIELDS.contains(&key.as_str())
+                || DOCUMENT_FILTER_FIELDS.contains(&key.as_str())
+            {
                 return Err(err(
                     &format!("metadata.{key}"),
                     "is a reserved built-in metadata field; set the top-level field instead",
+                ));
+            }
+            if reserved_metadata_keys().any(|k| k == key) {
+                return Err(err(
+                    &format!("metadata.{key}"),
+                    "is a reserved metadata field: every chunk answers with its own; \
+                     use another name",
                 ));
             }
             if key.is_empty() || key.contains('=') {
@@ -353,10 +363,16 @@ mod tests {
     }
 
     #[test]
-    fn reserved_metadata_key_is_rejected() {
+    fn reserved_metadata_keys_are_rejected() {
+        // Every key a chunk answers with on its own would hide the custom one.
+        for key in reserved_metadata_keys() {
+            let mut d = doc();
+            d.metadata.insert(key.to_string(), Value::from(3));
+            assert_eq!(field_of(&d), format!("metadata.{key}"));
+        }
         let mut d = doc();
-        d.metadata.insert("page_number".into(), Value::from(3));
-        assert_eq!(field_of(&d), "metadata.page_number");
+        d.metadata.insert("language".into(), Value::from("en"));
+        d.validate(&DocumentLimits::default()).unwrap();
     }
 
     #[test]

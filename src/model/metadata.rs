@@ -18,3 +18,16 @@ pub const BUILT_IN_FIELDS: &[&str] = &[
 
 /// Top-level document fields that are also filterable next to the built-ins.
 pub const DOCUMENT_FILTER_FIELDS: &[&str] = &["project_id", "tags", "updated_at"];
+
+/// Keys a chunk's metadata has besides the built-ins and the document fields.
+pub const CHUNK_FIELDS: &[&str] = &["section_path", "offsets"];
+
+/// Every key a chunk's metadata answers with on its own. A custom `metadata` key may not
+/// reuse one: the chunk's own value would hide it in every answer.
+pub fn reserved_metadata_keys() -> impl Iterator<Item = &'static str> {
+    BUILT_IN_FIELDS
+        .iter()
+        .chain(DOCUMENT_FILTER_FIELDS)
+        .chain(CHUNK_FIELDS)
+        .copied()
+}

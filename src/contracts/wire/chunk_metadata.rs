@@ -14,8 +14,8 @@ use crate::index::ChunkRow;
     extend("additionalProperties" = true),
     description = "Contract 000's built-in chunk metadata (every field present, `page_number` \
                    only when known), the chunk's citation fields and the document's fields, \
-                   then the document's custom `metadata` keys, which may not reuse a built-in \
-                   name."
+                   then the document's custom `metadata` keys, which may not reuse one of \
+                   these names."
 )]
 pub struct ChunkMetadata<'a> {
     /// The index the chunk is stored in.
@@ -85,5 +85,38 @@ impl ChunkMetadata<'_> {
             m.entry(k.clone()).or_insert_with(|| v.clone());
         }
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::metadata::reserved_metadata_keys;
+
+    #[test]
+    fn the_reserved_keys_are_exactly_the_built_in_fields_and_the_custom_ones_follow() {
+        let schema = schemars::SchemaGenerator::default().into_root_schema_for::<ChunkMetadata>();
+        let mut fields: Vec<&str> = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .expect("properties")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut reserved: Vec<&str> = reserved_metadata_keys().collect();
+        fields.sort_unstable();
+        reserved.sort_unstable();
+        assert_eq!(fields, reserved);
+
+        let mut row = ChunkRow {
+            knowledge_base_id: "kb".into(),
+            document_id: "d".into(),
+            ..Default::default()
+        };
+        row.metadata.insert("language".into(), "en".into());
+        let m = ChunkMetadata::of(&row);
+        assert_eq!(m.keys().next_back().map(String::as_str), Some("language"));
+        assert!(m.get("page_number").is_none(), "absent when unknown");
+        assert_eq!(m["title"], Value::Null);
     }
 }
