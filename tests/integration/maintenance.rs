@@ -411,21 +411,18 @@ async fn writes_made_while_compaction_rewrites_are_kept() {
     let kb = name("kb");
     write_lighthouses(&e, &kb, 4).await;
     let index = e.index(&kb).await.unwrap();
+    let maintenance = index.maintenance();
 
     // An append between rewrite and commit: the commit goes through and keeps it.
-    let rewrite = index
-        .maintenance()
-        .rewrite_small_fragments(1000)
-        .await
-        .unwrap()
-        .unwrap();
+    let rewrite = maintenance.rewrite_small_fragments(1000).await.unwrap();
+    let rewrite = rewrite.expect("small fragments to rewrite");
     e.write(
         &kb,
         upserts(vec![doc("new", "", "a new lighthouse on the rocks")]),
     )
     .await
     .unwrap();
-    let committed = index.maintenance().commit_rewrite(rewrite).await.unwrap();
+    let committed = maintenance.commit_rewrite(rewrite).await.unwrap();
     assert_eq!(committed, Some((4, 1)));
     let fragments = index.lance().latest().get_fragments().len();
     assert_eq!(fragments, 2, "the compacted fragment and the appended one");
@@ -439,12 +436,8 @@ async fn writes_made_while_compaction_rewrites_are_kept() {
 
     // A replace of a rewritten document between rewrite and commit: the compaction stands
     // down and the replace stands.
-    let rewrite = index
-        .maintenance()
-        .rewrite_small_fragments(1000)
-        .await
-        .unwrap()
-        .unwrap();
+    let rewrite = maintenance.rewrite_small_fragments(1000).await.unwrap();
+    let rewrite = rewrite.expect("small fragments to rewrite");
     e.write(
         &kb,
         upserts(vec![doc("d1", "", "the lighthouse was replaced by a buoy")]),
@@ -452,17 +445,14 @@ async fn writes_made_while_compaction_rewrites_are_kept() {
     .await
     .unwrap();
     let version = index.latest_version();
-    assert_eq!(
-        index.maintenance().commit_rewrite(rewrite).await.unwrap(),
-        None
-    );
+    assert_eq!(maintenance.commit_rewrite(rewrite).await.unwrap(), None);
     assert_eq!(index.latest_version(), version, "nothing committed");
     let found = e.search(&kb, &keyword("buoy", None)).await.unwrap();
     assert_eq!(ids(&found), vec!["d1"]);
     let old = e.search(&kb, &keyword("ships rocks", None)).await.unwrap();
     assert!(!ids(&old).contains(&"d1".to_string()), "old text gone");
     // The next pass compacts what is there now.
-    let report = index.maintenance().maintain(&settings(2)).await.unwrap();
+    let report = maintenance.maintain(&settings(2)).await.unwrap();
     assert!(report.fragments_compacted >= 2);
     assert!(!report.deferred);
 }
