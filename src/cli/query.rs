@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::{load_embedder, usage, Failure};
 use crate::config::Config;
 use crate::contracts::c000_retrieval_calls::{
-    parse_request, render_error, render_response, RequestLimits,
+    error_body, parse_request, render_response, RequestLimits,
 };
 use crate::engine::Engine;
 
@@ -89,7 +89,7 @@ pub async fn run(config: Config, args: QueryArgs) -> Result<(), Failure> {
     let (name, request, result) = match outcome {
         Ok(ok) => ok,
         Err(e) if as_json => {
-            println!("{}", render_error(&e));
+            println!("{}", error_body(&e).to_value());
             return Err(e.into());
         }
         Err(e) => return Err(e.into()),

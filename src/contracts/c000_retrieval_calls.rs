@@ -8,12 +8,13 @@
 
 use std::num::NonZeroU64;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::wire;
 use super::wire::c000::{
     RelevanceComponents, RetrievalCall, RetrievalCallsResponse, RetrievalResult, RetrievalSpec,
 };
+use super::wire::chunk_metadata::ChunkMetadata;
 use crate::engine::EngineError;
 use crate::model::{IndexName, ValidationError};
 use crate::retrieval::{Filters, SearchHit, SearchMethod, SearchRequest, SearchResult};
@@ -131,7 +132,7 @@ fn render_hit(hit: &SearchHit) -> RetrievalResult {
     RetrievalResult {
         id: hit.row.chunk_id.clone(),
         text: hit.row.text.clone(),
-        metadata: chunk_metadata(&hit.row),
+        metadata: ChunkMetadata::of(&hit.row),
         score: hit.score,
         score_kind: hit.kind,
         relevance_score: hit.score,
@@ -140,18 +141,8 @@ fn render_hit(hit: &SearchHit) -> RetrievalResult {
     }
 }
 
-/// The built-in metadata of contract 000 (every one present; `page_number` only when known),
-/// then the chunk's citation fields, the document fields and the custom metadata.
-pub fn chunk_metadata(row: &crate::index::ChunkRow) -> Map<String, Value> {
-    wire::chunk_metadata::ChunkMetadata::of(row)
-}
-
-/// The structured error body every edge returns: `{"error": {"code", "message", "field"?}}`.
-pub fn render_error(e: &EngineError) -> Value {
-    error_body(e).to_value()
-}
-
-/// The error body of `e` (see [`render_error`]).
+/// The structured error body every edge returns for `e`: `{"error": {"code", "message",
+/// "field"?}}`, with the retained range when a version is unavailable.
 pub fn error_body(e: &EngineError) -> wire::error::ErrorBody {
     let (code, field) = error_code(e);
     let mut body = wire::error::ErrorBody::new(code, e.to_string()).maybe_field(field);
@@ -474,7 +465,7 @@ mod tests {
             oldest: 7,
             latest: 9,
         };
-        let body = render_error(&e);
+        let body = error_body(&e).to_value();
         assert_eq!(body["error"]["code"], "version_unavailable");
         assert_eq!(body["error"]["oldest_available_version"], 7);
     }

@@ -288,7 +288,7 @@ fn render_match(hit: &SearchHit, document: &[ChunkRow]) -> RetrieveMatch {
         hash: hex::encode(Sha256::digest(row.text.as_bytes())),
         citation: citation(row),
         meta: MatchMeta {
-            metadata: super::c000_retrieval_calls::chunk_metadata(row),
+            metadata: super::wire::chunk_metadata::ChunkMetadata::of(row),
             chunk_id: row.chunk_id.clone(),
             parent_ids: parents.iter().map(|p| p.id.clone()).collect(),
             parents,

@@ -49,7 +49,7 @@ pub fn render(docs: &[Retrieved]) -> RetrieverResponse {
                 content: d.row.text.clone(),
                 source: d.row.source_uri(),
                 score: d.score,
-                metadata: super::c000_retrieval_calls::chunk_metadata(&d.row),
+                metadata: super::wire::chunk_metadata::ChunkMetadata::of(&d.row),
             })
             .collect(),
     )

@@ -30,11 +30,13 @@ pub(super) fn read<T: serde::de::DeserializeOwned + schemars::JsonSchema + 'stat
     body: &Value,
     what: &str,
 ) -> Result<T, ValidationError> {
-    let fields = wire::fields::<T>().join(", ");
     wire::read_as(
         body,
         "",
-        &|_| format!("is not a field of the {what} request ({fields})"),
+        &|_| {
+            let fields = wire::fields::<T>().join(", ");
+            format!("is not a field of the {what} request ({fields})")
+        },
         &|field| match field {
             "contract" => "must be \"002\" or \"000\"".into(),
             "request" => "must be an object".into(),

@@ -150,7 +150,7 @@ async fn hydrate_rows(
                 start: row.offset_start,
                 end: row.offset_end,
             },
-            metadata: super::c000_retrieval_calls::chunk_metadata(row),
+            metadata: super::wire::chunk_metadata::ChunkMetadata::of(row),
             context: ChunkContext {
                 before: briefs(&|r| r.chunk_index < row.chunk_index),
                 after: briefs(&|r| r.chunk_index > row.chunk_index),

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{chunk_metadata, filter_bag, index_name, IndexVersion};
+use super::IndexVersion;
 use crate::retrieval::{QueryPreprocessing, RelevanceKind, SearchMethod};
 
 /// `POST /v1/retrieve`, and a bus query without a `contract` header.
@@ -24,7 +24,7 @@ pub struct RetrievalRequestBody {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetrievalSpec {
-    #[schemars(schema_with = "index_name")]
+    #[schemars(with = "crate::model::IndexName")]
     pub index: String,
     /// The query: at most `limits.max_query_bytes` bytes (default 8192).
     #[schemars(length(min = 1), regex(pattern = r"\S"))]
@@ -35,7 +35,7 @@ pub struct RetrievalSpec {
     pub top_k: Option<u64>,
     /// Exact-match filters; absent or `{}` filters nothing.
     #[serde(default)]
-    #[schemars(schema_with = "filter_bag")]
+    #[schemars(with = "super::FilterBag")]
     pub filters: Option<Value>,
     /// How to rank.
     #[serde(default)]
@@ -67,7 +67,7 @@ pub struct RetrievalCallsResponse {
 /// The call as it ran, and its results.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RetrievalCall {
-    #[schemars(schema_with = "index_name")]
+    #[schemars(with = "crate::model::IndexName")]
     pub index: String,
     /// The query as searched, after preprocessing.
     pub query: String,
@@ -102,7 +102,7 @@ pub struct RetrievalResult {
     pub id: String,
     /// The chunk's text.
     pub text: String,
-    #[schemars(schema_with = "chunk_metadata")]
+    #[schemars(with = "super::chunk_metadata::ChunkMetadata<'static>")]
     pub metadata: Map<String, Value>,
     /// Equal to relevance_score.
     pub score: f64,

@@ -6,7 +6,7 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use super::{index_name, present, IndexVersion, Offsets};
+use super::{present, IndexVersion, Offsets};
 use crate::index::{AutoCalibration, IndexDefaults};
 use crate::model::Profile;
 
@@ -311,7 +311,7 @@ impl From<IndexDefaults> for IndexSettings {
 /// The answer to a settings PUT.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct IndexSettingsResponse {
-    #[schemars(schema_with = "index_name")]
+    #[schemars(with = "crate::model::IndexName")]
     pub index: String,
     /// The settings now in force: every key, null when unset.
     pub settings: IndexSettings,

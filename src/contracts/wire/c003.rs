@@ -8,9 +8,8 @@
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::{chunk_metadata, filter_bag};
 use crate::retrieval::search::MAX_POOL;
 use crate::store::filters::Visibility;
 
@@ -33,7 +32,7 @@ pub struct RetrieveInputBody {
     /// Must be a mapping (`filters must be a mapping when provided`); null values are
     /// dropped.
     #[serde(default)]
-    #[schemars(schema_with = "filter_bag")]
+    #[schemars(with = "super::FilterBag")]
     pub filters: Option<Map<String, Value>>,
     /// Trimmed and lower-cased; empty is unset. Reported in `meta.routing`.
     #[serde(default)]
@@ -230,10 +229,9 @@ pub enum MatchSource {
 
 /// The chunk's metadata (as contract 000's) plus its id and its enclosing sections.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(transform = ref_beside_properties_as_all_of)]
 pub struct MatchMeta {
     #[serde(flatten)]
-    #[schemars(schema_with = "chunk_metadata")]
+    #[schemars(with = "super::chunk_metadata::ChunkMetadata<'static>")]
     pub metadata: Map<String, Value>,
     /// The chunk's id.
     pub chunk_id: String,
@@ -241,23 +239,6 @@ pub struct MatchMeta {
     pub parent_ids: Vec<String>,
     /// One per enclosing section, outermost first.
     pub parents: Vec<MatchParent>,
-}
-
-/// A flattened `$ref` lands beside the struct's own `properties`. JSON Schema 2020-12 applies
-/// both, but many tools ignore a `$ref`'s siblings: `allOf` says the same to every tool.
-fn ref_beside_properties_as_all_of(schema: &mut Schema) {
-    let Some(reference) = schema.remove("$ref") else {
-        return;
-    };
-    let description = schema.remove("description");
-    let own = std::mem::take(schema.ensure_object());
-    schema.insert(
-        "allOf".into(),
-        Value::Array(vec![json!({"$ref": reference}), own.into()]),
-    );
-    if let Some(d) = description {
-        schema.insert("description".into(), d);
-    }
 }
 
 /// An enclosing section of a match.

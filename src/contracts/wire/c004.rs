@@ -4,8 +4,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::chunk_metadata;
-
 /// `POST /v1/retrievers/{name}/retrieve`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -41,6 +39,6 @@ pub struct RetrievedDocument {
     /// Descending through the list, one scale per retriever (R6, R7).
     pub score: f64,
     /// Opaque to the contract (R9).
-    #[schemars(schema_with = "chunk_metadata")]
+    #[schemars(with = "super::chunk_metadata::ChunkMetadata<'static>")]
     pub metadata: Map<String, Value>,
 }

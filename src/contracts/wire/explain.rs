@@ -8,7 +8,7 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{index_name, present, IndexVersion};
+use super::{present, IndexVersion};
 use crate::retrieval::diff::Diff;
 use crate::retrieval::explain::Explanation;
 use crate::retrieval::explain::MAX_TARGETS;
@@ -94,7 +94,7 @@ fn targets(_: &mut SchemaGenerator) -> Schema {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(rename = "Explanation")]
 pub struct ExplainResponse {
-    #[schemars(schema_with = "index_name")]
+    #[schemars(with = "crate::model::IndexName")]
     pub index: String,
     /// The shape the query was given in.
     pub contract: &'static str,
@@ -106,7 +106,7 @@ pub struct ExplainResponse {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(rename = "Diff")]
 pub struct DiffResponse {
-    #[schemars(schema_with = "index_name")]
+    #[schemars(with = "crate::model::IndexName")]
     pub index: String,
     /// The shape the query was given in.
     pub contract: &'static str,

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{chunk_metadata, IndexVersion, Offsets};
+use super::{IndexVersion, Offsets};
 
 /// Most chunk ids one hydrate request may name.
 pub const MAX_HYDRATE_IDS: usize = 100;
@@ -73,7 +73,7 @@ pub struct HydratedChunk {
     /// The chunk's full text.
     pub text: String,
     pub offsets: Offsets,
-    #[schemars(schema_with = "chunk_metadata")]
+    #[schemars(with = "super::chunk_metadata::ChunkMetadata<'static>")]
     pub metadata: Map<String, Value>,
     pub context: ChunkContext,
 }

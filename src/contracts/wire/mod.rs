@@ -25,7 +25,7 @@ use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -51,21 +51,6 @@ pub struct Offsets {
     pub start: u32,
     /// One past the last character.
     pub end: u32,
-}
-
-/// The schema of a chunk's metadata map ([`chunk_metadata::ChunkMetadata`]).
-pub fn chunk_metadata(generator: &mut SchemaGenerator) -> Schema {
-    generator.subschema_for::<chunk_metadata::ChunkMetadata<'static>>()
-}
-
-/// The schema of an index name held as a string ([`crate::model::IndexName`]).
-pub fn index_name(generator: &mut SchemaGenerator) -> Schema {
-    generator.subschema_for::<crate::model::IndexName>()
-}
-
-/// The schema of contract 000's open filter bag, held as a JSON value ([`FilterBag`]).
-pub fn filter_bag(generator: &mut SchemaGenerator) -> Schema {
-    generator.subschema_for::<FilterBag>()
 }
 
 /// A field that may be absent but, when given, not null (`#[serde(default, deserialize_with
