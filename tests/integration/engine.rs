@@ -512,7 +512,7 @@ async fn chunks_carry_contract_000_metadata() {
         )
         .await
         .unwrap();
-    let meta = ragstream::contracts::c000_retrieval_calls::chunk_metadata(&r.hits[0].row);
+    let meta = ragstream::contracts::wire::chunk_metadata::ChunkMetadata::of(&r.hits[0].row);
     for key in ragstream::model::metadata::BUILT_IN_FIELDS {
         assert!(meta.contains_key(*key), "missing {key}");
     }
