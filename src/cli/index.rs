@@ -250,6 +250,14 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
                             .map_err(failure)?;
                         println!("on the index's own queries (stored):");
                         print_calibration(c);
+                        let info = engine.index(&name).await?.info();
+                        if let Some(m) = crate::embedding::measured_auto_center(&info.embedder) {
+                            println!(
+                                "in force: {m}, the centre measured for {}; a synthetic \
+                                 centre does not replace it",
+                                info.embedder
+                            );
+                        }
                     }
                     None => {
                         return Err(usage(

@@ -15,6 +15,9 @@ use super::{l2_normalize, EmbedError, Embedder};
 pub const MODEL_SHA256: &str = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db";
 const FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
 
+/// The id an index embedded with this model records.
+pub const MINILM_ID: &str = "all-minilm-l6-v2";
+
 pub struct MiniLmEmbedder {
     model: BertModel,
     tokenizer: Tokenizer,
@@ -160,7 +163,7 @@ impl MiniLmEmbedder {
 
 impl Embedder for MiniLmEmbedder {
     fn id(&self) -> &str {
-        "all-minilm-l6-v2"
+        MINILM_ID
     }
 
     fn dimensions(&self) -> usize {

@@ -114,18 +114,23 @@ pub const SELF_CALIBRATE_MIN_ROWS: u64 = 1_000;
 /// Calibrates `auto` on the index's own queries when it is due, and stores the centre: when
 /// it has never been calibrated (and no centre was set by hand) once it holds
 /// [`SELF_CALIBRATE_MIN_ROWS`] chunks, and again whenever its chunks have doubled since its
-/// last synthetic calibration. A judged or hand-set centre is never replaced. Returns the
-/// calibration when one ran.
+/// last synthetic calibration. A judged or hand-set centre is never replaced, and an index
+/// whose embedder has a measured centre does not calibrate itself. Returns the calibration
+/// when one ran.
 pub async fn self_calibrate_if_due(
     engine: &Engine,
     index: &IndexName,
 ) -> Result<Option<Calibration>, BeirError> {
     let handle = engine.index(index).await?;
-    let defaults = handle.info().defaults;
+    let info = handle.info();
+    // A model's measured centre beats synthetic queries (`IndexInfo::query_defaults`).
+    if crate::embedding::measured_auto_center(&info.embedder).is_some() {
+        return Ok(None);
+    }
     // The manifest's row count (deleted rows included): no data is read, and this runs
     // after every maintenance pass.
     let rows = handle.lance().shape().await.map_err(EngineError::from)?.1 as u64;
-    if !calibration_due(&defaults, rows) {
+    if !calibration_due(&info.defaults, rows) {
         return Ok(None);
     }
     let Some(c) = synthetic_center(engine, index, false).await? else {

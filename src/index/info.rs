@@ -68,6 +68,28 @@ pub struct EmbedderEra {
 }
 
 impl IndexInfo {
+    /// The defaults queries run with: those stored, with the centre `auto` starts from
+    /// settled. A centre set by hand or measured on judged queries wins; then the one measured
+    /// for the index's embedder ([`crate::embedding::measured_auto_center`]); then the
+    /// index's own synthetic calibration; else none (balanced).
+    pub fn query_defaults(&self) -> IndexDefaults {
+        let mut defaults = self.defaults;
+        let replaceable = defaults.auto_semantic_center.is_none()
+            || matches!(
+                defaults.auto_calibration,
+                Some(AutoCalibration {
+                    source: CalibrationSource::Synthetic,
+                    ..
+                })
+            );
+        if replaceable {
+            if let Some(center) = crate::embedding::measured_auto_center(&self.embedder) {
+                defaults.auto_semantic_center = Some(center);
+            }
+        }
+        defaults
+    }
+
     /// The embedder and dimensions of the vectors at `version`.
     pub fn embedder_at(&self, version: u64) -> (&str, usize) {
         self.previous_embedders
@@ -135,4 +157,78 @@ pub(super) fn switch_embedder(
     info.previous_embedders.push(previous);
     // Another model's vectors have another mean (and maybe other dimensions).
     info.resident_center = None;
+    // And another best centre for `auto`: the index measures it again when due. A centre
+    // set by hand or on judged queries is the owner's, and stays.
+    if let Some(AutoCalibration {
+        source: CalibrationSource::Synthetic,
+        ..
+    }) = info.defaults.auto_calibration
+    {
+        info.defaults.auto_semantic_center = None;
+        info.defaults.auto_calibration = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(embedder: &str, center: Option<f64>, source: Option<CalibrationSource>) -> IndexInfo {
+        IndexInfo {
+            name: "i".into(),
+            embedder: embedder.into(),
+            dimensions: 384,
+            created_at: String::new(),
+            previous_embedders: Vec::new(),
+            defaults: IndexDefaults {
+                auto_semantic_center: center,
+                auto_calibration: source.map(|source| AutoCalibration {
+                    source,
+                    rows: 1_000,
+                }),
+                ..Default::default()
+            },
+            vector_index_trained_rows: None,
+            resident_center: None,
+        }
+    }
+
+    #[test]
+    fn auto_starts_from_the_owners_centre_then_the_models_then_the_indexs_own() {
+        use crate::embedding::{measured_auto_center, MINILM_ID, STATIC_MODEL_ID};
+        use CalibrationSource::{Judged, Synthetic};
+        let measured = measured_auto_center(MINILM_ID).expect("MiniLM has a measured centre");
+        assert_eq!(measured_auto_center(STATIC_MODEL_ID), None);
+        let center = |i: IndexInfo| i.query_defaults().auto_semantic_center;
+        assert_eq!(center(info(MINILM_ID, None, None)), Some(measured));
+        assert_eq!(
+            center(info(MINILM_ID, Some(0.4), Some(Synthetic))),
+            Some(measured)
+        );
+        assert_eq!(
+            center(info(MINILM_ID, Some(0.3), None)),
+            Some(0.3),
+            "set by hand"
+        );
+        assert_eq!(center(info(MINILM_ID, Some(0.6), Some(Judged))), Some(0.6));
+        assert_eq!(
+            center(info(STATIC_MODEL_ID, Some(0.2), Some(Synthetic))),
+            Some(0.2)
+        );
+        assert_eq!(center(info(STATIC_MODEL_ID, None, None)), None, "balanced");
+    }
+
+    #[test]
+    fn switching_models_forgets_a_synthetic_centre_but_not_the_owners() {
+        let mut synthetic = info(STATIC, Some(0.2), Some(CalibrationSource::Synthetic));
+        switch_embedder(&mut synthetic, "other".into(), 8, 5);
+        assert_eq!(synthetic.defaults, IndexDefaults::default());
+        let mut judged = info(STATIC, Some(0.3), Some(CalibrationSource::Judged));
+        let before = judged.defaults;
+        switch_embedder(&mut judged, "other".into(), 8, 5);
+        assert_eq!(judged.defaults, before);
+        assert_eq!(judged.embedder_at(4), (STATIC, 384));
+    }
+
+    const STATIC: &str = crate::embedding::STATIC_MODEL_ID;
 }

@@ -13,6 +13,12 @@
 //! over-semantic drift, "lexical anchoring in auto mode", keeps auto within [0.2, 0.65]: auto
 //! may go as lexical as `exact` but always keeps a lexical anchor of at least 0.35. The
 //! effective profile reported is the one whose range the weight falls in.
+//!
+//! A passage (a query longer than a sentence, [`PASSAGE_MIN_WORDS`] words or more) runs at
+//! balanced whatever the centre and its other signals. A centre is measured on sentence-length
+//! queries; a passage gives the keyword branch many terms, and a model with an input window
+//! embeds only its start. Balanced is the best fixed profile for passages with both built-in
+//! models (BENCHMARKS.md, "`auto` for passages, and a model's measured centre").
 
 use std::sync::LazyLock;
 
@@ -71,6 +77,13 @@ pub const SEMANTIC_SIGNALS: &[&str] = &[
     "no_rare_tokens",
 ];
 
+/// Reported when a query is a passage: `auto` then runs it at balanced (module comment).
+pub const PASSAGE_QUERY: &str = "passage_query";
+
+/// Words from which a query is a passage rather than a sentence: more than the 40 words
+/// the synthetic queries allow a sentence (`eval::synthetic`).
+pub const PASSAGE_MIN_WORDS: usize = 41;
+
 static QUOTED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#""[^"]+"|'[^']{2,}'"#).unwrap());
 static FILE_PATH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(^|\s)(\.{0,2}/)?[\w.-]+/[\w./-]+|\b[\w-]+\.(rs|py|js|ts|go|java|c|h|cpp|toml|ya?ml|json|md|txt|log|sh|cfg|conf|ini)\b").unwrap()
@@ -92,7 +105,8 @@ static CONVERSATIONAL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(i|me|my|we|our|you|your|please|tell me|help me)\b").unwrap()
 });
 
-/// The signals found in `query`, lexical ones first, each once, in the order listed above.
+/// The signals found in `query`, lexical ones first, each once, in the order listed above,
+/// then [`PASSAGE_QUERY`] for a passage.
 pub fn analyze(query: &str) -> Vec<&'static str> {
     let words = query.split_whitespace().count();
     // A sentence's final full stop or question mark is not a symbol.
@@ -128,6 +142,7 @@ pub fn analyze(query: &str) -> Vec<&'static str> {
     lexical_found
         .into_iter()
         .chain(semantic_found)
+        .chain([(words >= PASSAGE_MIN_WORDS, PASSAGE_QUERY)])
         .filter_map(|(on, name)| on.then_some(name))
         .collect()
 }
@@ -135,6 +150,9 @@ pub fn analyze(query: &str) -> Vec<&'static str> {
 /// The semantic weight `auto` gives a query with these signals, starting from `center` (see
 /// the module comment; [`DEFAULT_AUTO_CENTER`] unless the index was calibrated).
 pub fn auto_weight(signals: &[&str], center: f64) -> f64 {
+    if signals.contains(&PASSAGE_QUERY) {
+        return Profile::Balanced.semantic_weight();
+    }
     let lexical = signals
         .iter()
         .filter(|s| LEXICAL_SIGNALS.contains(s))
@@ -374,6 +392,39 @@ mod calibrated_tests {
             resolve(statement, Some(Profile::Balanced), None, &calibrated).semantic_weight,
             0.5,
             "a fixed profile ignores the centre"
+        );
+    }
+
+    #[test]
+    fn a_passage_runs_at_balanced_whatever_the_centre() {
+        let sentence = "glaciers retreat quickly when summer temperatures rise above the mean";
+        let words: Vec<&str> = sentence.split_whitespace().collect();
+        let passage = |n: usize| -> String {
+            words
+                .iter()
+                .cycle()
+                .take(n)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let longest_sentence = analyze(&passage(PASSAGE_MIN_WORDS - 1));
+        assert!(!longest_sentence.contains(&PASSAGE_QUERY));
+        assert_eq!(auto_weight(&longest_sentence, 0.8), 0.8);
+        let shortest_passage = analyze(&passage(PASSAGE_MIN_WORDS));
+        assert!(
+            shortest_passage.contains(&PASSAGE_QUERY),
+            "{shortest_passage:?}"
+        );
+        let with_number = analyze(&format!("{} in 1998", passage(300)));
+        for signals in [&shortest_passage, &with_number] {
+            for center in [0.2, 0.5, 0.8] {
+                assert_eq!(auto_weight(signals, center), 0.5, "{signals:?} at {center}");
+            }
+        }
+        assert_eq!(
+            profile_of_weight(auto_weight(&with_number, 0.8)),
+            Profile::Balanced
         );
     }
 }

@@ -691,6 +691,59 @@ async fn c002_auto_starts_from_the_index_calibrated_centre() {
     }
 }
 
+/// An index embedded with all-MiniLM-L6-v2 starts `auto` from the centre measured for that
+/// model, not balanced; a passage runs at balanced; a centre set by hand still wins.
+#[tokio::test]
+async fn c002_auto_starts_from_the_models_measured_centre_and_runs_passages_balanced() {
+    use ragstream::embedding::{measured_auto_center, MiniLmEmbedder, MINILM_ID};
+    let dir = tempfile::tempdir().unwrap();
+    let model = MiniLmEmbedder::load(&crate::common::model_dir(), 8, 256)
+        .expect("run scripts/setup to fetch the model");
+    let e = Engine::new(config(dir.path()), std::sync::Arc::new(model));
+    e.write(
+        &name("repo"),
+        upserts(vec![crate::common::doc(
+            "a",
+            "Bones",
+            "Vitamin D helps the body absorb calcium.",
+        )]),
+    )
+    .await
+    .unwrap();
+    let measured = measured_auto_center(MINILM_ID).unwrap();
+    let statement = "vitamin d deficiency raises the risk of hip fracture in older adults";
+    let (status, plain) = query_002(&e, json!({"query": statement, "debug": true})).await;
+    assert_eq!(status, 200, "{plain}");
+    assert_eq!(plain["semantic_weight_effective"], measured, "{plain}");
+    let passage = [statement; 4].join(". ");
+    let long = query_002(&e, json!({"query": passage, "debug": true}))
+        .await
+        .1;
+    assert_eq!(long["semantic_weight_effective"], 0.5, "{long}");
+    assert_eq!(long["retrieval_profile_effective"], "balanced");
+    assert!(
+        long["auto_signals_detected"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("passage_query")),
+        "{long}"
+    );
+    let r = ragstream::contracts::c002_retrieval_api::settings(
+        &e,
+        &name("repo"),
+        &json!({"auto_semantic_center": 0.3}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let by_hand = query_002(&e, json!({"query": statement, "debug": true}))
+        .await
+        .1;
+    assert_eq!(
+        by_hand["semantic_weight_effective"], 0.5,
+        "0.3 plus two semantic signals"
+    );
+}
+
 /// `index.keyword.max_query_terms` is an opt-in approximation: when it leaves terms out, the
 /// debug output names them.
 #[tokio::test]

@@ -246,10 +246,11 @@ fn effective_profile(_: &mut SchemaGenerator) -> Schema {
 }
 
 fn signals(_: &mut SchemaGenerator) -> Schema {
-    use crate::retrieval::profiles::{LEXICAL_SIGNALS, SEMANTIC_SIGNALS};
+    use crate::retrieval::profiles::{LEXICAL_SIGNALS, PASSAGE_QUERY, SEMANTIC_SIGNALS};
     let all: Vec<&str> = LEXICAL_SIGNALS
         .iter()
         .chain(SEMANTIC_SIGNALS)
+        .chain([&PASSAGE_QUERY])
         .copied()
         .collect();
     json_schema!({
