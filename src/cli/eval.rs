@@ -80,6 +80,9 @@ pub async fn run(config: Config, command: EvalCommand) -> Result<(), Failure> {
                 {
                     print_calibration(c);
                 }
+                if let Some(r) = scored.first().filter(|_| output.table()) {
+                    println!("{}: auto ran from centre {}", r.dataset, r.auto_center);
+                }
                 reports.extend(scored);
             }
             if output.table() {

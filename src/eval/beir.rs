@@ -138,6 +138,9 @@ pub struct EvalReport {
     pub top_k: usize,
     /// The `auto` centre measured on the training queries (`--calibrate`), if it ran.
     pub calibration: Option<super::calibrate::Calibration>,
+    /// The centre `auto` ran from: a calibrated one, the model's measured one, or balanced
+    /// (`IndexInfo::query_defaults`).
+    pub auto_center: f64,
     pub methods: Vec<MethodReport>,
 }
 
@@ -386,6 +389,9 @@ pub async fn evaluate(
                 .then(|| outcome.chunks_written as f64 / ingest_seconds),
             top_k,
             calibration: calibration.clone(),
+            auto_center: defaults
+                .auto_semantic_center
+                .unwrap_or(crate::retrieval::profiles::DEFAULT_AUTO_CENTER),
             methods: reports,
         });
     }

@@ -522,6 +522,110 @@ fn index_calibrate_stores_the_best_auto_centre_it_measured() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("judged"));
 }
 
+/// `eval beir` on a small BEIR directory: every method scored on the test queries and on the
+/// long-query variant, the centre `auto` ran from reported, and `--calibrate` measuring that
+/// centre on the training queries.
+#[test]
+fn eval_beir_scores_every_method_and_reports_the_auto_centre_it_ran_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let beir = dir.path().join("beir");
+    std::fs::create_dir_all(beir.join("qrels")).unwrap();
+    let corpus = [
+        ("d1", "glacier ice melt in the alps"),
+        ("d2", "volcano lava eruption on the island"),
+        ("d3", "coral reef fish in warm water"),
+        ("d4", "desert sand dune in the wind"),
+        ("d5", "glacier ice moraine left behind"),
+        ("d6", "volcano lava basalt cooling slowly"),
+    ];
+    let lines: Vec<String> = corpus
+        .iter()
+        .map(|(id, text)| serde_json::json!({"_id": id, "title": "", "text": text}).to_string())
+        .collect();
+    std::fs::write(beir.join("corpus.jsonl"), lines.join("\n")).unwrap();
+    std::fs::write(
+        beir.join("queries.jsonl"),
+        [
+            r#"{"_id": "q1", "text": "glacier ice"}"#,
+            r#"{"_id": "q2", "text": "volcano lava"}"#,
+            r#"{"_id": "q3", "text": "coral reef"}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        beir.join("qrels/test.tsv"),
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td5\t1\nq2\td2\t1\nq2\td6\t1\nq3\td3\t1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        beir.join("qrels/train.tsv"),
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\n",
+    )
+    .unwrap();
+    let eval = |data: &str, extra: &[&str]| -> Value {
+        let out = succeeded(
+            ragstream(&dir.path().join(data))
+                .args(["eval", "beir", "--json", "--long-queries", "--data"])
+                .arg(&beir)
+                .args(extra),
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let method = |report: &Value, name: &str| -> Value {
+        report["methods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["method"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {report}"))
+            .clone()
+    };
+
+    let reports = eval("plain", &[]);
+    let [test, long] = reports.as_array().unwrap().as_slice() else {
+        panic!("a report for the test queries and one for the long ones: {reports}");
+    };
+    assert_eq!(
+        (test["queries"].as_str(), long["queries"].as_str()),
+        (Some("test"), Some("long"))
+    );
+    for name in [
+        "semantic",
+        "keyword",
+        "hybrid",
+        "profile auto",
+        "profile auto rrf",
+    ] {
+        let m = method(test, name);
+        let ndcg = m["ndcg_at_10"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&ndcg), "{m}");
+        assert_eq!(m["queries"], 3, "{m}");
+    }
+    // Each query's words name its relevant documents and no other.
+    assert_eq!(method(test, "keyword")["ndcg_at_10"], 1.0);
+    // The long variant: each cited document of a query citing two, judged by the other.
+    assert_eq!(method(long, "keyword")["queries"], 4);
+    assert_eq!(
+        test["auto_center"], 0.5,
+        "hashing: no measured centre, not calibrated"
+    );
+    assert!(test["calibration"].is_null());
+
+    let calibrated = eval("calibrated", &["--calibrate"]);
+    let report = &calibrated[0];
+    let center = report["calibration"]["center"].as_f64().unwrap();
+    assert!(
+        ragstream::eval::calibrate::CENTERS.contains(&center),
+        "{report}"
+    );
+    assert_eq!(report["calibration"]["queries"], 1);
+    assert_eq!(
+        report["auto_center"], center,
+        "auto ran from what was measured"
+    );
+}
+
 #[test]
 fn log_format_is_text_or_json_and_anything_else_is_refused() {
     let dir = tempfile::tempdir().unwrap();
