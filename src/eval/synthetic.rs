@@ -19,6 +19,7 @@ use super::metrics::Qrels;
 use crate::engine::{Engine, EngineError};
 use crate::index::ChunkRow;
 use crate::model::IndexName;
+use crate::retrieval::profiles::PASSAGE_MIN_WORDS;
 
 /// Documents drawn per calibration: three queries each.
 pub const SAMPLED_DOCUMENTS: usize = 100;
@@ -116,12 +117,12 @@ pub fn cut_queries(documents: &[&Vec<ChunkRow>], limit: usize) -> SyntheticQueri
     out
 }
 
-/// The longest sentence of `text` of 8 to 40 words that no sibling chunk holds (the
-/// overlap between chunks repeats text).
+/// The longest sentence of `text`, from 8 words to just short of a passage, that no sibling
+/// chunk holds (the overlap between chunks repeats text).
 fn sentence_of(text: &str, siblings: &[&str]) -> Option<String> {
     text.split_inclusive(['.', '?', '!'])
         .map(str::trim)
-        .filter(|s| (8..=40).contains(&s.split_whitespace().count()))
+        .filter(|s| (8..PASSAGE_MIN_WORDS).contains(&s.split_whitespace().count()))
         .filter(|s| !siblings.iter().any(|other| other.contains(s)))
         .max_by_key(|s| s.len())
         .map(str::to_string)

@@ -80,8 +80,8 @@ pub const SEMANTIC_SIGNALS: &[&str] = &[
 /// Reported when a query is a passage: `auto` then runs it at balanced (module comment).
 pub const PASSAGE_QUERY: &str = "passage_query";
 
-/// Words from which a query is a passage rather than a sentence: more than the 40 words
-/// the synthetic queries allow a sentence (`eval::synthetic`).
+/// Words from which a query is a passage rather than a sentence (the synthetic queries of
+/// `eval::synthetic` cut their sentences shorter).
 pub const PASSAGE_MIN_WORDS: usize = 41;
 
 static QUOTED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#""[^"]+"|'[^']{2,}'"#).unwrap());
@@ -148,7 +148,8 @@ pub fn analyze(query: &str) -> Vec<&'static str> {
 }
 
 /// The semantic weight `auto` gives a query with these signals, starting from `center` (see
-/// the module comment; [`DEFAULT_AUTO_CENTER`] unless the index was calibrated).
+/// the module comment; [`DEFAULT_AUTO_CENTER`] unless the index was calibrated or its model
+/// has a measured centre, `IndexInfo::query_defaults`).
 pub fn auto_weight(signals: &[&str], center: f64) -> f64 {
     if signals.contains(&PASSAGE_QUERY) {
         return Profile::Balanced.semantic_weight();
