@@ -389,9 +389,7 @@ pub async fn evaluate(
                 .then(|| outcome.chunks_written as f64 / ingest_seconds),
             top_k,
             calibration: calibration.clone(),
-            auto_center: defaults
-                .auto_semantic_center
-                .unwrap_or(crate::retrieval::profiles::DEFAULT_AUTO_CENTER),
+            auto_center: crate::retrieval::profiles::auto_center(&defaults),
             methods: reports,
         });
     }

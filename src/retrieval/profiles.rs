@@ -170,6 +170,12 @@ pub fn auto_weight(signals: &[&str], center: f64) -> f64 {
 /// Where `auto` starts before the query's signals move it: balanced.
 pub const DEFAULT_AUTO_CENTER: f64 = 0.5;
 
+/// Where `auto` starts on an index with these defaults (`IndexInfo::query_defaults` settles
+/// which centre that is).
+pub fn auto_center(index: &crate::index::IndexDefaults) -> f64 {
+    index.auto_semantic_center.unwrap_or(DEFAULT_AUTO_CENTER)
+}
+
 /// Auto's range: as lexical as `exact`, and at least 0.35 lexical (lexical anchoring) — or,
 /// on an index calibrated to a more semantic centre, as semantic as that centre, never past
 /// the `semantic` profile (a lexical anchor of 0.2 always stays).
@@ -220,7 +226,7 @@ pub fn resolve(
         index.default_retrieval_profile,
         index.default_semantic_weight,
     );
-    let center = index.auto_semantic_center.unwrap_or(DEFAULT_AUTO_CENTER);
+    let center = auto_center(index);
     let requested = profile.or(if weight.is_some() {
         None
     } else {

@@ -666,6 +666,7 @@ async fn c002_auto_starts_from_the_index_calibrated_centre() {
     .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["settings"]["auto_semantic_center"], 0.8);
+    assert_eq!(r.body["auto_center_in_force"], 0.8);
     let after = query_002(&e, statement).await.1;
     assert_eq!(after["semantic_weight_effective"], 0.8);
     assert_eq!(after["retrieval_profile_effective"], "semantic");
@@ -728,13 +729,26 @@ async fn c002_auto_starts_from_the_models_measured_centre_and_runs_passages_bala
             .contains(&json!("passage_query")),
         "{long}"
     );
-    let r = ragstream::contracts::c002_retrieval_api::settings(
-        &e,
-        &name("repo"),
-        &json!({"auto_semantic_center": 0.3}),
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.body);
+    let settings = |body: Value| {
+        let e = &e;
+        async move {
+            let r =
+                ragstream::contracts::c002_retrieval_api::settings(e, &name("repo"), &body).await;
+            assert_eq!(r.status, 200, "{}", r.body);
+            r.body
+        }
+    };
+    let unset = settings(json!({})).await;
+    assert!(
+        unset["settings"]["auto_semantic_center"].is_null(),
+        "{unset}"
+    );
+    assert_eq!(
+        unset["auto_center_in_force"], measured,
+        "the model's centre"
+    );
+    let r = settings(json!({"auto_semantic_center": 0.3})).await;
+    assert_eq!(r["auto_center_in_force"], 0.3, "{r}");
     let by_hand = query_002(&e, json!({"query": statement, "debug": true}))
         .await
         .1;

@@ -636,6 +636,8 @@ class IndexSettings(Model):
 class IndexSettingsResponse(Model):
     index: str
     settings: IndexSettings
+    #: Where ``auto`` starts now: the settings' centre, else the model's measured one, else 0.5.
+    auto_center_in_force: Optional[float] = None
 
 
 @dataclass

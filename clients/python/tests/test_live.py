@@ -459,6 +459,9 @@ class LiveTest(unittest.TestCase):
             self.assertEqual(resp.index, self.index)
             self.assertEqual(resp.settings.default_retrieval_profile, "semantic")
             self.assertIsNone(resp.settings.default_semantic_weight)
+            center = resp.auto_center_in_force
+            self.assertIsNotNone(center)
+            self.assertTrue(0.2 <= (center or 0.0) <= 0.8, center)
             q = self.client.query(self.index, "valves", debug=True)
             self.assertEqual(q.retrieval_profile_effective, "semantic")
             self.assertAlmostEqual(q.semantic_weight_effective or 0.0, 0.8)

@@ -275,8 +275,9 @@ pub struct IndexSettings {
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 1.0))]
     pub default_semantic_weight: Option<f64>,
-    /// Where auto starts on this index (null: 0.5, balanced); `ragstream index calibrate`
-    /// measures it.
+    /// Where auto starts on this index (null: the centre measured for the index's model, if
+    /// it has one, else 0.5, balanced); `ragstream index calibrate` measures it. See
+    /// auto_center_in_force in the answer.
     #[serde(default)]
     #[schemars(range(min = 0.2, max = 0.8))]
     pub auto_semantic_center: Option<f64>,
@@ -316,4 +317,9 @@ pub struct IndexSettingsResponse {
     pub index: String,
     /// The settings now in force: every key, null when unset.
     pub settings: IndexSettings,
+    /// The centre auto starts from now: auto_semantic_center when set by hand or measured on
+    /// judged queries, else the one measured for the index's model, else the index's own
+    /// synthetic one, else 0.5.
+    #[schemars(range(min = 0.2, max = 0.8))]
+    pub auto_center_in_force: f64,
 }
