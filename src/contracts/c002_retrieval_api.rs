@@ -229,7 +229,7 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         Ok(h) => h,
         Err(e) => return super::error_reply(&e),
     };
-    let defaults = handle.info().query_defaults();
+    let defaults = handle.query_defaults();
     let (mut search, resolved) = search_request(&req, &defaults);
     let graph = match expand_with_graph(engine, index, &req, &mut search).await {
         Ok(g) => g,

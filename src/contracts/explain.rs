@@ -144,7 +144,7 @@ pub(super) async fn search_request(
         limits.max_query_bytes,
     )
     .map_err(nested)?;
-    let defaults = engine.index(index).await?.info().query_defaults();
+    let defaults = engine.index(index).await?.query_defaults();
     let mut search = c002_retrieval_api::search_request(&req, &defaults).0;
     c002_retrieval_api::expand_with_graph(engine, index, &req, &mut search)
         .await

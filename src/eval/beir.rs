@@ -349,7 +349,7 @@ pub async fn evaluate(
             c
         }
     };
-    let defaults = engine.index(index).await?.info().query_defaults();
+    let defaults = engine.index(index).await?.query_defaults();
     let stats = engine.stats(index).await?;
     let mut sets = vec![("test", queries, qrels, LeftOut::Nothing)];
     // A dataset where no query cites two documents has no long-query variant: nothing to report.

@@ -494,6 +494,12 @@ impl Index {
         self.info.read().expect("index info lock").clone()
     }
 
+    /// The defaults queries run with ([`IndexInfo::query_defaults`]), without copying the
+    /// rest of the info: every contract 002 query reads them.
+    pub fn query_defaults(&self) -> IndexDefaults {
+        self.info.read().expect("index info lock").query_defaults()
+    }
+
     /// Changes `index.json` (written whole) and the copy in memory.
     async fn update_info(
         &self,
