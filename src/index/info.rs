@@ -43,6 +43,20 @@ pub struct IndexDefaults {
     pub auto_calibration: Option<AutoCalibration>,
 }
 
+impl IndexDefaults {
+    /// Whether the centre was measured on the index's own synthetic queries: the one kind
+    /// a model's measured centre, or a switch of model, replaces.
+    pub fn has_synthetic_center(&self) -> bool {
+        matches!(
+            self.auto_calibration,
+            Some(AutoCalibration {
+                source: CalibrationSource::Synthetic,
+                ..
+            })
+        )
+    }
+}
+
 /// Where an index's `auto` centre came from, and the rows the index had then.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AutoCalibration {
@@ -74,15 +88,7 @@ impl IndexInfo {
     /// index's own synthetic calibration; else none (balanced).
     pub fn query_defaults(&self) -> IndexDefaults {
         let mut defaults = self.defaults;
-        let replaceable = defaults.auto_semantic_center.is_none()
-            || matches!(
-                defaults.auto_calibration,
-                Some(AutoCalibration {
-                    source: CalibrationSource::Synthetic,
-                    ..
-                })
-            );
-        if replaceable {
+        if defaults.auto_semantic_center.is_none() || defaults.has_synthetic_center() {
             if let Some(center) = crate::embedding::measured_auto_center(&self.embedder) {
                 defaults.auto_semantic_center = Some(center);
             }
@@ -159,11 +165,7 @@ pub(super) fn switch_embedder(
     info.resident_center = None;
     // And another best centre for `auto`: the index measures it again when due. A centre
     // set by hand or on judged queries is the owner's, and stays.
-    if let Some(AutoCalibration {
-        source: CalibrationSource::Synthetic,
-        ..
-    }) = info.defaults.auto_calibration
-    {
+    if info.defaults.has_synthetic_center() {
         info.defaults.auto_semantic_center = None;
         info.defaults.auto_calibration = None;
     }
