@@ -1,6 +1,6 @@
 //! What ships beside the binary: the Kubernetes ConfigMap carries the default configuration
-//! verbatim, the alert rules pass their promtool unit tests, and the Python client works
-//! against a live daemon.
+//! verbatim, every kustomization renders and validates, the alert rules pass their promtool
+//! unit tests, and the Python client works against a live daemon.
 
 use std::path::Path;
 use std::process::Command;
@@ -54,5 +54,127 @@ fn the_alert_rules_pass_their_unit_tests() {
         "promtool test rules failed:\n{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `kubectl kustomize` of `dir` (under `deploy/kubernetes`), as JSON documents.
+fn rendered(dir: &str) -> Vec<serde_json::Value> {
+    let kubectl = std::env::var_os("HOME")
+        .map(|home| Path::new(&home).join(".cache/ragstream/bin/kubectl"))
+        .filter(|k| k.is_file())
+        .expect("kubectl in ~/.cache/ragstream/bin: run scripts/setup");
+    let out = Command::new(kubectl)
+        .arg("kustomize")
+        .arg(repo().join("deploy/kubernetes").join(dir))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl kustomize {dir} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let yaml = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(yaml.path(), &out.stdout).unwrap();
+    // The schemas of the oldest Kubernetes the manifests promise (deploy/README.md); strict:
+    // a misspelt field is an error. The ServiceMonitor is a CRD, with no schema there.
+    let check = Command::new("kubernetes-validate")
+        .args(["--strict", "--quiet", "-k", "1.32.0"])
+        .arg(yaml.path())
+        .output()
+        .expect("kubernetes-validate (PyPI, installed by scripts/setup)");
+    assert!(
+        check.status.success(),
+        "{dir} does not validate against the Kubernetes 1.32 schemas:\n{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let json = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys, yaml; json.dump(list(yaml.safe_load_all(sys.stdin)), sys.stdout)",
+        ])
+        .stdin(std::fs::File::open(yaml.path()).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        json.status.success(),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
+    serde_json::from_slice(&json.stdout).unwrap()
+}
+
+/// A Kubernetes quantity of memory in bytes (`5Gi`, `512Mi`).
+fn memory_bytes(quantity: &str) -> u64 {
+    let (number, unit) = quantity.split_at(quantity.find(|c: char| c.is_alphabetic()).unwrap());
+    let scale: u64 = match unit {
+        "Gi" => 1 << 30,
+        "Mi" => 1 << 20,
+        other => panic!("unexpected memory unit {other:?}"),
+    };
+    number.parse::<u64>().unwrap() * scale
+}
+
+#[test]
+fn every_kustomization_renders_validates_and_runs_locked_down_with_the_default_configuration() {
+    let default_config = std::fs::read_to_string(repo().join("config/ragstream.toml")).unwrap();
+    for dir in ["base", "overlays/dev", "overlays/production"] {
+        let docs = rendered(dir);
+        let of_kind = |kind: &str| -> Vec<&serde_json::Value> {
+            docs.iter().filter(|d| d["kind"] == kind).collect()
+        };
+        let config_maps = of_kind("ConfigMap");
+        assert_eq!(config_maps.len(), 1, "{dir}");
+        assert!(
+            config_maps[0]["data"]["ragstream.toml"] == default_config.as_str(),
+            "{dir}: the ConfigMap is not config/ragstream.toml: run deploy/kubernetes/sync-config"
+        );
+        let deployments = of_kind("Deployment");
+        assert_eq!(deployments.len(), 1, "{dir}");
+        let pod = &deployments[0]["spec"]["template"]["spec"];
+        assert_eq!(
+            pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault",
+            "{dir}"
+        );
+        assert_eq!(pod["securityContext"]["runAsNonRoot"], true, "{dir}");
+        let volumes = pod["volumes"].as_array().unwrap();
+        for container in pod["containers"].as_array().unwrap() {
+            let security = &container["securityContext"];
+            assert_eq!(security["readOnlyRootFilesystem"], true, "{dir}");
+            assert_eq!(security["allowPrivilegeEscalation"], false, "{dir}");
+            assert_eq!(security["capabilities"]["drop"][0], "ALL", "{dir}");
+            // A read-only root needs writable volumes where the daemon writes: its data
+            // directory and /tmp.
+            for path in ["/var/lib/ragstream", "/tmp"] {
+                let mount = container["volumeMounts"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|m| m["mountPath"] == path)
+                    .unwrap_or_else(|| panic!("{dir}: nothing mounted at {path}"));
+                assert_ne!(mount["readOnly"], true, "{dir}: {path}");
+                assert!(
+                    volumes.iter().any(|v| v["name"] == mount["name"]),
+                    "{dir}: {path}"
+                );
+            }
+            let resources = &container["resources"];
+            let request = memory_bytes(resources["requests"]["memory"].as_str().unwrap());
+            let limit = memory_bytes(resources["limits"]["memory"].as_str().unwrap());
+            assert!(request <= limit, "{dir}");
+            assert!(
+                resources["limits"]["cpu"].is_string(),
+                "{dir}: no CPU limit"
+            );
+            if dir != "overlays/dev" {
+                // At least the worst peak measured at a million chunks, with headroom: the
+                // comment above `resources` in base/deployment.yaml gives the figures.
+                assert!(limit >= 4 << 30, "{dir}: memory limit {limit}");
+            }
+        }
+    }
+    let production = rendered("overlays/production");
+    assert!(
+        production.iter().any(|d| d["kind"] == "ServiceMonitor"),
+        "the production overlay scrapes through the Prometheus operator"
     );
 }
