@@ -60,8 +60,17 @@ fn rendered(dir: &str) -> Vec<serde_json::Value> {
     std::fs::write(yaml.path(), &out.stdout).unwrap();
     // The Kubernetes 1.32 schemas (deploy/README.md), strict: a misspelt field is an error.
     // The ServiceMonitor is a CRD, with no schema there.
-    let check = Command::new("kubernetes-validate")
-        .args(["--strict", "--quiet", "-k", "1.32.0"])
+    // Through python3 -m: a console script installed by pip may not be on PATH yet (pyenv
+    // shims appear only after a rehash).
+    let check = Command::new("python3")
+        .args([
+            "-m",
+            "kubernetes_validate",
+            "--strict",
+            "--quiet",
+            "-k",
+            "1.32.0",
+        ])
         .arg(yaml.path())
         .output()
         .expect("kubernetes-validate (PyPI, installed by scripts/setup)");
