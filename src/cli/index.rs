@@ -250,12 +250,17 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
                             .map_err(failure)?;
                         println!("on the index's own queries (stored):");
                         print_calibration(c);
-                        let info = engine.index(&name).await?.info();
-                        if let Some(m) = crate::embedding::measured_auto_center(&info.embedder) {
+                        // Which centre queries start from is settled in one place
+                        // (`IndexInfo::query_defaults`): a model's measured centre beats
+                        // this one.
+                        let handle = engine.index(&name).await?;
+                        let in_force =
+                            crate::retrieval::profiles::auto_center(&handle.query_defaults());
+                        if in_force != c.center {
                             println!(
-                                "in force: {m}, the centre measured for {}; a synthetic \
-                                 centre does not replace it",
-                                info.embedder
+                                "in force: {in_force}, the centre measured for {}; a \
+                                 synthetic centre does not replace it",
+                                handle.info().embedder
                             );
                         }
                     }
