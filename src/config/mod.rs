@@ -1,28 +1,25 @@
 //! Typed configuration: built-in defaults, then `config/ragstream.toml` (or `--config FILE`),
-//! then environment variables `RAGSTREAM_<SECTION>_<KEY>`. Every bad input stops start-up with
-//! the source (file or variable), the key and the reason.
+//! then environment variables `RAGSTREAM_<SECTION>_<KEY>`, layered by figment. Every bad input
+//! stops start-up with the source (file or variable), the key and the reason.
 
+mod environment;
+mod layer;
 mod moved_keys;
 mod secrets;
 
 use std::path::{Path, PathBuf};
 
+use figment::Figment;
 use serde::{Deserialize, Serialize};
+
+use environment::Variables;
+use layer::Layer;
 
 use crate::chunking::ChunkerConfig;
 use crate::model::DocumentLimits;
 
 /// Embedders that need no `[embedders.<name>]` section.
 pub const BUILT_IN_EMBEDDERS: &[&str] = &["all-minilm-l6-v2", "static", "hashing"];
-
-/// Environment variables with the `RAGSTREAM_` prefix that are not config keys.
-const NON_KEY_VARIABLES: &[&str] = &[
-    "RAGSTREAM_CONFIG",
-    "RAGSTREAM_LOG",
-    "RAGSTREAM_LOG_FORMAT",
-    "RAGSTREAM_FAILPOINT",
-    "RAGSTREAM_REPLAY_TOKEN",
-];
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -413,95 +410,87 @@ impl Config {
     }
 
     /// As [`Config::load_from`], with what was loaded from where and the warnings.
+    ///
+    /// figment merges the layers (defaults, the file, one layer per variable) and reads the
+    /// result leniently: a variable's text becomes the number or boolean its key wants, and
+    /// stays text for a text key (`RAGSTREAM_RERANKER_MODEL=123`).
     pub fn load_reporting(
         file: Option<&Path>,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<(Config, LoadReport), ConfigError> {
+        const DEFAULTS: &str = "built-in defaults";
+        let defaults = toml::Table::try_from(Config::default()).expect("defaults serialise");
         let mut report = LoadReport {
-            sources: vec!["built-in defaults".to_string()],
+            sources: vec![DEFAULTS.to_string()],
             ..LoadReport::default()
         };
-        let mut table = toml::Value::try_from(Config::default()).expect("defaults serialise");
-        let mut source_name = "built-in defaults".to_string();
+        let mut base = Figment::from(Layer::table(DEFAULTS, &defaults));
+        let mut source_name = DEFAULTS.to_string();
         if let Some(path) = file {
             source_name = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-                source_name: source_name.clone(),
-                key: "-".into(),
-                reason: format!("cannot read the file: {e}"),
-            })?;
-            let mut file_table: toml::Value = toml::from_str(&text).map_err(|e| ConfigError {
-                source_name: source_name.clone(),
-                key: "-".into(),
-                reason: e.message().to_string(),
-            })?;
-            let moved =
-                moved_keys::move_keys(&mut file_table).map_err(|(key, reason)| ConfigError {
-                    source_name: source_name.clone(),
-                    key,
-                    reason,
-                })?;
+            let (table, moved) = read_file(path)?;
             report
                 .moved_keys
                 .extend(moved.into_iter().map(|m| format!("{source_name}: {m}")));
-            // Deserialise the file alone first so that its errors name the file.
-            check::<Config>(&file_table, &source_name)?;
-            merge(&mut table, file_table);
+            base = base.merge(Layer::table(&source_name, &table));
             report.sources.push(source_name.clone());
         }
         let env: Vec<(String, String)> = env.into_iter().collect();
-        let every_variable: std::collections::HashMap<String, String> =
-            env.iter().cloned().collect();
-        let mut env: Vec<(String, String)> = env
-            .into_iter()
-            .filter(|(k, _)| {
-                k.starts_with("RAGSTREAM_") && !NON_KEY_VARIABLES.contains(&k.as_str())
-            })
-            .collect();
-        env.sort();
-        // Which variable set each key: an error about that key names the variable, not the
-        // file (whose value it replaced).
-        let mut set_by = std::collections::HashMap::new();
-        for (var, raw) in env {
-            if is_service_link(&var) {
-                report.ignored_variables.push(var);
+        let mut variables = Variables::read(&defaults, &env)?;
+        report
+            .sources
+            .extend(variables.settings.iter().map(|s| s.source_name()));
+        report.ignored_variables.clone_from(&variables.ignored);
+        report.moved_keys.extend(variables.moved.iter().cloned());
+        let mut config: Config = loop {
+            let layers = variables.settings.iter().fold(base.clone(), |f, s| {
+                f.merge(Layer::key(s.source_name(), &s.path, s.value.clone()))
+            });
+            let e = match layers.extract_lossy() {
+                Ok(config) => break config,
+                Err(e) => e
+                    .into_iter()
+                    .next()
+                    .expect("a figment error holds one at least"),
+            };
+            // A number read from a variable for a key without a default, which wants text
+            // (`RAGSTREAM_RERANKER_MODEL=1.5`): the text it is.
+            if let Some(s) =
+                (variables.settings.iter_mut()).find(|s| s.guessed_number && s.path == e.path)
+            {
+                s.value = s.text.clone().into();
+                s.guessed_number = false;
                 continue;
             }
-            if let Some(new) = env_path(&var).and_then(|p| moved_keys::new_path(&p)) {
-                report.moved_keys.push(format!(
-                    "environment variable {var} sets {}; use {}",
-                    new.join("."),
-                    moved_keys::variable(&new)
-                ));
-            }
-            match apply_env(&mut table, &var, &raw)? {
-                Some(key) => {
-                    // Two names for one key (`_` and `__`, or a moved key's old and new
-                    // names): which value was meant is not guessed.
-                    if let Some(other) = set_by.get(&key) {
-                        return Err(ConfigError {
-                            source_name: env_source(&var),
-                            key,
-                            reason: format!("is also set by {other}; keep one of the two"),
-                        });
-                    }
-                    set_by.insert(key, var.clone());
-                    report.sources.push(env_source(&var));
-                }
-                None => report.ignored_variables.push(var),
-            }
-        }
+            let key = e.path.join(".");
+            let hint = matches!(e.kind, figment::error::Kind::UnknownField(..))
+                .then(|| variables.setting_of(&key)?.nested_hint.as_ref())
+                .flatten();
+            return Err(ConfigError {
+                source_name: e
+                    .metadata
+                    .as_ref()
+                    .map_or_else(|| source_name.clone(), |m| m.name.to_string()),
+                reason: match hint {
+                    Some(hint) => format!("{}; {hint}", e.kind),
+                    None => e.kind.to_string(),
+                },
+                key,
+            });
+        };
+        // An error about a key a variable set names the variable, not the file whose value
+        // it replaced.
         let named = |mut e: ConfigError| {
-            if let Some(var) = set_by.get(&e.key) {
-                e.source_name = env_source(var);
+            if let Some(s) = variables.setting_of(&e.key) {
+                e.source_name = s.source_name();
             }
             e
         };
-        let mut config: Config = check(&table, &source_name).map_err(named)?;
         config.storage.data_dir = expand_home(&config.storage.data_dir);
         config.model.dir = expand_home(&config.model.dir);
         config.model.static_dir = expand_home(&config.model.static_dir);
         config.validate(&source_name).map_err(named)?;
+        let every_variable: std::collections::HashMap<String, String> = env.into_iter().collect();
         secrets::resolve_indirect("kafka.client", &mut config.kafka.client, &every_variable)
             .and_then(|()| {
                 secrets::resolve_indirect(
@@ -667,195 +656,19 @@ impl Config {
     }
 }
 
-fn check<T: serde::de::DeserializeOwned>(
-    table: &toml::Value,
-    source_name: &str,
-) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(table.clone()).map_err(|e| ConfigError {
-        source_name: source_name.to_string(),
-        key: e.path().to_string(),
-        reason: e.inner().to_string(),
-    })
-}
-
-fn merge(base: &mut toml::Value, over: toml::Value) {
-    match (base, over) {
-        (toml::Value::Table(b), toml::Value::Table(o)) => {
-            for (k, v) in o {
-                match b.get_mut(&k) {
-                    Some(existing) => merge(existing, v),
-                    None => {
-                        b.insert(k, v);
-                    }
-                }
-            }
-        }
-        (b, o) => *b = o,
-    }
-}
-
-/// How an error names the environment variable that set the key it is about.
-fn env_source(var: &str) -> String {
-    format!("environment variable {var}")
-}
-
-/// The key a variable names: `RAGSTREAM_<SECTION>_<KEY>` for a key of a section
-/// (`RAGSTREAM_LIMITS_MAX_TOP_K` is `limits.max_top_k`), or `RAGSTREAM_<A>__<B>__<C>` for any
-/// depth (`RAGSTREAM_EMBEDDERS__OPENAI__API_KEY_ENV` is `embedders.openai.api_key_env`).
-fn env_path(var: &str) -> Option<Vec<String>> {
-    let rest = var.strip_prefix("RAGSTREAM_")?.to_ascii_lowercase();
-    let parts: Vec<String> = if rest.contains("__") {
-        rest.split("__").map(str::to_string).collect()
-    } else {
-        let (section, key) = rest.split_once('_')?;
-        vec![section.to_string(), key.to_string()]
-    };
-    (parts.len() >= 2 && parts.iter().all(|p| !p.is_empty())).then_some(parts)
-}
-
-/// Whether `var` is one of the variables Kubernetes sets for a service whose name starts with
-/// `ragstream-` (`RAGSTREAM_KAFKA_SERVICE_HOST`, `RAGSTREAM_HTTP_PORT_8080_TCP_ADDR` for
-/// services `ragstream-kafka`, `ragstream-http`): never a key, though it may name a section.
-fn is_service_link(var: &str) -> bool {
-    let parts: Vec<&str> = var.split('_').collect();
-    parts
-        .windows(2)
-        .any(|w| w == ["SERVICE", "HOST"] || w == ["SERVICE", "PORT"])
-        || parts.last() == Some(&"PORT")
-        || parts.windows(3).any(|w| {
-            w[0] == "PORT"
-                && !w[1].is_empty()
-                && w[1].bytes().all(|b| b.is_ascii_digit())
-                && ["TCP", "UDP", "SCTP"].contains(&w[2])
-        })
-}
-
-/// Sets the key `var` names to `raw` and returns it (`limits.max_top_k`), or `None` when
-/// `var` names no section of the configuration: such a variable is reported and ignored,
-/// since other tools share the prefix (a compose file's `RAGSTREAM_MODELS`, a script's
-/// `RAGSTREAM_BIN`). A variable that names a section but no key in it is an error.
-/// The value is read with the type of the key's default; a key without one (an optional
-/// key, or one in a table the defaults do not hold) takes it as TOML (a number, a boolean,
-/// a list) or else as text, whichever the configuration's types accept.
-fn apply_env(table: &mut toml::Value, var: &str, raw: &str) -> Result<Option<String>, ConfigError> {
-    let Some(path) = env_path(var) else {
-        return Ok(None);
-    };
-    let path = moved_keys::new_path(&path).unwrap_or(path);
-    let dotted = path.join(".");
-    let err = |reason: String| ConfigError {
-        source_name: env_source(var),
-        key: dotted.clone(),
+/// A file's table, with the keys that moved put in their new places (and a warning for each).
+fn read_file(path: &Path) -> Result<(toml::Table, Vec<String>), ConfigError> {
+    let error = |key: String, reason: String| ConfigError {
+        source_name: path.display().to_string(),
+        key,
         reason,
     };
-    let slot = path
-        .iter()
-        .try_fold(&mut *table, |t, k| t.get_mut(k.as_str()));
-    let Some(slot) = slot else {
-        let set = set_without_default(table, &path, raw).map_err(err)?;
-        // Inside a section of the configuration, a name that is no key is a misspelt key:
-        // ignoring it would run with the default the operator meant to change.
-        if set.is_none() {
-            if let Some(toml::Value::Table(section)) = table.get(path[0].as_str()) {
-                let keys: Vec<&str> = section.keys().map(String::as_str).collect();
-                // `RAGSTREAM_INDEX_VECTOR_NPROBES` for `index.vector.nprobes`: a key of a
-                // sub-table needs `__` between the levels.
-                let nested = keys
-                    .iter()
-                    .find(|k| section[**k].is_table() && path[1].starts_with(&format!("{k}_")))
-                    .map(|k| {
-                        let rest = &path[1][k.len() + 1..];
-                        format!(
-                            "; for [{}.{k}] {rest}, use {}",
-                            path[0],
-                            moved_keys::variable(&[path[0].clone(), k.to_string(), rest.into()])
-                        )
-                    })
-                    .unwrap_or_default();
-                return Err(err(format!(
-                    "names no key of [{}]; its keys include {}{nested}",
-                    path[0],
-                    keys.join(", ")
-                )));
-            }
-        }
-        return Ok(set);
-    };
-    let value = match slot {
-        toml::Value::String(_) => toml::Value::String(raw.to_string()),
-        toml::Value::Integer(_) => raw
-            .trim()
-            .parse::<i64>()
-            .map(toml::Value::Integer)
-            .map_err(|_| err(format!("expected an integer, got {raw:?}")))?,
-        toml::Value::Float(_) => raw
-            .trim()
-            .parse::<f64>()
-            .map(toml::Value::Float)
-            .map_err(|_| err(format!("expected a number, got {raw:?}")))?,
-        toml::Value::Boolean(_) => raw
-            .trim()
-            .parse::<bool>()
-            .map(toml::Value::Boolean)
-            .map_err(|_| err(format!("expected true or false, got {raw:?}")))?,
-        _ => toml_value(raw).ok_or_else(|| err(format!("expected a TOML value, got {raw:?}")))?,
-    };
-    *slot = value;
-    Ok(Some(dotted))
-}
-
-/// `raw` as a TOML value (`30`, `true`, `["a", "b"]`, `{ k = 1 }`), if it is one.
-fn toml_value(raw: &str) -> Option<toml::Value> {
-    toml::from_str::<toml::Table>(&format!("v = {raw}"))
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-}
-
-/// Sets a key the defaults do not hold: `Ok(None)` when the configuration has no such key,
-/// the reason when it refuses both readings of `raw`. An error elsewhere (another table's
-/// field still missing, say) is left to the final check, which names its own source.
-fn set_without_default(
-    table: &mut toml::Value,
-    path: &[String],
-    raw: &str,
-) -> Result<Option<String>, String> {
-    let dotted = path.join(".");
-    let mut refused = None;
-    for value in [toml_value(raw), Some(toml::Value::String(raw.to_string()))]
-        .into_iter()
-        .flatten()
-    {
-        let mut trial = table.clone();
-        let (key, parents) = path.split_last().expect("at least two parts");
-        let mut parent = &mut trial;
-        for p in parents {
-            let Some(t) = parent.as_table_mut() else {
-                return Ok(None);
-            };
-            parent = t
-                .entry(p.as_str())
-                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        }
-        let Some(t) = parent.as_table_mut() else {
-            return Ok(None);
-        };
-        t.insert(key.clone(), value);
-        match check::<Config>(&trial, "") {
-            // The key, or a table on its path, is not one the configuration has.
-            Err(e)
-                if e.reason.starts_with("unknown field")
-                    && (e.key == dotted || dotted.starts_with(&format!("{}.", e.key))) =>
-            {
-                return Ok(None)
-            }
-            Err(e) if e.key == dotted => refused = Some(e.reason),
-            _ => {
-                *table = trial;
-                return Ok(Some(dotted));
-            }
-        }
-    }
-    Err(refused.unwrap_or_else(|| format!("cannot read {raw:?}")))
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| error("-".into(), format!("cannot read the file: {e}")))?;
+    let mut table: toml::Table =
+        toml::from_str(&text).map_err(|e| error("-".into(), e.message().to_string()))?;
+    let moved = moved_keys::move_keys(&mut table).map_err(|(key, reason)| error(key, reason))?;
+    Ok((table, moved))
 }
 
 /// Expands a leading `~/` to `$HOME`.

@@ -89,7 +89,7 @@ pub fn variable(path: &[String]) -> String {
 
 /// Moves each old key of a file's `table` to its new place, with a warning for each. Setting
 /// a key in both places is an error, as (the new key, the reason): which one was meant?
-pub fn move_keys(table: &mut toml::Value) -> Result<Vec<String>, (String, String)> {
+pub fn move_keys(table: &mut toml::Table) -> Result<Vec<String>, (String, String)> {
     let mut warnings = Vec::new();
     for (old, new) in MOVED {
         let (section, key) = old.split_once('.').expect("a dotted key");
@@ -102,18 +102,14 @@ pub fn move_keys(table: &mut toml::Value) -> Result<Vec<String>, (String, String
         };
         let path: Vec<&str> = new.split('.').collect();
         let (leaf, parents) = path.split_last().expect("a dotted key");
-        let mut slot = &mut *table;
+        let mut t = &mut *table;
         for p in parents {
-            let Some(t) = slot.as_table_mut() else {
-                return Err((new.to_string(), format!("{p} must be a table")));
-            };
-            slot = t
+            t = t
                 .entry(*p)
-                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                .as_table_mut()
+                .ok_or_else(|| (new.to_string(), format!("{p} must be a table")))?;
         }
-        let Some(t) = slot.as_table_mut() else {
-            return Err((new.to_string(), "must be in a table".into()));
-        };
         if t.contains_key(*leaf) {
             return Err((
                 new.to_string(),

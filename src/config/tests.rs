@@ -141,18 +141,66 @@ fn kubernetes_service_links_are_ignored_even_when_they_name_a_section() {
 
 #[test]
 fn a_variable_naming_a_section_but_no_key_in_it_is_refused() {
-    for (var, key) in [
-        ("RAGSTREAM_LIMITS_MAX_TOPK", "limits.max_topk"),
+    let var = "RAGSTREAM_LIMITS_MAX_TOPK";
+    let e = Config::load_from(None, [(var.to_string(), "30".to_string())]).unwrap_err();
+    assert_eq!(e.key, "limits.max_topk", "{e}");
+    assert_eq!(e.source_name, format!("environment variable {var}"), "{e}");
+    assert!(e.reason.contains("max_top_k"), "the keys are listed: {e}");
+    // A variable that reaches below a key that holds no table.
+    let var = "RAGSTREAM_LIMITS__MAX_TOP_K__DEEPER";
+    let e = Config::load_from(None, [(var.to_string(), "30".to_string())]).unwrap_err();
+    assert_eq!(e.key, "limits.max_top_k", "{e}");
+    assert_eq!(e.source_name, format!("environment variable {var}"), "{e}");
+    assert!(e.reason.contains("invalid type"), "{e}");
+}
+
+#[test]
+fn tables_and_lists_take_a_toml_value_and_text_keys_keep_digits() {
+    let env = vec![
         (
-            "RAGSTREAM_LIMITS__MAX_TOP_K__DEEPER",
-            "limits.max_top_k.deeper",
+            "RAGSTREAM_KAFKA_CLIENT".to_string(),
+            r#"{ "security.protocol" = "SASL_SSL", "sasl.mechanism" = "PLAIN" }"#.to_string(),
         ),
-    ] {
-        let e = Config::load_from(None, [(var.to_string(), "30".to_string())]).unwrap_err();
-        assert_eq!(e.key, key, "{e}");
-        assert_eq!(e.source_name, format!("environment variable {var}"), "{e}");
-        assert!(e.reason.contains("max_top_k"), "the keys are listed: {e}");
-    }
+        ("RAGSTREAM_KAFKA_GROUP_ID".to_string(), "0042".to_string()),
+        (
+            "RAGSTREAM_CONTRACTS_TENANT_SCOPED".to_string(),
+            "true".to_string(),
+        ),
+    ];
+    let c = Config::load_from(None, env).unwrap();
+    assert_eq!(c.kafka.client["security.protocol"], "SASL_SSL");
+    assert_eq!(c.kafka.client["sasl.mechanism"], "PLAIN");
+    assert_eq!(
+        c.kafka.group_id, "0042",
+        "text stays text, leading zeros included"
+    );
+    assert!(c.contracts.tenant_scoped);
+    // A number with a fraction keeps every digit, with a default or without one, and a key
+    // without a default that wants text takes the digits as text.
+    let env = vec![
+        (
+            "RAGSTREAM_INDEX__VECTOR__RESIDENT_HAMMING_SHARE".to_string(),
+            "0.05".to_string(),
+        ),
+        (
+            "RAGSTREAM_RETRIEVERS__R__INDEX".to_string(),
+            "default".to_string(),
+        ),
+        (
+            "RAGSTREAM_RETRIEVERS__R__ALPHA".to_string(),
+            "0.35".to_string(),
+        ),
+        ("RAGSTREAM_RERANKER_MODEL".to_string(), "1.5".to_string()),
+    ];
+    let c = Config::load_from(None, env).unwrap();
+    assert_eq!(c.index.vector.resident_hamming_share, 0.05);
+    assert_eq!(c.retrievers["r"].alpha, Some(0.35));
+    assert_eq!(c.reranker.model.as_deref(), Some("1.5"));
+    let var = "RAGSTREAM_KAFKA_CLIENT";
+    let e = Config::load_from(None, [(var.to_string(), "SASL_SSL".to_string())]).unwrap_err();
+    assert_eq!(e.key, "kafka.client");
+    assert_eq!(e.source_name, format!("environment variable {var}"));
+    assert!(e.reason.contains("TOML"), "{e}");
 }
 
 #[test]
