@@ -37,8 +37,13 @@ pub(super) struct Setting {
 impl Setting {
     /// How an error names this variable.
     pub fn source_name(&self) -> String {
-        format!("environment variable {}", self.variable)
+        source_name(&self.variable)
     }
+}
+
+/// How an error names the variable `var`.
+fn source_name(var: &str) -> String {
+    format!("environment variable {var}")
 }
 
 /// The `RAGSTREAM_*` variables of an environment, sorted out.
@@ -90,26 +95,25 @@ impl Variables {
             // which value was meant is not guessed.
             if let Some(other) = out.settings.iter().find(|s| s.path == path) {
                 return Err(ConfigError {
-                    source_name: format!("environment variable {var}"),
+                    source_name: source_name(var),
                     key: path.join("."),
                     reason: format!("is also set by {}; keep one of the two", other.variable),
                 });
             }
             let default = default_at(defaults, &path);
+            let number = fraction(raw);
+            let guessed_number = default.is_none() && number.is_some();
             let value = match default {
                 Some(d) if d.is_table() || d.is_array() => {
                     toml_value(raw).ok_or_else(|| ConfigError {
-                        source_name: format!("environment variable {var}"),
+                        source_name: source_name(var),
                         key: path.join("."),
                         reason: format!("expected a TOML table or list, got {raw:?}"),
                     })?
                 }
-                Some(toml::Value::Float(_)) | None => {
-                    fraction(raw).unwrap_or_else(|| raw.clone().into())
-                }
+                Some(toml::Value::Float(_)) | None => number.unwrap_or_else(|| raw.clone().into()),
                 Some(_) => raw.clone().into(),
             };
-            let guessed_number = default.is_none() && fraction(raw).is_some();
             out.settings.push(Setting {
                 nested_hint: nested_hint(defaults, var, &path),
                 variable: var.clone(),

@@ -442,42 +442,7 @@ impl Config {
             .extend(variables.settings.iter().map(|s| s.source_name()));
         report.ignored_variables.clone_from(&variables.ignored);
         report.moved_keys.extend(variables.moved.iter().cloned());
-        let mut config: Config = loop {
-            let layers = variables.settings.iter().fold(base.clone(), |f, s| {
-                f.merge(Layer::key(s.source_name(), &s.path, s.value.clone()))
-            });
-            let e = match layers.extract_lossy() {
-                Ok(config) => break config,
-                Err(e) => e
-                    .into_iter()
-                    .next()
-                    .expect("a figment error holds one at least"),
-            };
-            // A number read from a variable for a key without a default, which wants text
-            // (`RAGSTREAM_RERANKER_MODEL=1.5`): the text it is.
-            if let Some(s) =
-                (variables.settings.iter_mut()).find(|s| s.guessed_number && s.path == e.path)
-            {
-                s.value = s.text.clone().into();
-                s.guessed_number = false;
-                continue;
-            }
-            let key = e.path.join(".");
-            let hint = matches!(e.kind, figment::error::Kind::UnknownField(..))
-                .then(|| variables.setting_of(&key)?.nested_hint.as_ref())
-                .flatten();
-            return Err(ConfigError {
-                source_name: e
-                    .metadata
-                    .as_ref()
-                    .map_or_else(|| source_name.clone(), |m| m.name.to_string()),
-                reason: match hint {
-                    Some(hint) => format!("{}; {hint}", e.kind),
-                    None => e.kind.to_string(),
-                },
-                key,
-            });
-        };
+        let mut config = extract(&base, &mut variables, &source_name)?;
         // An error about a key a variable set names the variable, not the file whose value
         // it replaced.
         let named = |mut e: ConfigError| {
@@ -653,6 +618,51 @@ impl Config {
             return bad("index.ingest_batch_documents", "must be at least 1");
         }
         Ok(())
+    }
+}
+
+/// Reads the merged layers (`base`, then one per variable) into a [`Config`]. An error names
+/// the layer that gave the bad value, else `fallback_source`.
+fn extract(
+    base: &Figment,
+    variables: &mut Variables,
+    fallback_source: &str,
+) -> Result<Config, ConfigError> {
+    loop {
+        let layers = variables.settings.iter().fold(base.clone(), |f, s| {
+            f.merge(Layer::key(s.source_name(), &s.path, s.value.clone()))
+        });
+        let e = match layers.extract_lossy() {
+            Ok(config) => return Ok(config),
+            Err(e) => e
+                .into_iter()
+                .next()
+                .expect("a figment error holds one at least"),
+        };
+        // A number read from a variable for a key without a default, which wants text
+        // (`RAGSTREAM_RERANKER_MODEL=1.5`): the text it is.
+        if let Some(s) =
+            (variables.settings.iter_mut()).find(|s| s.guessed_number && s.path == e.path)
+        {
+            s.value = s.text.clone().into();
+            s.guessed_number = false;
+            continue;
+        }
+        let key = e.path.join(".");
+        let hint = matches!(e.kind, figment::error::Kind::UnknownField(..))
+            .then(|| variables.setting_of(&key)?.nested_hint.as_ref())
+            .flatten();
+        return Err(ConfigError {
+            source_name: e
+                .metadata
+                .as_ref()
+                .map_or_else(|| fallback_source.to_string(), |m| m.name.to_string()),
+            reason: match hint {
+                Some(hint) => format!("{}; {hint}", e.kind),
+                None => e.kind.to_string(),
+            },
+            key,
+        });
     }
 }
 
