@@ -4,6 +4,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::common::succeeded;
+
 fn ragstream(data: &std::path::Path) -> Command {
     on_data(Command::new(env!("CARGO_BIN_EXE_ragstream")), data)
 }
@@ -658,17 +660,6 @@ fn log_format_is_text_or_json_and_anything_else_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("RAGSTREAM_LOG_FORMAT"));
-}
-
-/// Runs `cmd`, which must succeed (its stderr is the failure message).
-fn succeeded(cmd: &mut Command) -> std::process::Output {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 #[test]

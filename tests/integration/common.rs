@@ -142,3 +142,16 @@ pub async fn wait_for_vector_index(engine: &Engine, index: &Arc<ragstream::index
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+/// Runs `cmd`, which must succeed; the failure message names the command and holds what it
+/// printed.
+pub fn succeeded(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}

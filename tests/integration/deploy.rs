@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::common::succeeded;
+
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -46,51 +48,36 @@ fn rendered(dir: &str) -> Vec<serde_json::Value> {
         .map(|home| Path::new(&home).join(".cache/ragstream/bin/kubectl"))
         .filter(|k| k.is_file())
         .expect("kubectl in ~/.cache/ragstream/bin: run scripts/setup");
-    let out = Command::new(kubectl)
-        .arg("kustomize")
-        .arg(repo().join("deploy/kubernetes").join(dir))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "kubectl kustomize {dir} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeded(
+        Command::new(kubectl)
+            .arg("kustomize")
+            .arg(repo().join("deploy/kubernetes").join(dir)),
     );
     let yaml = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(yaml.path(), &out.stdout).unwrap();
     // The Kubernetes 1.32 schemas (deploy/README.md), strict: a misspelt field is an error.
-    // The ServiceMonitor is a CRD, with no schema there.
-    // Through python3 -m: a console script installed by pip may not be on PATH yet (pyenv
-    // shims appear only after a rehash).
-    let check = Command::new("python3")
-        .args([
-            "-m",
-            "kubernetes_validate",
-            "--strict",
-            "--quiet",
-            "-k",
-            "1.32.0",
-        ])
-        .arg(yaml.path())
-        .output()
-        .expect("kubernetes-validate (PyPI, installed by scripts/setup)");
-    assert!(
-        check.status.success(),
-        "{dir} does not validate against the Kubernetes 1.32 schemas:\n{}",
-        String::from_utf8_lossy(&check.stdout)
+    // The ServiceMonitor is a CRD, with no schema there. kubernetes-validate (PyPI) is
+    // installed by scripts/setup; through python3 -m, since a console script installed by
+    // pip may not be on PATH yet (pyenv shims appear only after a rehash).
+    succeeded(
+        Command::new("python3")
+            .args([
+                "-m",
+                "kubernetes_validate",
+                "--strict",
+                "--quiet",
+                "-k",
+                "1.32.0",
+            ])
+            .arg(yaml.path()),
     );
-    let json = Command::new("python3")
-        .args([
-            "-c",
-            "import json, sys, yaml; json.dump(list(yaml.safe_load_all(sys.stdin)), sys.stdout)",
-        ])
-        .stdin(std::fs::File::open(yaml.path()).unwrap())
-        .output()
-        .unwrap();
-    assert!(
-        json.status.success(),
-        "{}",
-        String::from_utf8_lossy(&json.stderr)
+    let json = succeeded(
+        Command::new("python3")
+            .args([
+                "-c",
+                "import json, sys, yaml; json.dump(list(yaml.safe_load_all(sys.stdin)), sys.stdout)",
+            ])
+            .stdin(std::fs::File::open(yaml.path()).unwrap()),
     );
     serde_json::from_slice(&json.stdout).unwrap()
 }
