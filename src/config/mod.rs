@@ -428,7 +428,8 @@ impl Config {
         let mut source_name = DEFAULTS.to_string();
         if let Some(path) = file {
             source_name = path.display().to_string();
-            let (table, moved) = read_file(path)?;
+            let (mut table, moved) = read_file(path)?;
+            exact_fractions(&mut table, &defaults);
             report
                 .moved_keys
                 .extend(moved.into_iter().map(|m| format!("{source_name}: {m}")));
@@ -679,6 +680,25 @@ fn read_file(path: &Path) -> Result<(toml::Table, Vec<String>), ConfigError> {
         toml::from_str(&text).map_err(|e| error("-".into(), e.message().to_string()))?;
     let moved = moved_keys::move_keys(&mut table).map_err(|(key, reason)| error(key, reason))?;
     Ok((table, moved))
+}
+
+/// A number written as text where the default is a number with a fraction
+/// (`resident_hamming_share = "0.05"`), read as an `f64` here: figment's lenient reading
+/// goes through `f32` and would lose digits. Other text is left to figment.
+fn exact_fractions(table: &mut toml::Table, defaults: &toml::Table) {
+    for (key, value) in table.iter_mut() {
+        match (value, defaults.get(key)) {
+            (toml::Value::Table(inner), Some(toml::Value::Table(default))) => {
+                exact_fractions(inner, default)
+            }
+            (value @ toml::Value::String(_), Some(toml::Value::Float(_))) => {
+                if let Some(f) = value.as_str().and_then(|s| s.trim().parse::<f64>().ok()) {
+                    *value = toml::Value::Float(f);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Expands a leading `~/` to `$HOME`.

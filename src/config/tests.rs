@@ -196,6 +196,10 @@ fn tables_and_lists_take_a_toml_value_and_text_keys_keep_digits() {
     assert_eq!(c.index.vector.resident_hamming_share, 0.05);
     assert_eq!(c.retrievers["r"].alpha, Some(0.35));
     assert_eq!(c.reranker.model.as_deref(), Some("1.5"));
+    // The same in a file, written as text.
+    let f = write("[index.vector]\nresident_hamming_share = \"0.05\"\n");
+    let c = Config::load_from(Some(f.path()), Vec::new()).unwrap();
+    assert_eq!(c.index.vector.resident_hamming_share, 0.05);
     let var = "RAGSTREAM_KAFKA_CLIENT";
     let e = Config::load_from(None, [(var.to_string(), "SASL_SSL".to_string())]).unwrap_err();
     assert_eq!(e.key, "kafka.client");
