@@ -26,7 +26,9 @@ pub use throttled::Throttled;
 /// wrong way: all-MiniLM-L6-v2's best centre on queries people write is far more semantic
 /// than on synthetic ones. Its centre is the best on SciFact's training queries, never on the
 /// test queries or AppStream it is scored on (BENCHMARKS.md, "`auto` for passages, and a
-/// model's measured centre"). The static model has none: its synthetic centre holds.
+/// model's measured centre"). The static model has none: its synthetic centre holds. Other
+/// cuts of the synthetic queries pick keyword-leaning centres too (BENCHMARKS.md,
+/// "Synthetic query variants do not find MiniLM's centre").
 pub fn measured_auto_center(embedder_id: &str) -> Option<f64> {
     (embedder_id == MINILM_ID).then_some(0.8)
 }
