@@ -238,9 +238,27 @@ pub fn wait_for(what: &str, f: impl FnMut() -> bool) {
 
 /// [`wait_for`] with a deadline of `limit`.
 pub fn wait_for_within(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    wait_for_state_within(what, limit, || (f(), String::new()))
+}
+
+/// [`wait_for_within`] for a condition that also describes what it saw: a timeout names the
+/// last state seen, so a failure says how far things got.
+pub fn wait_for_state_within(what: &str, limit: Duration, mut f: impl FnMut() -> (bool, String)) {
     let start = Instant::now();
-    while !f() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+    loop {
+        let (done, state) = f();
+        if done {
+            return;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "timed out waiting for {what}{}{state}",
+            if state.is_empty() {
+                ""
+            } else {
+                "; last seen: "
+            }
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::daemon::{
     curl, kcat_consume, kcat_count, kcat_produce, serve_command, start_broker, start_daemon_at,
-    upsert, wait_for, wait_for_within,
+    upsert, wait_for, wait_for_state_within, wait_for_within,
 };
 
 /// moto's S3 server on a free port, killed when dropped.
@@ -665,10 +665,17 @@ fn two_writers_share_the_indexes_and_one_takes_over_from_a_killed_one() {
     let survivor = &writers[0];
 
     // The survivor takes the victim's partitions and resumes each index at its checkpoint.
-    wait_for_within(
+    wait_for_state_within(
         "every document on the replica",
         std::time::Duration::from_secs(240),
-        || all_at(220),
+        || {
+            let state = INDEXES.map(|i| {
+                let on_replica = documents(&replica.http, i);
+                let written = wrote(survivor, i);
+                format!("{i}: {on_replica} on the replica, {written} written by the survivor")
+            });
+            (all_at(220), state.join("; "))
+        },
     );
     for index in INDEXES {
         let (_, stats) = curl(&[&format!("{}/v1/indexes/{index}/stats", replica.http)]);
