@@ -669,12 +669,13 @@ fn two_writers_share_the_indexes_and_one_takes_over_from_a_killed_one() {
         "every document on the replica",
         std::time::Duration::from_secs(240),
         || {
-            let state = INDEXES.map(|i| {
-                let on_replica = documents(&replica.http, i);
+            let on_replica = INDEXES.map(|i| documents(&replica.http, i));
+            let state = INDEXES.iter().zip(&on_replica).map(|(i, n)| {
                 let written = wrote(survivor, i);
-                format!("{i}: {on_replica} on the replica, {written} written by the survivor")
+                format!("{i}: {n} on the replica, {written} written by the survivor")
             });
-            (all_at(220), state.join("; "))
+            let state = state.collect::<Vec<_>>().join("; ");
+            (on_replica.iter().all(|n| *n == 220), state)
         },
     );
     for index in INDEXES {
