@@ -324,6 +324,26 @@ fn hnsw_graph_settings_are_checked_and_reach_the_vector_index() {
 }
 
 #[test]
+fn the_rebuild_share_is_checked() {
+    let var = |v: &str| {
+        vec![(
+            "RAGSTREAM_INDEX__VECTOR__REBUILD_SHARE".to_string(),
+            v.into(),
+        )]
+    };
+    let e = Config::load_from(None, var("-0.5")).unwrap_err();
+    assert_eq!(e.key, "index.vector.rebuild_share", "{e}");
+    let f = write("[index.vector]\nrebuild_share = nan\n");
+    let e = Config::load_from(Some(f.path()), Vec::new()).unwrap_err();
+    assert_eq!(e.key, "index.vector.rebuild_share", "{e}");
+    let v = Config::load_from(None, var("2.5")).unwrap().index.vector;
+    assert_eq!(
+        v.rebuild_unindexed_share, 2.5,
+        "more unindexed than indexed rows is a share"
+    );
+}
+
+#[test]
 fn resident_search_settings_are_checked_and_reach_the_vector_index() {
     let env = |k: &str, v: &str| vec![(format!("RAGSTREAM_INDEX__VECTOR__{k}"), v.to_string())];
     let e = Config::load_from(None, env("RESIDENT_HAMMING_SHARE", "1.5")).unwrap_err();

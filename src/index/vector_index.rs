@@ -123,6 +123,13 @@ impl VectorIndexSettings {
                 "hnsw_m must be at least 2 and hnsw_ef_construction at least hnsw_m".into(),
             ));
         }
+        // A negative share would rebuild after every write; NaN would never rebuild.
+        if !(self.rebuild_unindexed_share >= 0.0 && self.rebuild_unindexed_share.is_finite()) {
+            return Err((
+                "index.vector.rebuild_share".into(),
+                "must be a share of the indexed rows, 0 or more".into(),
+            ));
+        }
         if !(0.0..=1.0).contains(&self.resident_hamming_share) {
             return Err((
                 "index.vector.resident_hamming_share".into(),
