@@ -583,8 +583,20 @@ impl Config {
         if self.limits.query_timeout_ms == 0 {
             return bad("limits.query_timeout_ms", "must be at least 1");
         }
-        if self.limits.max_query_bytes == 0 {
-            return bad("limits.max_query_bytes", "must be at least 1");
+        // A size limit of 0 would refuse every document, message, query or request.
+        for (key, limit) in [
+            ("limits.max_query_bytes", self.limits.max_query_bytes),
+            ("limits.max_document_bytes", self.limits.max_document_bytes),
+            (
+                "limits.max_document_id_bytes",
+                self.limits.max_document_id_bytes,
+            ),
+            ("kafka.max_message_bytes", self.kafka.max_message_bytes),
+            ("http.max_body_bytes", self.http.max_body_bytes),
+        ] {
+            if limit == 0 {
+                return bad(key, "must be at least 1");
+            }
         }
         if self.http.bind.parse::<std::net::SocketAddr>().is_err() {
             return bad("http.bind", "must be host:port, for example 127.0.0.1:8080");

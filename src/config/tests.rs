@@ -324,6 +324,33 @@ fn hnsw_graph_settings_are_checked_and_reach_the_vector_index() {
 }
 
 #[test]
+fn limits_that_would_refuse_everything_are_refused() {
+    for key in [
+        "limits.max_query_bytes",
+        "limits.max_document_bytes",
+        "limits.max_document_id_bytes",
+        "kafka.max_message_bytes",
+        "http.max_body_bytes",
+    ] {
+        let var = format!("RAGSTREAM_{}", key.replace('.', "__").to_uppercase());
+        let e = Config::load_from(None, [(var, "0".to_string())]).unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+    }
+    let extractor = |timeout: &str| {
+        [
+            ("ENABLED", "true"),
+            ("URL", "http://127.0.0.1:9"),
+            ("MODEL", "m"),
+            ("TIMEOUT_MS", timeout),
+        ]
+        .map(|(k, v)| (format!("RAGSTREAM_EXTRACTOR__{k}"), v.to_string()))
+    };
+    let e = Config::load_from(None, extractor("0")).unwrap_err();
+    assert_eq!(e.key, "extractor.timeout_ms", "{e}");
+    assert!(Config::load_from(None, extractor("1")).is_ok());
+}
+
+#[test]
 fn the_rebuild_share_is_checked() {
     let var = |v: &str| {
         vec![(

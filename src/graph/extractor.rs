@@ -61,6 +61,9 @@ impl ExtractorConfig {
         if self.model.trim().is_empty() {
             return Err(("extractor.model".into(), "must be set".into()));
         }
+        if self.timeout_ms == 0 {
+            return Err(("extractor.timeout_ms".into(), "must be at least 1".into()));
+        }
         if let Some(var) = &self.api_key_env {
             if std::env::var(var).is_err() {
                 return Err((
