@@ -37,37 +37,24 @@ fn ingest_then_query_json_is_the_contract_000_response() {
         ),
     )
     .unwrap();
-    let out = ragstream(&data)
-        .args(["ingest", "--index", "kb"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeded(
+        ragstream(&data)
+            .args(["ingest", "--index", "kb"])
+            .arg(&file),
     );
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["upserted"], 2);
 
-    let out = ragstream(&data)
-        .args([
-            "query",
-            "--index",
-            "kb",
-            "How does HYBRID retrieval work?",
-            "--method",
-            "hybrid",
-            "--normalize",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeeded(ragstream(&data).args([
+        "query",
+        "--index",
+        "kb",
+        "How does HYBRID retrieval work?",
+        "--method",
+        "hybrid",
+        "--normalize",
+        "--json",
+    ]));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let call = &v["retrieval_calls"][0];
     assert_eq!(call["index"], "kb");
@@ -465,30 +452,20 @@ fn index_calibrate_stores_the_best_auto_centre_it_measured() {
         "query-id\tcorpus-id\tscore\nq1\tapollo\t1\nq2\tbread\t1\n",
     )
     .unwrap();
-    let out = ragstream(&data)
-        .args(["ingest", "--index", "kb"])
-        .arg(&docs)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        ragstream(&data)
+            .args(["ingest", "--index", "kb"])
+            .arg(&docs),
     );
 
-    let out = ragstream(&data)
-        .args(["index", "calibrate", "kb", "--queries"])
-        .arg(&queries)
-        .arg("--qrels")
-        .arg(&qrels)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeded(
+        ragstream(&data)
+            .args(["index", "calibrate", "kb", "--queries"])
+            .arg(&queries)
+            .arg("--qrels")
+            .arg(&qrels),
     );
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(stdout.contains("calibrated on 2 queries"), "{stdout}");
     // The stored centre is the best of the printed table (ties: nearest 0.5).
     let table: Vec<(f64, f64)> = stdout

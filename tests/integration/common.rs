@@ -147,11 +147,18 @@ pub async fn wait_for_vector_index(engine: &Engine, index: &Arc<ragstream::index
 /// printed.
 pub fn succeeded(cmd: &mut std::process::Command) -> std::process::Output {
     let out = cmd.output().unwrap();
+    assert_succeeded(&format!("{cmd:?}"), &out);
+    out
+}
+
+/// Asserts that the command named `what` exited successfully; the failure message holds what
+/// it printed.
+pub fn assert_succeeded(what: &str, out: &std::process::Output) {
     assert!(
         out.status.success(),
-        "{cmd:?} failed:\n{}{}",
+        "{what} failed ({}):\n{}{}",
+        out.status,
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    out
 }

@@ -13,32 +13,19 @@ fn repo() -> &'static Path {
 
 #[test]
 fn the_python_client_passes_its_live_test_against_a_daemon() {
-    let out = Command::new(repo().join("clients/python/run-live-test"))
-        .arg(env!("CARGO_BIN_EXE_ragstream"))
-        .env_remove("RAGSTREAM_LOG")
-        .output()
-        .expect("clients/python/run-live-test runs");
-    assert!(
-        out.status.success(),
-        "python client live test failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        Command::new(repo().join("clients/python/run-live-test"))
+            .arg(env!("CARGO_BIN_EXE_ragstream"))
+            .env_remove("RAGSTREAM_LOG"),
     );
 }
 
 #[test]
 fn the_alert_rules_pass_their_unit_tests() {
-    let out = Command::new("promtool")
-        .args(["test", "rules"])
-        .arg(repo().join("deploy/prometheus/rules.test.yml"))
-        .output()
-        .expect("promtool (Debian package prometheus, installed by scripts/setup)");
-    assert!(
-        out.status.success(),
-        "promtool test rules failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        Command::new("promtool")
+            .args(["test", "rules"])
+            .arg(repo().join("deploy/prometheus/rules.test.yml")),
     );
 }
 

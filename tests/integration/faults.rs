@@ -242,13 +242,7 @@ fn cli(data: &Path) -> Command {
 
 /// The JSON a command prints; the command must succeed.
 fn json_of(cmd: &mut Command) -> Value {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_slice(&crate::common::succeeded(cmd).stdout).unwrap()
 }
 
 /// Ingests `docs` into index `kb` with one `ragstream ingest` (one commit).

@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 
+use crate::common::{assert_succeeded, succeeded};
 use crate::daemon::{curl, kcat_consume, kcat_produce, start_daemon_with, upsert, wait_for};
 
 pub fn scrape(http: &str) -> String {
@@ -223,12 +224,7 @@ fn metrics_show_ingestion_queries_errors_and_dead_letters() {
         .write_all(text.as_bytes())
         .unwrap();
     let out = promtool.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded("promtool check metrics", &out);
 }
 
 /// A free port on 127.0.0.1 (bound, then released for the server to take).
@@ -451,14 +447,9 @@ fn dashboards_and_rules_work_on_a_real_prometheus() {
         );
         std::thread::sleep(std::time::Duration::from_millis(500));
     }
-    let check = Command::new("promtool")
-        .args(["check", "rules"])
-        .arg(repo.join("deploy/prometheus/rules.yml"))
-        .output()
-        .unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stdout)
+    succeeded(
+        Command::new("promtool")
+            .args(["check", "rules"])
+            .arg(repo.join("deploy/prometheus/rules.yml")),
     );
 }
