@@ -5,6 +5,9 @@ use crate::query::bm25::Bm25Weight;
 use crate::query::{Explanation, Scorer};
 use crate::{DocId, Score};
 
+// ragstream patch: the public items below gained the documentation `missing_docs` asks for,
+// now that `TermScorer` is exported.
+/// Scores the documents of one term's postings in one segment with BM25.
 #[derive(Clone)]
 pub struct TermScorer {
     postings: SegmentPostings,
@@ -13,6 +16,7 @@ pub struct TermScorer {
 }
 
 impl TermScorer {
+    /// A scorer over `postings`, with the lengths of `fieldnorm_reader`.
     pub fn new(
         postings: SegmentPostings,
         fieldnorm_reader: FieldNormReader,
@@ -25,7 +29,10 @@ impl TermScorer {
         }
     }
 
-    pub(crate) fn seek_block(&mut self, target_doc: DocId) {
+    // ragstream patch: public, for block-max MaxScore outside the crate (vendor/README.md).
+    /// Moves the skip list to the block that may hold `target_doc`, without decoding it.
+    /// Only `seek` to a document at least `target_doc` may follow, not `advance`.
+    pub fn seek_block(&mut self, target_doc: DocId) {
         self.postings.block_cursor.seek_block(target_doc);
     }
 
@@ -74,30 +81,36 @@ impl TermScorer {
             .block_max_score(&self.fieldnorm_reader, &self.similarity_weight)
     }
 
+    /// The term's frequency in the current document.
     pub fn term_freq(&self) -> u32 {
         self.postings.term_freq()
     }
 
+    /// The current document's length, as its fieldnorm id.
     pub fn fieldnorm_id(&self) -> u8 {
         self.fieldnorm_reader.fieldnorm_id(self.doc())
     }
 
+    /// How the current document's score is computed.
     pub fn explain(&self) -> Explanation {
         let fieldnorm_id = self.fieldnorm_id();
         let term_freq = self.term_freq();
         self.similarity_weight.explain(fieldnorm_id, term_freq)
     }
 
+    /// The most a document can score, as `Bm25Weight::max_score` computes it.
     pub fn max_score(&self) -> Score {
         self.similarity_weight.max_score()
     }
 
+    /// The last document of the block the skip list is on.
     pub fn last_doc_in_block(&self) -> DocId {
         self.postings.block_cursor.skip_reader().last_doc_in_block()
     }
 
     /// Returns a mutable reference to the underlying block cursor.
-    pub(crate) fn block_cursor(&mut self) -> &mut BlockSegmentPostings {
+    // ragstream patch: public, for block-max MaxScore outside the crate (vendor/README.md).
+    pub fn block_cursor(&mut self) -> &mut BlockSegmentPostings {
         &mut self.postings.block_cursor
     }
 
