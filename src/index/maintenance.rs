@@ -61,6 +61,8 @@ impl Default for MaintenanceSettings {
 pub struct FragmentRewrite {
     options: CompactionOptions,
     rewritten: Vec<RewriteResult>,
+    /// The snapshot's version, kept until the commit rebases over the versions since.
+    _snapshot: super::VersionPin,
 }
 
 /// What one maintenance pass did.
@@ -264,7 +266,7 @@ impl Maintenance<'_> {
         &self,
         target_rows: usize,
     ) -> Result<Option<FragmentRewrite>, StoreError> {
-        let snapshot = self.index.lance.latest();
+        let (snapshot, pin) = self.index.latest_pinned();
         let mut options = CompactionOptions {
             target_rows_per_fragment: target_rows,
             materialize_deletions: true,
@@ -297,7 +299,11 @@ impl Maintenance<'_> {
         for task in plan.compaction_tasks() {
             rewritten.push(task.execute(&snapshot).await?);
         }
-        Ok(Some(FragmentRewrite { options, rewritten }))
+        Ok(Some(FragmentRewrite {
+            options,
+            rewritten,
+            _snapshot: pin,
+        }))
     }
 
     /// Commits a rewrite under the write lock, the indexes remapped to the moved rows.
@@ -312,6 +318,7 @@ impl Maintenance<'_> {
         let FragmentRewrite {
             mut options,
             rewritten,
+            _snapshot,
         } = rewrite;
         let _guard = self.index.lock_for_write().await?;
         let mut ds = self.index.lance.latest();

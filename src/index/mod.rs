@@ -725,6 +725,16 @@ impl Index {
         Ok(())
     }
 
+    /// The newest Lance version, pinned while the pin lives: work that reads it outside the
+    /// write lock and commits much later keeps it from retention until then. (A compaction's
+    /// commit reads the manifest of the version it rewrote from; under a high commit rate a
+    /// long rewrite outlasted the versions retention keeps, and the pass failed.)
+    fn latest_pinned(&self) -> (lance::Dataset, VersionPin) {
+        let dataset = self.lance.latest();
+        let pin = self.pins.pin(dataset.version().version);
+        (dataset, pin)
+    }
+
     /// Versions a commit lets pile up past the retention policy before it prunes: a tenth
     /// of the policy. Lance's cleanup reads the manifest of every version on disk and lists
     /// every file, so pruning one version per commit, once the policy's versions are there,

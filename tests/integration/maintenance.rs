@@ -167,6 +167,48 @@ async fn soft_deleted_chunks_are_purged_once_their_retention_has_passed() {
     );
 }
 
+/// A compaction commits long after the snapshot it rewrote from. Under a high commit rate
+/// that snapshot fell out of the versions retention keeps, and the commit, which reads its
+/// manifest, failed (seen at a million chunks: "maintenance pass failed … manifest was not
+/// found"). The rewrite holds its version until it commits, and lets go after.
+#[tokio::test]
+async fn a_compaction_that_outlasts_retention_still_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.retain_versions = 2;
+    let e = engine_with(c);
+    let kb = name("kb");
+    write_lighthouses(&e, &kb, 4).await;
+    let index = e.index(&kb).await.unwrap();
+    let maintenance = index.maintenance();
+    let started = index.latest_version();
+    let rewrite = maintenance.rewrite_small_fragments(1000).await.unwrap();
+    let rewrite = rewrite.expect("small fragments to rewrite");
+    for i in 0..4 {
+        let late = doc(&format!("late{i}"), "", "a late lighthouse on the rocks");
+        e.write(&kb, upserts(vec![late])).await.unwrap();
+    }
+    let versions = index.lance().versions().await.unwrap();
+    assert!(versions.contains(&started), "{versions:?}");
+    let committed = maintenance.commit_rewrite(rewrite).await.unwrap();
+    assert_eq!(committed, Some((4, 1)));
+    let found = e
+        .search(&kb, &keyword("lighthouse rocks", None))
+        .await
+        .unwrap();
+    let mut found = ids(&found);
+    found.sort();
+    assert_eq!(
+        found,
+        vec!["d0", "d1", "d2", "d3", "late0", "late1", "late2", "late3"]
+    );
+    // Committed: the next pass prunes down to the policy again.
+    index.maintenance().maintain(&settings(100)).await.unwrap();
+    let versions = index.lance().versions().await.unwrap();
+    assert!(!versions.contains(&started), "{versions:?}");
+    assert_eq!(versions.len(), 2, "{versions:?}");
+}
+
 #[tokio::test]
 async fn retention_spares_versions_running_queries_read_and_tagged_versions() {
     let dir = tempfile::tempdir().unwrap();
