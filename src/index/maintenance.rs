@@ -1,6 +1,7 @@
 //! Keeping an index fast under streaming writes: compacting the small fragments each commit
 //! leaves behind, purging soft-deleted chunks once their retention has passed, and pruning
-//! versions beyond the retention policy (never one a running query or a Lance tag needs).
+//! versions beyond the retention policy (never one a running query, a running compaction or
+//! a Lance tag needs).
 //!
 //! Every step that commits runs under the index's write lock, so maintenance and the writer
 //! never race for a version; the slow halves (rewriting fragments, building index updates)
