@@ -38,6 +38,13 @@ async fn write_lighthouses(e: &ragstream::Engine, kb: &ragstream::model::IndexNa
     }
 }
 
+/// An engine whose retention policy keeps the newest two versions.
+fn engine_keeping_two_versions(dir: &std::path::Path) -> ragstream::Engine {
+    let mut c = config(dir);
+    c.index.retain_versions = 2;
+    engine_with(c)
+}
+
 fn settings(min_small_fragments: usize) -> MaintenanceSettings {
     MaintenanceSettings {
         min_small_fragments,
@@ -174,9 +181,7 @@ async fn soft_deleted_chunks_are_purged_once_their_retention_has_passed() {
 #[tokio::test]
 async fn a_compaction_that_outlasts_retention_still_commits() {
     let dir = tempfile::tempdir().unwrap();
-    let mut c = config(dir.path());
-    c.index.retain_versions = 2;
-    let e = engine_with(c);
+    let e = engine_keeping_two_versions(dir.path());
     let kb = name("kb");
     write_lighthouses(&e, &kb, 4).await;
     let index = e.index(&kb).await.unwrap();
@@ -212,9 +217,7 @@ async fn a_compaction_that_outlasts_retention_still_commits() {
 #[tokio::test]
 async fn retention_spares_versions_running_queries_read_and_tagged_versions() {
     let dir = tempfile::tempdir().unwrap();
-    let mut c = config(dir.path());
-    c.index.retain_versions = 2;
-    let e = engine_with(c);
+    let e = engine_keeping_two_versions(dir.path());
     let kb = name("kb");
     let write = |i: usize| {
         let e = &e;
