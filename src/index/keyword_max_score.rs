@@ -56,9 +56,13 @@ fn clauses(searcher: &Searcher, terms: &[(Term, Score)]) -> tantivy::Result<Vec<
         .map(|(term, boost)| {
             let weight =
                 TermQuery::new(term.clone(), IndexRecordOption::WithFreqs).weight(scoring)?;
+            // A term's BM25 part is its weight times tf / (tf + norm), below 1: at the
+            // shortest length and the largest frequency the ratio rounds to 1, the weight
+            // itself. (`Bm25Weight::max_score` takes the longest length, and a short chunk
+            // repeating one word scores above it: lengths are stored rounded down.)
             let max = Bm25Weight::for_terms(searcher, std::slice::from_ref(term))?
                 .boost_by(*boost)
-                .max_score();
+                .score(0, u32::MAX);
             Ok(Clause {
                 weight,
                 boost: *boost,
@@ -290,6 +294,34 @@ mod tests {
         let index = tantivy::Index::create_in_ram(schema.build());
         let writer = index.writer_with_num_threads(1, 15_000_000).unwrap();
         (index, body, writer)
+    }
+
+    /// Every score is within its term's bound, a chunk that repeats one word included:
+    /// tantivy stores its length rounded down, so its frequency can pass its stored length,
+    /// and it scored above `Bm25Weight::max_score` (the bound before).
+    #[test]
+    fn a_term_bound_holds_for_a_chunk_that_repeats_it() {
+        use tantivy::doc;
+        let (index, body, mut writer) = ram_index();
+        for _ in 0..50 {
+            writer.add_document(doc!(body => "a b")).unwrap();
+        }
+        writer
+            .add_document(doc!(body => "spam ".repeat(300)))
+            .unwrap();
+        writer.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        let term = Term::from_field_text(body, "spam");
+        let clauses = clauses(&searcher, &[(term.clone(), 1.0)]).unwrap();
+        let reader = &searcher.segment_readers()[0];
+        let mut scorer = clauses[0].weight.scorer(reader, 1.0).unwrap();
+        assert_eq!(scorer.doc(), 50);
+        let score = scorer.score();
+        let before = Bm25Weight::for_terms(&searcher, &[term])
+            .unwrap()
+            .max_score();
+        assert!(score > before, "{score} within the old bound {before}");
+        assert!(score <= clauses[0].max, "{score} above {}", clauses[0].max);
     }
 
     #[test]
