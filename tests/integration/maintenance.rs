@@ -28,6 +28,18 @@ fn ids(result: &ragstream::retrieval::SearchResult) -> Vec<String> {
         .collect()
 }
 
+/// The documents a keyword query finds at the newest version, sorted.
+async fn sorted_ids(
+    e: &ragstream::Engine,
+    kb: &ragstream::model::IndexName,
+    query: &str,
+) -> Vec<String> {
+    let found = e.search(kb, &keyword(query, None)).await.unwrap();
+    let mut found = ids(&found);
+    found.sort();
+    found
+}
+
 /// Documents `d0`…`d{n-1}` about lighthouses, one commit (so one fragment) each.
 async fn write_lighthouses(e: &ragstream::Engine, kb: &ragstream::model::IndexName, n: usize) {
     for i in 0..n {
@@ -197,12 +209,7 @@ async fn a_compaction_that_outlasts_retention_still_commits() {
     assert!(versions.contains(&started), "{versions:?}");
     let committed = maintenance.commit_rewrite(rewrite).await.unwrap();
     assert_eq!(committed, Some((4, 1)));
-    let found = e
-        .search(&kb, &keyword("lighthouse rocks", None))
-        .await
-        .unwrap();
-    let mut found = ids(&found);
-    found.sort();
+    let found = sorted_ids(&e, &kb, "lighthouse rocks").await;
     assert_eq!(
         found,
         vec!["d0", "d1", "d2", "d3", "late0", "late1", "late2", "late3"]
@@ -471,12 +478,7 @@ async fn writes_made_while_compaction_rewrites_are_kept() {
     assert_eq!(committed, Some((4, 1)));
     let fragments = index.lance().latest().get_fragments().len();
     assert_eq!(fragments, 2, "the compacted fragment and the appended one");
-    let found = e
-        .search(&kb, &keyword("lighthouse rocks", None))
-        .await
-        .unwrap();
-    let mut found = ids(&found);
-    found.sort();
+    let found = sorted_ids(&e, &kb, "lighthouse rocks").await;
     assert_eq!(found, vec!["d0", "d1", "d2", "d3", "new"]);
 
     // A replace of a rewritten document between rewrite and commit: the compaction stands
