@@ -9,6 +9,10 @@
 //! proposing documents and are only looked up (a skip-list seek) for documents a rarer term
 //! proposes — and not even then when the document cannot reach the k-th score with them.
 //!
+//! Each segment is read a window of documents at a time: the terms that may still propose
+//! documents are read term by term into the window's score buffer, then the window's
+//! documents are completed from the other terms (`search_segment_in_windows`).
+//!
 //! Segments are searched side by side, and each skips what cannot reach the highest k-th
 //! score any of them has kept so far ([`SharedFloor`]): at a million chunks in ten segments,
 //! most segments start with a floor near the answer's k-th score instead of from nothing.
@@ -117,6 +121,43 @@ fn search_segment(
     k: usize,
     floor: &SharedFloor,
 ) -> tantivy::Result<Vec<(Score, DocAddress)>> {
+    search_segment_in_windows(
+        clauses,
+        ordinal,
+        reader,
+        k,
+        floor,
+        window_docs(clauses.len()),
+    )
+}
+
+/// Documents per window: [`WINDOW_DOCS`], fewer for a query of more than
+/// [`WINDOW_CELLS`] / [`WINDOW_DOCS`] terms, so that a window's score buffer stays within
+/// [`WINDOW_CELLS`] whatever the query's length.
+fn window_docs(terms: usize) -> u32 {
+    (WINDOW_CELLS / terms.max(1)).clamp(64, WINDOW_DOCS) as u32
+}
+
+/// Documents per window of a segment. Any size gives the same answer; this one was the
+/// fastest of those tried at a million chunks (BENCHMARKS.md, "Window-at-a-time MaxScore").
+const WINDOW_DOCS: usize = 4096;
+
+/// Score cells (documents × query terms) one segment's window may hold: 512 KiB.
+const WINDOW_CELLS: usize = WINDOW_DOCS * 32;
+
+/// MaxScore over one segment, a window of `window` documents at a time. In each window the
+/// essential terms are read term at a time into a score buffer — one tight loop per term,
+/// instead of finding the next document among every essential term for each document, which
+/// was most of a long query's time (as Lucene's `MaxScoreBulkScorer` does) — and then the
+/// window's documents are completed one by one from the other terms, in document order.
+fn search_segment_in_windows(
+    clauses: &[Clause],
+    ordinal: u32,
+    reader: &SegmentReader,
+    k: usize,
+    floor: &SharedFloor,
+    window: u32,
+) -> tantivy::Result<Vec<(Score, DocAddress)>> {
     // Terms by the most they can add, least first; `bound[i]` is what terms 0..=i can add.
     let mut order: Vec<usize> = (0..clauses.len()).collect();
     order.sort_by(|&a, &b| clauses[a].max.total_cmp(&clauses[b].max).then(a.cmp(&b)));
@@ -133,67 +174,130 @@ fn search_segment(
         .collect();
     let alive = reader.alive_bitset();
     let mut top = TopHeap::new(k);
+    // What a document must reach: this segment's k-th score or the shared floor.
+    let threshold = |top: &TopHeap| match (top.threshold(), floor.get()) {
+        (Some(local), Some(shared)) => Some(local.max(shared)),
+        (local, shared) => local.or(shared),
+    };
     // Terms before `essential` cannot reach the k-th score on their own: they only add to
-    // documents the others propose.
+    // documents the others propose. The split is made per window, so a term that becomes
+    // non-essential mid-window still proposes that window's documents (more work, same
+    // answer).
     let mut essential = 0;
-    let mut parts: Vec<Score> = vec![0.0; clauses.len()];
+    let mut scores = WindowScores::new(window, clauses.len());
+    let mut found = Vec::with_capacity(window as usize);
     loop {
-        // What a document must reach: this segment's k-th score or the shared floor.
-        let threshold = match (top.threshold(), floor.get()) {
-            (Some(local), Some(shared)) => Some(local.max(shared)),
-            (local, shared) => local.or(shared),
-        };
-        if let Some(t) = threshold {
+        if let Some(t) = threshold(&top) {
             while essential < scorers.len() && bound[essential] + SLACK * t <= t {
                 essential += 1;
             }
         }
-        let doc = scorers[essential..]
+        let start = scorers[essential..]
             .iter()
             .map(|s| s.doc())
             .min()
             .unwrap_or(TERMINATED);
-        if doc == TERMINATED {
+        if start == TERMINATED {
             break;
         }
-        parts.iter_mut().for_each(|p| *p = 0.0);
-        let mut partial = 0.0;
+        let end = start.saturating_add(window).min(TERMINATED);
         for (s, &clause) in scorers[essential..].iter_mut().zip(&order[essential..]) {
-            if s.doc() == doc {
-                let score = s.score();
-                parts[clause] = score;
-                partial += score;
+            while s.doc() < end {
+                scores.add(s.doc() - start, clause, s.score());
                 s.advance();
             }
         }
-        let mut reachable = true;
-        for i in (0..essential).rev() {
-            if threshold.is_some_and(|t| partial + bound[i] + SLACK * t <= t) {
-                reachable = false;
-                break;
+        scores.take_found(&mut found);
+        for &offset in &found {
+            let doc = start + offset;
+            let (mut partial, parts) = scores.take(offset);
+            let threshold = threshold(&top);
+            let mut reachable = true;
+            for i in (0..essential).rev() {
+                if threshold.is_some_and(|t| partial + bound[i] + SLACK * t <= t) {
+                    reachable = false;
+                    break;
+                }
+                let s = &mut scorers[i];
+                if s.doc() < doc {
+                    s.seek(doc);
+                }
+                if s.doc() == doc {
+                    let score = s.score();
+                    parts[order[i]] = score;
+                    partial += score;
+                }
             }
-            let s = &mut scorers[i];
-            if s.doc() < doc {
-                s.seek(doc);
+            if reachable && !alive.is_some_and(|a| !a.is_alive(doc)) {
+                // The score in query order, whichever terms proposed the document.
+                let score: Score = parts.iter().sum();
+                if top.push(score, doc) {
+                    if let Some(t) = top.threshold() {
+                        floor.raise(t);
+                    }
+                }
             }
-            if s.doc() == doc {
-                let score = s.score();
-                parts[order[i]] = score;
-                partial += score;
-            }
-        }
-        if !reachable || alive.is_some_and(|a| !a.is_alive(doc)) {
-            continue;
-        }
-        // The score in query order, whichever terms proposed the document.
-        let score: Score = parts.iter().sum();
-        if top.push(score, doc) {
-            if let Some(t) = top.threshold() {
-                floor.raise(t);
-            }
+            parts.fill(0.0);
         }
     }
     Ok(top.into_fruit(ordinal))
+}
+
+/// The essential terms' scores for one window of a segment's documents, by offset from the
+/// window's first document.
+struct WindowScores {
+    terms: usize,
+    /// `parts[offset * terms + clause]`: what term `clause` adds to that document; 0 where
+    /// the document does not hold the term.
+    parts: Vec<Score>,
+    /// A document's parts summed in the order they were added: enough to tell whether it can
+    /// still reach the k-th score.
+    partial: Vec<Score>,
+    /// One bit per offset: the documents some term proposed.
+    proposed: Vec<u64>,
+}
+
+impl WindowScores {
+    fn new(window: u32, terms: usize) -> Self {
+        let window = window as usize;
+        WindowScores {
+            terms,
+            parts: vec![0.0; window * terms],
+            partial: vec![0.0; window],
+            proposed: vec![0; window.div_ceil(64)],
+        }
+    }
+
+    fn add(&mut self, offset: u32, clause: usize, score: Score) {
+        let offset = offset as usize;
+        self.parts[offset * self.terms + clause] = score;
+        self.partial[offset] += score;
+        self.proposed[offset / 64] |= 1 << (offset % 64);
+    }
+
+    /// The proposed offsets, ascending, into `found`; none is proposed afterwards.
+    fn take_found(&mut self, found: &mut Vec<u32>) {
+        found.clear();
+        for (word, bits) in self.proposed.iter_mut().enumerate() {
+            let mut bits = std::mem::take(bits);
+            while bits != 0 {
+                found.push(word as u32 * 64 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        }
+    }
+
+    /// The offset's partial sum (reset to 0) and its parts, which the caller completes and
+    /// then resets to 0.
+    fn take(&mut self, offset: u32) -> (Score, &mut [Score]) {
+        let offset = offset as usize;
+        let partial = std::mem::take(&mut self.partial[offset]);
+        let terms = self.terms;
+        (
+            partial,
+            &mut self.parts[offset * terms..(offset + 1) * terms],
+        )
+    }
 }
 
 /// The best `k` of a segment's documents, which arrive in ascending document order: a
@@ -368,6 +472,62 @@ mod tests {
         assert!(search_segment(&clauses, 0, reader, 10, &floor)
             .unwrap()
             .is_empty());
+    }
+
+    /// The window size changes the work, never the answer: one segment of 3,000 documents
+    /// read in windows of 1, 7, 64 and 1,000 documents (most documents in one window, or
+    /// none beside them) answers bit for bit what the default window answers.
+    #[test]
+    fn every_window_size_gives_the_same_answer() {
+        use tantivy::doc;
+        let (index, body, mut writer) = ram_index();
+        let words: Vec<String> = (0..10).map(|i| format!("w{i}")).collect();
+        let mut rng = fastrand::Rng::with_seed(5);
+        for _ in 0..3000 {
+            let mut text: Vec<&str> = Vec::new();
+            for (w, word) in words.iter().enumerate() {
+                if rng.usize(..w + 2) == 0 {
+                    text.extend(std::iter::repeat_n(word.as_str(), rng.usize(1..4)));
+                }
+            }
+            text.extend(std::iter::repeat_n("filler", rng.usize(0..15)));
+            writer.add_document(doc!(body => text.join(" "))).unwrap();
+        }
+        writer.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        assert_eq!(searcher.segment_readers().len(), 1);
+        let reader = &searcher.segment_readers()[0];
+        let term = |w: &str| Term::from_field_text(body, w);
+        let queries: Vec<Vec<(Term, Score)>> = vec![
+            (0..10).map(|i| (term(&format!("w{i}")), 1.0)).collect(),
+            vec![(term("w9"), 2.0), (term("w0"), 1.0), (term("w5"), 1.0)],
+            vec![(term("w1"), 1.0)],
+        ];
+        let sorted = |mut hits: Vec<(Score, DocAddress)>| {
+            hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            hits
+        };
+        for terms in &queries {
+            let clauses = clauses(&searcher, terms).unwrap();
+            for k in [1, 10, 100] {
+                let expected = sorted(
+                    search_segment(&clauses, 0, reader, k, &SharedFloor::default()).unwrap(),
+                );
+                assert_eq!(expected.len(), k);
+                for window in [1, 7, 64, 1000] {
+                    let found = search_segment_in_windows(
+                        &clauses,
+                        0,
+                        reader,
+                        k,
+                        &SharedFloor::default(),
+                        window,
+                    )
+                    .unwrap();
+                    assert_eq!(sorted(found), expected, "{terms:?}, k {k}, window {window}");
+                }
+            }
+        }
     }
 
     /// Against tantivy's own `TopDocs` over the same disjunction, on an index of several
