@@ -228,7 +228,7 @@ fn search_segment_in_windows(
                     partial += score;
                 }
             }
-            if reachable && !alive.is_some_and(|a| !a.is_alive(doc)) {
+            if reachable && alive.is_none_or(|a| a.is_alive(doc)) {
                 // The score in query order, whichever terms proposed the document.
                 let score: Score = parts.iter().sum();
                 if top.push(score, doc) {
