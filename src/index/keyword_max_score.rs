@@ -133,23 +133,25 @@ fn search_segment(
 
 /// Documents per window: [`WINDOW_DOCS`], fewer for a query of more than
 /// [`WINDOW_CELLS`] / [`WINDOW_DOCS`] terms, so that a window's score buffer stays within
-/// [`WINDOW_CELLS`] whatever the query's length.
+/// [`WINDOW_CELLS`] (a query of more distinct terms than that reads one document a window).
 fn window_docs(terms: usize) -> u32 {
-    (WINDOW_CELLS / terms.max(1)).clamp(64, WINDOW_DOCS) as u32
+    (WINDOW_CELLS / terms.max(1)).clamp(1, WINDOW_DOCS) as u32
 }
 
-/// Documents per window of a segment. Any size gives the same answer; this one was the
-/// fastest of those tried at a million chunks (BENCHMARKS.md, "Window-at-a-time MaxScore").
+/// Documents per window of a segment. Any size gives the same answer; sizes from a quarter
+/// of this to four times it ran about as fast at a million chunks (BENCHMARKS.md,
+/// "Window-at-a-time MaxScore at a million chunks").
 const WINDOW_DOCS: usize = 4096;
 
 /// Score cells (documents × query terms) one segment's window may hold: 512 KiB.
 const WINDOW_CELLS: usize = WINDOW_DOCS * 32;
 
-/// MaxScore over one segment, a window of `window` documents at a time. In each window the
-/// essential terms are read term at a time into a score buffer — one tight loop per term,
-/// instead of finding the next document among every essential term for each document, which
-/// was most of a long query's time (as Lucene's `MaxScoreBulkScorer` does) — and then the
-/// window's documents are completed one by one from the other terms, in document order.
+/// MaxScore over one segment, a window of `window` documents at a time, as Lucene's
+/// `MaxScoreBulkScorer` does. In each window the essential terms are read one after another
+/// into a score buffer, one tight loop per term. Then the window's documents are completed
+/// one by one from the other terms, in document order. Finding each next document among
+/// every essential term instead was most of a long query's time (BENCHMARKS.md,
+/// "Window-at-a-time MaxScore at a million chunks").
 fn search_segment_in_windows(
     clauses: &[Clause],
     ordinal: u32,
@@ -472,6 +474,20 @@ mod tests {
         assert!(search_segment(&clauses, 0, reader, 10, &floor)
             .unwrap()
             .is_empty());
+    }
+
+    /// A long query reads fewer documents per window, so that its score buffer stays within
+    /// its bound; a short one reads the full window.
+    #[test]
+    fn a_long_query_reads_fewer_documents_per_window() {
+        assert_eq!(window_docs(1), WINDOW_DOCS as u32);
+        assert_eq!(window_docs(WINDOW_CELLS / WINDOW_DOCS), WINDOW_DOCS as u32);
+        for terms in [33, 100, 1000, 5000, WINDOW_CELLS] {
+            let docs = window_docs(terms) as usize;
+            assert!((1..WINDOW_DOCS).contains(&docs), "{terms} terms: {docs}");
+            assert!(docs * terms <= WINDOW_CELLS, "{terms} terms: {docs}");
+        }
+        assert_eq!(window_docs(10 * WINDOW_CELLS), 1);
     }
 
     /// The window size changes the work, never the answer: one segment of 3,000 documents
