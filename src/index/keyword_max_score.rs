@@ -204,9 +204,10 @@ fn search_segment_in_windows(
         }
         let end = start.saturating_add(window).min(TERMINATED);
         for (s, &clause) in scorers[essential..].iter_mut().zip(&order[essential..]) {
-            while s.doc() < end {
-                scores.add(s.doc() - start, clause, s.score());
-                s.advance();
+            let mut doc = s.doc();
+            while doc < end {
+                scores.add(doc - start, clause, s.score());
+                doc = s.advance();
             }
         }
         scores.take_found(&mut found);
