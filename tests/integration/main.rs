@@ -8,6 +8,7 @@ mod backpressure;
 mod cli;
 mod common;
 mod contracts;
+mod corpora;
 mod crash;
 mod daemon;
 mod delete_index;
