@@ -231,25 +231,8 @@ pub async fn score(
     left_out: LeftOut<'_>,
     request: impl Fn(&str) -> SearchRequest,
 ) -> Result<MethodReport, BeirError> {
-    let bar =
-        crate::ingest::progress_bar(progress, queries.len() as u64, &format!("{name} queries"));
-    let mut run: Run = HashMap::new();
-    let mut latencies = Vec::with_capacity(queries.len());
-    for q in queries {
-        let request = request(&q.text);
-        let t = Instant::now();
-        let result = engine.search(index, &request).await?;
-        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
-        // Hits arrive best first.
-        let docs = run.entry(q.id.clone()).or_default();
-        for hit in result.hits {
-            if !left_out.excludes(&q.id, &hit) {
-                docs.entry(hit.row.document_id).or_insert(hit.score);
-            }
-        }
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
+    let (run, mut latencies) =
+        run_queries(engine, index, queries, &name, progress, left_out, request).await?;
     latencies.sort_by(f64::total_cmp);
     let empty = HashMap::new();
     let by_query_length = LENGTH_BUCKETS
@@ -279,6 +262,39 @@ pub async fn score(
         latency_p99_ms: percentile(&latencies, 99.0),
         by_query_length,
     })
+}
+
+/// Runs `queries` one after another: each query's documents with their best hit's score (the
+/// left-out hits dropped), and each query's latency in milliseconds, in query order.
+pub async fn run_queries(
+    engine: &Engine,
+    index: &IndexName,
+    queries: &[&BeirQuery],
+    name: &str,
+    progress: bool,
+    left_out: LeftOut<'_>,
+    request: impl Fn(&str) -> SearchRequest,
+) -> Result<(Run, Vec<f64>), BeirError> {
+    let bar =
+        crate::ingest::progress_bar(progress, queries.len() as u64, &format!("{name} queries"));
+    let mut run: Run = HashMap::new();
+    let mut latencies = Vec::with_capacity(queries.len());
+    for q in queries {
+        let request = request(&q.text);
+        let t = Instant::now();
+        let result = engine.search(index, &request).await?;
+        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+        // Hits arrive best first.
+        let docs = run.entry(q.id.clone()).or_default();
+        for hit in result.hits {
+            if !left_out.excludes(&q.id, &hit) {
+                docs.entry(hit.row.document_id).or_insert(hit.score);
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok((run, latencies))
 }
 
 /// The judged queries of `qrels`, in file order.

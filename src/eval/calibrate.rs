@@ -6,10 +6,12 @@
 //! Measure on queries other than those you report on (`eval beir --calibrate` uses the
 //! training split and reports the test split).
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
-use super::beir::{score, BeirError, BeirQuery, EvalMethod, LeftOut};
-use super::metrics::Qrels;
+use super::beir::{run_queries, BeirError, BeirQuery, EvalMethod, LeftOut};
+use super::metrics::{ndcg_at, Qrels};
 use crate::engine::{Engine, EngineError};
 use crate::index::{AutoCalibration, CalibrationSource, IndexDefaults};
 use crate::model::IndexName;
@@ -27,7 +29,7 @@ pub struct Calibration {
     pub queries: usize,
 }
 
-/// Scores `auto` at every centre in [`CENTERS`] on `queries` and picks the best.
+/// Scores `auto` at every centre in [`CENTERS`] on judged `queries` and picks the best.
 pub async fn auto_center(
     engine: &Engine,
     index: &IndexName,
@@ -36,30 +38,62 @@ pub async fn auto_center(
     left_out: LeftOut<'_>,
     progress: bool,
 ) -> Result<Calibration, BeirError> {
+    let by_query = scores_by_center(engine, index, queries, qrels, left_out, progress).await?;
+    Ok(calibration(
+        &by_query,
+        best(&means(&by_query)),
+        queries.len(),
+    ))
+}
+
+/// Each centre in [`CENTERS`] with `auto`'s nDCG@10 on each judged query, in one query order
+/// for every centre.
+async fn scores_by_center(
+    engine: &Engine,
+    index: &IndexName,
+    queries: &[&BeirQuery],
+    qrels: &Qrels,
+    left_out: LeftOut<'_>,
+    progress: bool,
+) -> Result<Vec<(f64, Vec<f64>)>, BeirError> {
     let top_k = engine.config().limits.max_top_k.min(100);
     let mut defaults = engine.index(index).await?.info().defaults;
+    let mut judged: Vec<(&String, &HashMap<String, i64>)> = qrels.iter().collect();
+    judged.sort_by_key(|(q, _)| *q);
+    let empty = HashMap::new();
     let mut by_center = Vec::with_capacity(CENTERS.len());
     for center in CENTERS {
         defaults.auto_semantic_center = Some(center);
         let auto = EvalMethod::Profile(Profile::Auto);
-        let report = score(
-            engine,
-            index,
-            queries,
-            qrels,
-            format!("auto at {center}"),
-            progress,
-            left_out,
-            |q| auto.request(q, top_k, &defaults),
-        )
+        let name = format!("auto at {center}");
+        let (run, _) = run_queries(engine, index, queries, &name, progress, left_out, |q| {
+            auto.request(q, top_k, &defaults)
+        })
         .await?;
-        by_center.push((center, report.ndcg_at_10));
+        let scores = judged
+            .iter()
+            .map(|(q, j)| ndcg_at(run.get(*q).unwrap_or(&empty), j, 10))
+            .collect();
+        by_center.push((center, scores));
     }
-    Ok(Calibration {
-        center: best(&by_center),
-        ndcg_at_10_by_center: by_center,
-        queries: queries.len(),
-    })
+    Ok(by_center)
+}
+
+/// Each centre with its mean score.
+fn means(by_query: &[(f64, Vec<f64>)]) -> Vec<(f64, f64)> {
+    by_query.iter().map(|(c, s)| (*c, mean(s))).collect()
+}
+
+fn mean(scores: &[f64]) -> f64 {
+    scores.iter().sum::<f64>() / scores.len().max(1) as f64
+}
+
+fn calibration(by_query: &[(f64, Vec<f64>)], center: f64, queries: usize) -> Calibration {
+    Calibration {
+        center,
+        ndcg_at_10_by_center: means(by_query),
+        queries,
+    }
 }
 
 /// The centre with the highest score; ties go to the centre nearest balanced.
@@ -95,16 +129,51 @@ pub async fn synthetic_center(
         return Ok(None);
     }
     let queries: Vec<&BeirQuery> = set.queries.iter().collect();
-    let c = auto_center(
-        engine,
-        index,
-        &queries,
-        &set.qrels,
-        LeftOut::Chunks(&set.left_out),
-        progress,
-    )
-    .await?;
-    Ok(Some(c))
+    let left_out = LeftOut::Chunks(&set.left_out);
+    let by_query =
+        scores_by_center(engine, index, &queries, &set.qrels, left_out, progress).await?;
+    Ok(Some(calibration(
+        &by_query,
+        clearly_best(&by_query),
+        queries.len(),
+    )))
+}
+
+/// The centre synthetic queries clearly prefer. They only stand in for real queries, and
+/// where centres score alike their order is chance. So `auto` moves from balanced only as
+/// far as the evidence goes: of the centres whose mean score is within one standard error of
+/// the best (the error of their paired per-query differences), the one nearest balanced;
+/// between two as near, the better one (BENCHMARKS.md, "A third domain: Rust libraries'
+/// READMEs", and the section after it).
+pub fn clearly_best(by_query: &[(f64, Vec<f64>)]) -> f64 {
+    let top = best(&means(by_query));
+    let Some((_, top_scores)) = by_query.iter().find(|(c, _)| *c == top) else {
+        return DEFAULT_AUTO_CENTER;
+    };
+    // In thousandths, so that 0.3 and 0.7 are as near balanced (their f64 distances differ).
+    let distance = |c: f64| ((c - DEFAULT_AUTO_CENTER).abs() * 1000.0).round() as i64;
+    by_query
+        .iter()
+        .filter(|(_, scores)| within_one_standard_error(top_scores, scores))
+        .min_by(|(a, sa), (b, sb)| {
+            distance(*a)
+                .cmp(&distance(*b))
+                .then(mean(sb).total_cmp(&mean(sa)))
+        })
+        .map_or(top, |(c, _)| *c)
+}
+
+/// Whether `other` trails `best` by no more than one standard error of their paired
+/// per-query differences.
+fn within_one_standard_error(best: &[f64], other: &[f64]) -> bool {
+    let n = best.len().min(other.len());
+    let differences: Vec<f64> = best.iter().zip(other).map(|(b, o)| b - o).collect();
+    let mean = differences.iter().sum::<f64>() / n.max(1) as f64;
+    if n < 2 {
+        return mean <= 0.0;
+    }
+    let variance = differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    mean <= (variance / n as f64).sqrt()
 }
 
 /// An index calibrates itself once it holds this many chunks: fewer rarely give enough
@@ -217,5 +286,39 @@ mod tests {
         assert_eq!(best(&[(0.3, 0.7), (0.5, 0.7), (0.8, 0.7)]), 0.5);
         assert_eq!(best(&[(0.4, 0.7), (0.7, 0.7)]), 0.4);
         assert_eq!(best(&[]), 0.5);
+    }
+
+    #[test]
+    fn synthetic_queries_move_auto_from_balanced_only_as_far_as_their_noise_allows() {
+        // 0.2 wins on every query: a clear preference.
+        let clear = [
+            (0.2, vec![0.9, 0.8, 0.7, 0.9]),
+            (0.5, vec![0.6, 0.5, 0.4, 0.6]),
+            (0.8, vec![0.3, 0.2, 0.1, 0.3]),
+        ];
+        assert_eq!(clearly_best(&clear), 0.2);
+        // 0.6 has the best mean, but 0.5 wins on half the queries: chance.
+        let noisy = [
+            (0.2, vec![0.0, 0.0, 0.0, 0.0]),
+            (0.5, vec![1.0, 0.0, 1.0, 0.0]),
+            (0.6, vec![0.0, 1.0, 1.0, 0.1]),
+        ];
+        assert_eq!(best(&means(&noisy)), 0.6);
+        assert_eq!(clearly_best(&noisy), 0.5);
+        // As near balanced on both sides: the better of the two.
+        let sides = [
+            (0.3, vec![0.5, 0.5, 0.5, 0.5]),
+            (0.4, vec![0.4, 0.6, 0.5, 0.6]),
+            (0.6, vec![0.6, 0.4, 0.6, 0.4]),
+            (0.8, vec![0.0, 0.0, 0.0, 0.0]),
+        ];
+        assert_eq!(clearly_best(&sides), 0.4);
+        let far_sides = [
+            (0.3, vec![0.6, 0.4, 0.6, 0.5]),
+            (0.5, vec![0.0, 0.0, 0.0, 0.0]),
+            (0.7, vec![0.5, 0.5, 0.5, 0.5]),
+        ];
+        assert_eq!(clearly_best(&far_sides), 0.3, "0.3 and 0.7 are as near");
+        assert_eq!(clearly_best(&[]), 0.5);
     }
 }

@@ -10,7 +10,11 @@ use crate::common::succeeded;
 
 fn script(name: &str) -> Command {
     let mut cmd = Command::new("python3");
-    cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join(name));
+    cmd.arg(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scripts")
+            .join(name),
+    );
     cmd
 }
 
@@ -36,7 +40,10 @@ fn eval(data: &Path, beir: &Path) -> Value {
 }
 
 fn words(n: usize, word: &str) -> String {
-    (0..n).map(|i| format!("{word}{i}")).collect::<Vec<_>>().join(" ")
+    (0..n)
+        .map(|i| format!("{word}{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn write_crate(registry: &Path, dir: &str, cargo_toml: &str, readme: Option<&str>) {
@@ -75,11 +82,7 @@ fn crates_corpus_takes_each_crates_newest_readme_without_its_description() {
         None,
     );
     std::fs::create_dir_all(registry.join("bar-0.1.0/docs")).unwrap();
-    std::fs::write(
-        registry.join("bar-0.1.0/docs/BAR.md"),
-        words(55, "counter"),
-    )
-    .unwrap();
+    std::fs::write(registry.join("bar-0.1.0/docs/BAR.md"), words(55, "counter")).unwrap();
     // Each of these is skipped: a README too short, a description inherited from a
     // workspace, no README, `readme = false`, a Cargo.toml that does not parse.
     write_crate(
@@ -118,9 +121,18 @@ fn crates_corpus_takes_each_crates_newest_readme_without_its_description() {
     assert_eq!(foo["title"], "foo");
     let text = foo["text"].as_str().unwrap();
     assert!(text.starts_with("foo See the guide. parser0 "), "{text}");
-    assert!(!text.contains("Fast parsing"), "the copied description is taken out");
-    assert!(!text.contains("hidden_code") && !text.contains("badge"), "{text}");
-    assert!(!text.contains("old description"), "the newest version's README");
+    assert!(
+        !text.contains("Fast parsing"),
+        "the copied description is taken out"
+    );
+    assert!(
+        !text.contains("hidden_code") && !text.contains("badge"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("old description"),
+        "the newest version's README"
+    );
     let queries = lines(out.join("queries.jsonl"));
     assert_eq!(queries[1]["_id"], "foo");
     assert_eq!(queries[1]["text"], "Fast parsing of foo files.");
