@@ -96,22 +96,23 @@ fn calibration(by_query: &[(f64, Vec<f64>)], center: f64, queries: usize) -> Cal
     }
 }
 
-/// The centre with the highest score; ties go to the centre nearest balanced.
+/// The centre with the highest score; ties go to the centre nearest balanced, then to the
+/// first listed.
 pub fn best(by_center: &[(f64, f64)]) -> f64 {
     by_center
         .iter()
         .copied()
-        .fold(None, |best: Option<(f64, f64)>, (c, s)| match best {
-            Some((bc, bs))
-                if bs > s
-                    || bs == s
-                        && (bc - DEFAULT_AUTO_CENTER).abs() <= (c - DEFAULT_AUTO_CENTER).abs() =>
-            {
-                Some((bc, bs))
-            }
-            _ => Some((c, s)),
+        .min_by(|(a, sa), (b, sb)| {
+            sb.total_cmp(sa)
+                .then(distance_from_balanced(*a).cmp(&distance_from_balanced(*b)))
         })
         .map_or(DEFAULT_AUTO_CENTER, |(c, _)| c)
+}
+
+/// How far a centre lies from balanced, in thousandths, so that centres as near on either
+/// side compare equal (0.3's and 0.7's f64 distances differ in the last bit).
+fn distance_from_balanced(center: f64) -> i64 {
+    ((center - DEFAULT_AUTO_CENTER).abs() * 1000.0).round() as i64
 }
 
 /// Fewer synthetic queries than this calibrate nothing: too few documents with two chunks.
@@ -150,14 +151,12 @@ pub fn clearly_best(by_query: &[(f64, Vec<f64>)]) -> f64 {
     let Some((_, top_scores)) = by_query.iter().find(|(c, _)| *c == top) else {
         return DEFAULT_AUTO_CENTER;
     };
-    // In thousandths, so that 0.3 and 0.7 are as near balanced (their f64 distances differ).
-    let distance = |c: f64| ((c - DEFAULT_AUTO_CENTER).abs() * 1000.0).round() as i64;
     by_query
         .iter()
         .filter(|(_, scores)| within_one_standard_error(top_scores, scores))
         .min_by(|(a, sa), (b, sb)| {
-            distance(*a)
-                .cmp(&distance(*b))
+            distance_from_balanced(*a)
+                .cmp(&distance_from_balanced(*b))
                 .then(mean(sb).total_cmp(&mean(sa)))
         })
         .map_or(top, |(c, _)| *c)
@@ -285,6 +284,16 @@ mod tests {
         assert_eq!(best(&[(0.2, 0.7), (0.5, 0.6), (0.8, 0.5)]), 0.2);
         assert_eq!(best(&[(0.3, 0.7), (0.5, 0.7), (0.8, 0.7)]), 0.5);
         assert_eq!(best(&[(0.4, 0.7), (0.7, 0.7)]), 0.4);
+        assert_eq!(
+            best(&[(0.7, 0.7), (0.3, 0.7)]),
+            0.7,
+            "as near: the first listed"
+        );
+        assert_eq!(
+            best(&[(0.3, 0.7), (0.7, 0.7)]),
+            0.3,
+            "as near: the first listed"
+        );
         assert_eq!(best(&[]), 0.5);
     }
 
