@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use crate::common::succeeded;
 
-fn ragstream(data: &std::path::Path) -> Command {
+/// The `ragstream` binary on data directory `data`, with the hashing embedder.
+pub fn ragstream(data: &std::path::Path) -> Command {
     on_data(Command::new(env!("CARGO_BIN_EXE_ragstream")), data)
 }
 

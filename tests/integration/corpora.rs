@@ -6,6 +6,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::cli::ragstream;
 use crate::common::succeeded;
 
 fn script(name: &str) -> Command {
@@ -29,9 +30,7 @@ fn lines(path: PathBuf) -> Vec<Value> {
 /// `eval beir --json` with the hashing embedder on `beir`: the test queries' report.
 fn eval(data: &Path, beir: &Path) -> Value {
     let out = succeeded(
-        Command::new(env!("CARGO_BIN_EXE_ragstream"))
-            .env("RAGSTREAM_STORAGE_DATA_DIR", data)
-            .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
+        ragstream(data)
             .args(["eval", "beir", "--json", "--data"])
             .arg(beir),
     );
