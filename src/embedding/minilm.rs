@@ -153,22 +153,6 @@ impl MiniLmEmbedder {
         pooled.to_vec2().map_err(inference)
     }
 
-    /// The longest prefix of `text` that fits one window: what benchmarks time, so that a
-    /// figure per chunk is a figure per window.
-    pub fn first_window<'a>(&self, text: &'a str) -> Result<&'a str, EmbedError> {
-        let encoding = self
-            .tokenizer
-            .encode(text, true)
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-        let end = encoding
-            .get_offsets()
-            .iter()
-            .map(|o| o.1)
-            .max()
-            .unwrap_or(0);
-        Ok(&text[..end])
-    }
-
     /// Vocabulary size (special tokens included).
     pub fn vocab_size(&self) -> usize {
         self.tokenizer.get_vocab_size(true)
