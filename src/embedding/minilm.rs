@@ -1,7 +1,5 @@
-//! sentence-transformers all-MiniLM-L6-v2 run locally with candle: mean pooling over the
-//! attention mask, L2 normalisation, 384 dimensions. A text longer than the model's window
-//! is embedded whole, as the token-weighted mean of its windows. Batches hold equal-length
-//! windows, so nothing is padded.
+//! sentence-transformers all-MiniLM-L6-v2 run locally with candle: batch-longest padding
+//! (batches hold equal-length texts, so in practice nothing is padded), mean pooling over the attention mask, L2 normalisation, 384 dimensions.
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +7,7 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use sha2::{Digest, Sha256};
-use tokenizers::{Encoding, PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 use super::{l2_normalize, EmbedError, Embedder};
 
@@ -25,7 +23,6 @@ pub struct MiniLmEmbedder {
     tokenizer: Tokenizer,
     batch_size: usize,
     dimensions: usize,
-    max_sequence_tokens: usize,
 }
 
 impl MiniLmEmbedder {
@@ -88,22 +85,27 @@ impl MiniLmEmbedder {
             tokenizer,
             batch_size: batch_size.max(1),
             dimensions: config.hidden_size,
-            max_sequence_tokens,
         })
     }
 
-    /// Mean-pooled, not normalised, outputs of equal-length windows.
-    fn embed_windows(&self, windows: &[&Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let width = windows.first().map_or(0, |e| e.get_ids().len());
-        let flat = |f: &dyn Fn(&Encoding) -> &[u32]| -> Vec<u32> {
-            windows.iter().flat_map(|e| f(e).to_vec()).collect()
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let rows = encodings.len();
+        let width = encodings.first().map_or(0, |e| e.get_ids().len());
+        let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
+            encodings.iter().flat_map(|e| f(e).to_vec()).collect()
         };
-        self.mean_pooled(
+        let mut vectors = self.mean_pooled(
             flat(&|e| e.get_ids()),
             flat(&|e| e.get_type_ids()),
             flat(&|e| e.get_attention_mask()),
-            (windows.len(), width),
-        )
+            (rows, width),
+        )?;
+        vectors.iter_mut().for_each(|v| l2_normalize(v));
+        Ok(vectors)
     }
 
     /// The model's output for `[CLS] token [SEP]`, mean-pooled and not normalised, for each
@@ -168,11 +170,6 @@ impl Embedder for MiniLmEmbedder {
         self.dimensions
     }
 
-    /// A long text's vector depends on where its windows are cut.
-    fn recipe(&self) -> String {
-        format!("mean of {}-token windows", self.max_sequence_tokens)
-    }
-
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         crate::runtime::compute_pool::run(|| self.embed_on_this_pool(texts))
     }
@@ -180,52 +177,28 @@ impl Embedder for MiniLmEmbedder {
 
 impl MiniLmEmbedder {
     fn embed_on_this_pool(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        // The model sees at most `max_sequence_tokens` at once. A longer text is cut into
-        // consecutive windows (the tokenizer's overflow), and its vector is the mean over
-        // the tokens of all its windows: what the model's own mean pooling gives a text that
-        // fits, so no part of a chunk goes unembedded. A text that fits keeps its one
-        // window's vector exactly.
-        let mut windows: Vec<(usize, Encoding)> = Vec::with_capacity(texts.len());
-        for (i, t) in texts.iter().enumerate() {
-            let mut encoding = self
+        // Batch only texts of identical token length, so nothing is ever padded: a text's
+        // vector then does not depend, by a single bit, on what it was embedded with (with
+        // padding, the longer attention sums round differently). Order is restored after.
+        let mut lengths = Vec::with_capacity(texts.len());
+        for t in texts {
+            let encoding = self
                 .tokenizer
                 .encode(*t, true)
                 .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-            let overflow = encoding.take_overflowing();
-            windows.push((i, encoding));
-            windows.extend(overflow.into_iter().map(|o| (i, o)));
+            lengths.push(encoding.get_ids().len());
         }
-        // Batch only windows of identical token length, so nothing is ever padded: a text's
-        // vector then does not depend, by a single bit, on what it was embedded with (with
-        // padding, the longer attention sums round differently). Order is restored after.
-        let length = |w: &(usize, Encoding)| w.1.get_ids().len();
-        let mut order: Vec<usize> = (0..windows.len()).collect();
-        order.sort_by_key(|&w| (length(&windows[w]), w));
-        let mut pooled: Vec<Vec<f32>> = vec![Vec::new(); windows.len()];
-        for group in order.chunk_by(|a, b| length(&windows[*a]) == length(&windows[*b])) {
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| (lengths[i], i));
+        let mut out = vec![Vec::new(); texts.len()];
+        for group in order.chunk_by(|a, b| lengths[*a] == lengths[*b]) {
             for batch in group.chunks(self.batch_size) {
-                let encodings: Vec<&Encoding> = batch.iter().map(|&w| &windows[w].1).collect();
-                for (&w, v) in batch.iter().zip(self.embed_windows(&encodings)?) {
-                    pooled[w] = v;
+                let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
+                for (&i, v) in batch.iter().zip(self.embed_batch(&batch_texts)?) {
+                    out[i] = v;
                 }
             }
         }
-        // A running mean over each text's windows, weighted by their tokens.
-        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-        let mut tokens = vec![0usize; texts.len()];
-        for ((i, encoding), v) in windows.iter().zip(pooled) {
-            let n = encoding.get_ids().len();
-            if tokens[*i] == 0 {
-                out[*i] = v;
-            } else {
-                let share = n as f32 / (tokens[*i] + n) as f32;
-                for (o, x) in out[*i].iter_mut().zip(v) {
-                    *o += (x - *o) * share;
-                }
-            }
-            tokens[*i] += n;
-        }
-        out.iter_mut().for_each(|v| l2_normalize(v));
         Ok(out)
     }
 }
