@@ -1,4 +1,4 @@
-//! A persistent embedding cache keyed by (embedder id, dimensions, text), so that re-ingesting
+//! A persistent embedding cache keyed by (embedder id, recipe, dimensions, text), so that re-ingesting
 //! unchanged or moved text never calls the model again. It lives in one redb file under the
 //! data directory and survives restarts. Keys are SHA-256 digests; values little-endian f32.
 //!
@@ -76,10 +76,16 @@ impl EmbeddingCache {
         }
     }
 
-    pub fn key(embedder: &str, dimensions: usize, text: &str) -> [u8; 32] {
+    /// The key of a text's vector. An empty recipe adds nothing, so the keys written before
+    /// recipes existed stay valid for embedders that have none.
+    pub fn key(embedder: &str, recipe: &str, dimensions: usize, text: &str) -> [u8; 32] {
         let mut h = Sha256::new();
         h.update(embedder.as_bytes());
         h.update([0]);
+        if !recipe.is_empty() {
+            h.update(recipe.as_bytes());
+            h.update([0]);
+        }
         h.update(dimensions.to_le_bytes());
         h.update([0]);
         h.update(text.as_bytes());
@@ -161,11 +167,19 @@ impl Embedder for CachedEmbedder {
         self.inner.dimensions()
     }
 
+    fn recipe(&self) -> String {
+        self.inner.recipe()
+    }
+
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let (id, dims) = (self.inner.id(), self.inner.dimensions());
+        let (id, recipe, dims) = (
+            self.inner.id(),
+            self.inner.recipe(),
+            self.inner.dimensions(),
+        );
         let keys: Vec<[u8; 32]> = texts
             .iter()
-            .map(|t| EmbeddingCache::key(id, dims, t))
+            .map(|t| EmbeddingCache::key(id, &recipe, dims, t))
             .collect();
         // A cache that cannot be read is a cache miss, not a failed ingest.
         let mut found = self.cache.get_many(&keys).unwrap_or_else(|e| {
@@ -280,11 +294,17 @@ mod tests {
     }
 
     #[test]
-    fn keys_separate_embedders_and_dimensions() {
-        let a = EmbeddingCache::key("m1", 384, "text");
-        assert_ne!(a, EmbeddingCache::key("m2", 384, "text"));
-        assert_ne!(a, EmbeddingCache::key("m1", 768, "text"));
-        assert_ne!(a, EmbeddingCache::key("m1", 384, "text "));
-        assert_eq!(a, EmbeddingCache::key("m1", 384, "text"));
+    fn keys_separate_embedders_recipes_and_dimensions() {
+        let a = EmbeddingCache::key("m1", "", 384, "text");
+        assert_ne!(a, EmbeddingCache::key("m2", "", 384, "text"));
+        assert_ne!(a, EmbeddingCache::key("m1", "", 768, "text"));
+        assert_ne!(a, EmbeddingCache::key("m1", "", 384, "text "));
+        assert_eq!(a, EmbeddingCache::key("m1", "", 384, "text"));
+        let windowed = EmbeddingCache::key("m1", "truncated at 256 tokens", 384, "text");
+        assert_ne!(a, windowed);
+        assert_ne!(
+            windowed,
+            EmbeddingCache::key("m1", "truncated at 128 tokens", 384, "text")
+        );
     }
 }

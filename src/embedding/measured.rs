@@ -42,6 +42,10 @@ impl Embedder for Measured {
         result
     }
 
+    fn recipe(&self) -> String {
+        self.inner.recipe()
+    }
+
     fn report(&self) -> serde_json::Value {
         self.inner.report()
     }

@@ -23,6 +23,7 @@ pub struct MiniLmEmbedder {
     tokenizer: Tokenizer,
     batch_size: usize,
     dimensions: usize,
+    max_sequence_tokens: usize,
 }
 
 impl MiniLmEmbedder {
@@ -85,6 +86,7 @@ impl MiniLmEmbedder {
             tokenizer,
             batch_size: batch_size.max(1),
             dimensions: config.hidden_size,
+            max_sequence_tokens,
         })
     }
 
@@ -168,6 +170,11 @@ impl Embedder for MiniLmEmbedder {
 
     fn dimensions(&self) -> usize {
         self.dimensions
+    }
+
+    /// A long text's vector depends on where it is cut.
+    fn recipe(&self) -> String {
+        format!("truncated at {} tokens", self.max_sequence_tokens)
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {

@@ -71,6 +71,13 @@ pub trait Embedder: Send + Sync {
     /// it from a blocking context.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
 
+    /// What besides the id and the dimensions decides a text's vector (for example the
+    /// window a long text is cut into), so that a cache never serves a vector made under
+    /// other settings. Empty where nothing does.
+    fn recipe(&self) -> String {
+        String::new()
+    }
+
     /// Counters for health and stats endpoints (requests, retries, cache hits, …); `null`
     /// where there is nothing to report.
     fn report(&self) -> serde_json::Value {
@@ -98,6 +105,10 @@ impl<T: Embedder + ?Sized> Embedder for std::sync::Arc<T> {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         (**self).embed(texts)
+    }
+
+    fn recipe(&self) -> String {
+        (**self).recipe()
     }
 
     fn report(&self) -> serde_json::Value {

@@ -30,6 +30,10 @@ impl<E: Embedder> Embedder for Throttled<E> {
         self.inner.embed(texts)
     }
 
+    fn recipe(&self) -> String {
+        self.inner.recipe()
+    }
+
     fn report(&self) -> serde_json::Value {
         self.inner.report()
     }
