@@ -1,6 +1,6 @@
-//! A persistent embedding cache keyed by (embedder id, recipe, dimensions, text), so that re-ingesting
-//! unchanged or moved text never calls the model again. It lives in one redb file under the
-//! data directory and survives restarts. Keys are SHA-256 digests; values little-endian f32.
+//! A persistent embedding cache keyed by (embedder id, recipe, dimensions, text), so that
+//! re-ingesting unchanged or moved text never calls the model again. It lives in one redb
+//! file under the data directory and survives restarts. Keys are SHA-256 digests; values little-endian f32.
 //!
 //! [`CachedEmbedder`] wraps any embedder: it looks every text up, embeds only the misses (in
 //! one call, so batching is unchanged) and stores them.
@@ -300,10 +300,10 @@ mod tests {
         assert_ne!(a, EmbeddingCache::key("m1", "", 768, "text"));
         assert_ne!(a, EmbeddingCache::key("m1", "", 384, "text "));
         assert_eq!(a, EmbeddingCache::key("m1", "", 384, "text"));
-        let windowed = EmbeddingCache::key("m1", "truncated at 256 tokens", 384, "text");
-        assert_ne!(a, windowed);
+        let truncated = EmbeddingCache::key("m1", "truncated at 256 tokens", 384, "text");
+        assert_ne!(a, truncated);
         assert_ne!(
-            windowed,
+            truncated,
             EmbeddingCache::key("m1", "truncated at 128 tokens", 384, "text")
         );
     }

@@ -174,7 +174,7 @@ impl Embedder for MiniLmEmbedder {
 
     /// A long text's vector depends on where it is cut.
     fn recipe(&self) -> String {
-        format!("truncated at {} tokens", self.max_sequence_tokens)
+        super::truncated_at(self.max_sequence_tokens)
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {

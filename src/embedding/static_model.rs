@@ -44,6 +44,11 @@ impl Embedder for StaticEmbedder {
         self.model.dim()
     }
 
+    /// A long text's vector depends on where it is cut.
+    fn recipe(&self) -> String {
+        super::truncated_at(self.max_tokens)
+    }
+
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let owned: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
         Ok(crate::runtime::compute_pool::run(|| {
