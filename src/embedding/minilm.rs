@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config as BertConfig};
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
@@ -197,13 +198,24 @@ impl MiniLmEmbedder {
         }
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| (lengths[i], i));
-        let mut out = vec![Vec::new(); texts.len()];
-        for group in order.chunk_by(|a, b| lengths[*a] == lengths[*b]) {
-            for batch in group.chunks(self.batch_size) {
+        let batches: Vec<&[usize]> = order
+            .chunk_by(|a, b| lengths[*a] == lengths[*b])
+            .flat_map(|group| group.chunks(self.batch_size))
+            .collect();
+        // Batches are independent, and most hold one text (few texts share a length), too
+        // small for candle to spread one batch over the cores; so the batches themselves run
+        // in parallel. A batch's vectors do not depend on what runs beside it.
+        let vectors: Vec<Vec<Vec<f32>>> = batches
+            .par_iter()
+            .map(|batch| {
                 let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
-                for (&i, v) in batch.iter().zip(self.embed_batch(&batch_texts)?) {
-                    out[i] = v;
-                }
+                self.embed_batch(&batch_texts)
+            })
+            .collect::<Result<_, _>>()?;
+        let mut out = vec![Vec::new(); texts.len()];
+        for (batch, batch_vectors) in batches.iter().zip(vectors) {
+            for (&i, v) in batch.iter().zip(batch_vectors) {
+                out[i] = v;
             }
         }
         Ok(out)
