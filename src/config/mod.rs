@@ -231,7 +231,8 @@ pub struct ModelConfig {
     pub static_dir: PathBuf,
     /// Texts per forward pass.
     pub batch_size: usize,
-    /// Inputs longer than this many word pieces are truncated (the model was trained on 256).
+    /// Word pieces the model reads at once (it was trained on 256). A longer text is cut into
+    /// windows of this many and embedded as their token-weighted mean.
     pub max_sequence_tokens: usize,
     /// Extra latency added to every embedding call (0 = none): simulates a slow provider for
     /// backpressure tests and benchmarks.

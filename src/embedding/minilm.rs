@@ -1,5 +1,7 @@
-//! sentence-transformers all-MiniLM-L6-v2 run locally with candle: batch-longest padding
-//! (batches hold equal-length texts, so in practice nothing is padded), mean pooling over the attention mask, L2 normalisation, 384 dimensions.
+//! sentence-transformers all-MiniLM-L6-v2 run locally with candle: mean pooling over the
+//! attention mask, L2 normalisation, 384 dimensions. A text longer than the model's window
+//! is embedded whole, as the token-weighted mean of its windows. Batches hold equal-length
+//! windows, so nothing is padded.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +10,7 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
 use super::{l2_normalize, EmbedError, Embedder};
 
@@ -70,12 +72,10 @@ impl MiniLmEmbedder {
 
         let mut tokenizer =
             Tokenizer::from_file(&paths[1]).map_err(|e| model_err(&paths[1], e.to_string()))?;
-        // The shipped tokenizer.json pads every input to 128 tokens; pad to the longest
-        // input of each batch instead, and truncate at the model's sequence length.
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..Default::default()
-        }));
+        // The shipped tokenizer.json pads every input to 128 tokens. Nothing is padded here:
+        // batches hold windows of one length, and a window's length is then its tokens.
+        // Truncation cuts a long text into windows of the model's sequence length.
+        tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: max_sequence_tokens,
@@ -91,24 +91,18 @@ impl MiniLmEmbedder {
         })
     }
 
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-        let rows = encodings.len();
-        let width = encodings.first().map_or(0, |e| e.get_ids().len());
-        let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
-            encodings.iter().flat_map(|e| f(e).to_vec()).collect()
+    /// Mean-pooled, not normalised, outputs of equal-length windows.
+    fn embed_windows(&self, windows: &[&Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let width = windows.first().map_or(0, |e| e.get_ids().len());
+        let flat = |f: &dyn Fn(&Encoding) -> &[u32]| -> Vec<u32> {
+            windows.iter().flat_map(|e| f(e).to_vec()).collect()
         };
-        let mut vectors = self.mean_pooled(
+        self.mean_pooled(
             flat(&|e| e.get_ids()),
             flat(&|e| e.get_type_ids()),
             flat(&|e| e.get_attention_mask()),
-            (rows, width),
-        )?;
-        vectors.iter_mut().for_each(|v| l2_normalize(v));
-        Ok(vectors)
+            (windows.len(), width),
+        )
     }
 
     /// The model's output for `[CLS] token [SEP]`, mean-pooled and not normalised, for each
@@ -158,6 +152,22 @@ impl MiniLmEmbedder {
         pooled.to_vec2().map_err(inference)
     }
 
+    /// The longest prefix of `text` that fits one window: what benchmarks time, so that a
+    /// figure per chunk is a figure per window.
+    pub fn first_window<'a>(&self, text: &'a str) -> Result<&'a str, EmbedError> {
+        let encoding = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let end = encoding
+            .get_offsets()
+            .iter()
+            .map(|o| o.1)
+            .max()
+            .unwrap_or(0);
+        Ok(&text[..end])
+    }
+
     /// Vocabulary size (special tokens included).
     pub fn vocab_size(&self) -> usize {
         self.tokenizer.get_vocab_size(true)
@@ -173,9 +183,9 @@ impl Embedder for MiniLmEmbedder {
         self.dimensions
     }
 
-    /// A long text's vector depends on where it is cut.
+    /// A long text's vector depends on where its windows are cut.
     fn recipe(&self) -> String {
-        super::truncated_at(self.max_sequence_tokens)
+        format!("mean of {}-token windows", self.max_sequence_tokens)
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -185,39 +195,62 @@ impl Embedder for MiniLmEmbedder {
 
 impl MiniLmEmbedder {
     fn embed_on_this_pool(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        // Batch only texts of identical token length, so nothing is ever padded: a text's
-        // vector then does not depend, by a single bit, on what it was embedded with (with
-        // padding, the longer attention sums round differently). Order is restored after.
-        let mut lengths = Vec::with_capacity(texts.len());
-        for t in texts {
-            let encoding = self
+        // The model reads at most `max_sequence_tokens` at once. A longer text is cut into
+        // consecutive windows (the tokenizer's overflow), and its vector is the mean over the
+        // tokens of all its windows: what the model's own mean pooling gives a text that
+        // fits. A text that fits keeps its one window's vector exactly.
+        let mut windows: Vec<(usize, Encoding)> = Vec::with_capacity(texts.len());
+        for (i, t) in texts.iter().enumerate() {
+            let mut encoding = self
                 .tokenizer
                 .encode(*t, true)
                 .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-            lengths.push(encoding.get_ids().len());
+            let overflow = encoding.take_overflowing();
+            windows.push((i, encoding));
+            windows.extend(overflow.into_iter().map(|o| (i, o)));
         }
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| (lengths[i], i));
+        // Batch only windows of identical token length, so nothing is ever padded: a text's
+        // vector then does not depend, by a single bit, on what it was embedded with (with
+        // padding, the longer attention sums round differently).
+        let length = |w: usize| windows[w].1.get_ids().len();
+        let mut order: Vec<usize> = (0..windows.len()).collect();
+        order.sort_by_key(|&w| (length(w), w));
         let batches: Vec<&[usize]> = order
-            .chunk_by(|a, b| lengths[*a] == lengths[*b])
+            .chunk_by(|a, b| length(*a) == length(*b))
             .flat_map(|group| group.chunks(self.batch_size))
             .collect();
-        // Batches are independent, and most hold one text (few texts share a length), too
-        // small for candle to spread one batch over the cores; so the batches themselves run
-        // in parallel. A batch's vectors do not depend on what runs beside it.
-        let vectors: Vec<Vec<Vec<f32>>> = batches
+        // Batches are independent, and most hold one window (few share a length), too small
+        // for candle to spread one batch over the cores; so the batches themselves run in
+        // parallel. A batch's vectors do not depend on what runs beside it.
+        let pooled: Vec<Vec<Vec<f32>>> = batches
             .par_iter()
             .map(|batch| {
-                let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
-                self.embed_batch(&batch_texts)
+                let encodings: Vec<&Encoding> = batch.iter().map(|&w| &windows[w].1).collect();
+                self.embed_windows(&encodings)
             })
             .collect::<Result<_, _>>()?;
-        let mut out = vec![Vec::new(); texts.len()];
-        for (batch, batch_vectors) in batches.iter().zip(vectors) {
-            for (&i, v) in batch.iter().zip(batch_vectors) {
-                out[i] = v;
+        let mut window_vectors: Vec<Vec<f32>> = vec![Vec::new(); windows.len()];
+        for (batch, vectors) in batches.iter().zip(pooled) {
+            for (&w, v) in batch.iter().zip(vectors) {
+                window_vectors[w] = v;
             }
         }
+        // Each text's windows, in order, folded into a running mean weighted by their tokens.
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        let mut tokens = vec![0usize; texts.len()];
+        for ((i, encoding), v) in windows.iter().zip(window_vectors) {
+            let n = encoding.get_ids().len();
+            if tokens[*i] == 0 {
+                out[*i] = v;
+            } else {
+                let share = n as f32 / (tokens[*i] + n) as f32;
+                for (o, x) in out[*i].iter_mut().zip(v) {
+                    *o += (x - *o) * share;
+                }
+            }
+            tokens[*i] += n;
+        }
+        out.iter_mut().for_each(|v| l2_normalize(v));
         Ok(out)
     }
 }

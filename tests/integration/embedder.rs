@@ -38,6 +38,57 @@ fn vectors_are_384_d_unit_length_and_deterministic() {
     assert_eq!(mixed[3], a[1]);
 }
 
+/// A text longer than the model's window is embedded whole: its vector is the token-weighted
+/// mean of its windows', so what comes after the first window moves it, and a text that fits
+/// keeps, bit for bit, the vector a longer window gives it.
+#[test]
+fn a_text_longer_than_the_window_is_embedded_whole() {
+    let narrow = MiniLmEmbedder::load(&model_dir(), 8, 16).unwrap();
+    let head = "The recipe calls for flour, sugar, butter and two eggs.";
+    let tail = "Volcanic eruptions throw ash and sulfur dioxide high into the stratosphere.";
+    let text = format!("{head} {tail}");
+    let v = narrow.embed(&[&text, head, tail]).unwrap();
+    let (whole, head_v, tail_v) = (&v[0], &v[1], &v[2]);
+    assert!((dot(whole, whole) - 1.0).abs() < 1e-5);
+    // Cut at the window, the text would be little more than its head.
+    assert!(
+        dot(whole, tail_v) > dot(head_v, tail_v) + 0.2,
+        "the tail is part of the vector: {} against {}",
+        dot(whole, tail_v),
+        dot(head_v, tail_v)
+    );
+    // Both parts are in it: it is nearer each than they are to each other.
+    let apart = dot(head_v, tail_v);
+    assert!(
+        dot(whole, head_v) > apart + 0.2 && dot(whole, tail_v) > apart + 0.2,
+        "head {}, tail {}, apart {apart}",
+        dot(whole, head_v),
+        dot(whole, tail_v)
+    );
+    // Deterministic, and independent of what else is embedded with it.
+    assert_eq!(narrow.embed(&[&text]).unwrap()[0], *whole);
+    assert_eq!(narrow.embed(&[tail, &text, "tiny"]).unwrap()[1], *whole);
+    // The head fits both windows: the same bits.
+    assert_eq!(model().embed(&[head]).unwrap()[0], *head_v);
+    // A window weighs by its tokens: a short last window moves the vector a little.
+    let full_head = "The recipe calls for flour, sugar, butter, milk and two eggs tonight.";
+    let short_tail = "Volcano.";
+    let text2 = format!("{full_head} {short_tail}");
+    let v2 = narrow.embed(&[&text2, full_head, short_tail]).unwrap();
+    let first2 = narrow.first_window(&text2).unwrap();
+    assert!(first2.len() < text2.len(), "the text overflows one window");
+    assert!(
+        dot(&v2[0], &v2[1]) > dot(&v2[0], &v2[2]) + 0.2,
+        "the head's tokens outweigh the short tail's: head {}, tail {}",
+        dot(&v2[0], &v2[1]),
+        dot(&v2[0], &v2[2])
+    );
+    // What benchmarks time as one window is one: its vector is the window's alone.
+    let first = narrow.first_window(&text).unwrap();
+    assert!(text.starts_with(first) && first.len() < text.len() && first.starts_with(head));
+    assert_ne!(narrow.embed(&[first]).unwrap()[0], *whole);
+}
+
 #[test]
 fn similar_sentences_are_closer() {
     let m = model();
