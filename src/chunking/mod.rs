@@ -30,7 +30,7 @@ pub struct ChunkerConfig {
 impl Default for ChunkerConfig {
     fn default() -> Self {
         ChunkerConfig {
-            max_tokens: 200,
+            max_tokens: 300,
             overlap_tokens: 30,
         }
     }
