@@ -1,6 +1,7 @@
 //! A persistent embedding cache keyed by (embedder id, recipe, dimensions, text), so that
 //! re-ingesting unchanged or moved text never calls the model again. It lives in one redb
-//! file under the data directory and survives restarts. Keys are SHA-256 digests; values little-endian f32.
+//! file under the data directory and survives restarts. Keys are SHA-256 digests; values
+//! little-endian f32.
 //!
 //! [`CachedEmbedder`] wraps any embedder: it looks every text up, embeds only the misses (in
 //! one call, so batching is unchanged) and stores them.

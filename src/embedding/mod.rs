@@ -71,9 +71,9 @@ pub trait Embedder: Send + Sync {
     /// it from a blocking context.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
 
-    /// What besides the id and the dimensions decides a text's vector (for example the
-    /// length a long text is cut at), so that a cache never serves a vector made under
-    /// other settings. Empty where nothing does.
+    /// What besides the id and the dimensions decides a text's vector (for example how a
+    /// long text is cut: at a length, or into windows), so that a cache never serves a vector
+    /// made under other settings. Empty where nothing does.
     fn recipe(&self) -> String {
         String::new()
     }
@@ -83,11 +83,6 @@ pub trait Embedder: Send + Sync {
     fn report(&self) -> serde_json::Value {
         serde_json::Value::Null
     }
-}
-
-/// The recipe of a local model that cuts texts at `tokens` word pieces.
-pub fn truncated_at(tokens: usize) -> String {
-    format!("truncated at {tokens} tokens")
 }
 
 /// Scales a vector to unit length (a zero vector stays zero).

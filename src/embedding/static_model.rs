@@ -46,7 +46,7 @@ impl Embedder for StaticEmbedder {
 
     /// A long text's vector depends on where it is cut.
     fn recipe(&self) -> String {
-        super::truncated_at(self.max_tokens)
+        format!("truncated at {} tokens", self.max_tokens)
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
