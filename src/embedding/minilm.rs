@@ -235,22 +235,56 @@ impl MiniLmEmbedder {
                 window_vectors[w] = v;
             }
         }
-        // Each text's windows, in order, folded into a running mean weighted by their tokens.
-        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-        let mut tokens = vec![0usize; texts.len()];
-        for ((i, encoding), v) in windows.iter().zip(window_vectors) {
-            let n = encoding.get_ids().len();
-            if tokens[*i] == 0 {
-                out[*i] = v;
-            } else {
-                let share = n as f32 / (tokens[*i] + n) as f32;
-                for (o, x) in out[*i].iter_mut().zip(v) {
-                    *o += (x - *o) * share;
-                }
-            }
-            tokens[*i] += n;
-        }
-        out.iter_mut().for_each(|v| l2_normalize(v));
+        let weighted = windows
+            .iter()
+            .zip(window_vectors)
+            .map(|((i, encoding), v)| (*i, encoding.get_ids().len(), v));
+        let out = token_weighted_means(texts.len(), weighted);
         Ok(out)
+    }
+}
+
+/// Each text's vector from its windows `(text, tokens, mean-pooled vector)`, given in order:
+/// the mean of the windows weighted by their tokens, L2-normalised. A text with one window
+/// gets that window's vector, normalised, to the bit.
+fn token_weighted_means(
+    texts: usize,
+    windows: impl IntoIterator<Item = (usize, usize, Vec<f32>)>,
+) -> Vec<Vec<f32>> {
+    let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts];
+    let mut tokens = vec![0usize; texts];
+    for (i, n, v) in windows {
+        if tokens[i] == 0 {
+            out[i] = v;
+        } else {
+            let share = n as f32 / (tokens[i] + n) as f32;
+            for (o, x) in out[i].iter_mut().zip(v) {
+                *o += (x - *o) * share;
+            }
+        }
+        tokens[i] += n;
+    }
+    out.iter_mut().for_each(|v| l2_normalize(v));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::token_weighted_means;
+
+    #[test]
+    fn windows_weigh_by_their_tokens() {
+        let windows = [
+            (0, 16, vec![1.0, 0.0]),
+            (1, 3, vec![0.0, 2.0]),
+            (0, 4, vec![0.0, 1.0]),
+        ];
+        let out = token_weighted_means(2, windows);
+        // 16 tokens against 4: (0.8, 0.2), normalised.
+        let norm = (0.8f32 * 0.8 + 0.2 * 0.2).sqrt();
+        assert!((out[0][0] - 0.8 / norm).abs() < 1e-6, "{:?}", out[0]);
+        assert!((out[0][1] - 0.2 / norm).abs() < 1e-6, "{:?}", out[0]);
+        // One window: that window, normalised.
+        assert_eq!(out[1], vec![0.0, 1.0]);
     }
 }
