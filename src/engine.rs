@@ -635,6 +635,16 @@ impl Engine {
         result
     }
 
+    /// `request` with its query vector set, embedded here unless the request has one or its
+    /// method needs none: a caller that runs one query many times (calibration) embeds it
+    /// once.
+    pub async fn with_query_vector(
+        &self,
+        request: &SearchRequest,
+    ) -> Result<SearchRequest, EngineError> {
+        Ok(crate::retrieval::search::with_query_vector(&self.query_embedder, request).await?)
+    }
+
     /// Graph retrieval on `name` at `version` (latest when `None`): the entities `query`
     /// names, their rewrite terms and keyword expansion, and the relations within `depth`
     /// hops, scored. An index without a graph answers with nothing found. When entities were

@@ -81,7 +81,10 @@ pub async fn run(config: Config, command: EvalCommand) -> Result<(), Failure> {
                     print_calibration(c);
                 }
                 if let Some(r) = scored.first().filter(|_| output.table()) {
-                    println!("{}: auto ran from centre {}", r.dataset, r.auto_center);
+                    println!(
+                        "{}: auto ran from centre {}, passages at {}",
+                        r.dataset, r.auto_center, r.auto_passage_weight
+                    );
                 }
                 reports.extend(scored);
             }
@@ -168,7 +171,7 @@ fn print_eval(reports: &[crate::eval::beir::EvalReport]) {
 }
 
 pub fn print_calibration(c: &crate::eval::calibrate::Calibration) {
-    println!("auto calibrated on {} queries:", c.queries);
+    println!("auto's centre, on {} sentence queries:", c.queries);
     for (center, ndcg) in &c.ndcg_at_10_by_center {
         let mark = if *center == c.center {
             "  <- stored"
@@ -176,5 +179,23 @@ pub fn print_calibration(c: &crate::eval::calibrate::Calibration) {
             ""
         };
         println!("  centre {center:.1}  nDCG@10 {ndcg:.4}{mark}");
+    }
+    if c.passage_queries == 0 {
+        return;
+    }
+    println!("and on {} passage queries:", c.passage_queries);
+    for (weight, ndcg) in &c.ndcg_at_10_by_passage_weight {
+        let mark = if Some(*weight) == c.passage_weight {
+            "  <- stored"
+        } else {
+            ""
+        };
+        println!("  passage weight {weight:.1}  nDCG@10 {ndcg:.4}{mark}");
+    }
+    if c.passage_weight.is_none() {
+        println!(
+            "  too few passages to measure (fewer than {}): passages stay balanced",
+            crate::eval::calibrate::MIN_PASSAGE_QUERIES
+        );
     }
 }

@@ -233,7 +233,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
                     )
                     .await
                     .map_err(failure)?;
-                    calibrate::store(&engine, &name, c.center, CalibrationSource::Judged)
+                    calibrate::store(&engine, &name, &c, CalibrationSource::Judged)
                         .await
                         .map_err(failure)?;
                     if let Some(s) = &synthetic {
@@ -245,7 +245,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
                 }
                 _ => match &synthetic {
                     Some(c) => {
-                        calibrate::store(&engine, &name, c.center, CalibrationSource::Synthetic)
+                        calibrate::store(&engine, &name, &c, CalibrationSource::Synthetic)
                             .await
                             .map_err(failure)?;
                         println!("on the index's own queries (stored):");

@@ -69,7 +69,8 @@ pub async fn run(config: Config, args: IngestArgs) -> Result<(), Failure> {
             "chunks_written": outcome.chunks_written,
             "index_version": index.latest_version(),
             "vector_index_rows": vector_index_rows,
-            "auto_calibrated_center": calibration.map(|c| c.center),
+            "auto_calibrated_center": calibration.as_ref().map(|c| c.center),
+            "auto_calibrated_passage_weight": calibration.as_ref().and_then(|c| c.passage_weight),
             "embedding": engine.embedding_report(),
             "seconds": (secs * 1000.0).round() / 1000.0,
         })

@@ -332,7 +332,7 @@ pub fn parse_settings(body: &Value) -> Result<IndexDefaults, ValidationError> {
         &|field| match field {
             "default_retrieval_profile" => PROFILE_RULE.into(),
             "default_semantic_weight" => WEIGHT_RULE.into(),
-            "auto_semantic_center" => CENTER_RULE.into(),
+            "auto_semantic_center" | "auto_passage_weight" => CENTER_RULE.into(),
             _ => "must be an object".into(),
         },
     )?;
@@ -343,16 +343,19 @@ pub fn parse_settings(body: &Value) -> Result<IndexDefaults, ValidationError> {
         return Err(bad("default_semantic_weight", WEIGHT_RULE));
     }
     let centres = AUTO_MIN_WEIGHT..=Profile::Semantic.semantic_weight();
-    if given
-        .auto_semantic_center
-        .is_some_and(|c| !centres.contains(&c))
-    {
-        return Err(bad("auto_semantic_center", CENTER_RULE));
+    for (field, value) in [
+        ("auto_semantic_center", given.auto_semantic_center),
+        ("auto_passage_weight", given.auto_passage_weight),
+    ] {
+        if value.is_some_and(|w| !centres.contains(&w)) {
+            return Err(bad(field, CENTER_RULE));
+        }
     }
     Ok(IndexDefaults {
         default_retrieval_profile: given.default_retrieval_profile,
         default_semantic_weight: given.default_semantic_weight,
         auto_semantic_center: given.auto_semantic_center,
+        auto_passage_weight: given.auto_passage_weight,
         // Set by hand: automatic calibration leaves it alone.
         auto_calibration: None,
     })
@@ -623,6 +626,11 @@ mod tests {
                 "auto_semantic_center",
                 center,
             ),
+            (
+                json!({"auto_passage_weight": 0.1}),
+                "auto_passage_weight",
+                center,
+            ),
         ] {
             let e = parse_settings(&body).unwrap_err();
             assert_eq!((e.field.as_str(), e.rule.as_str()), (field, rule), "{body}");
@@ -631,12 +639,17 @@ mod tests {
         // is dropped; null clears.
         let d = parse_settings(&json!({"default_retrieval_profile": "exact",
             "default_semantic_weight": null, "auto_semantic_center": 0.4,
+            "auto_passage_weight": 0.3,
             "auto_calibration": {"source": "synthetic", "rows": 10}}))
         .unwrap();
         assert_eq!(d.default_retrieval_profile, Some(Profile::Exact));
         assert_eq!(
-            (d.default_semantic_weight, d.auto_semantic_center),
-            (None, Some(0.4))
+            (
+                d.default_semantic_weight,
+                d.auto_semantic_center,
+                d.auto_passage_weight
+            ),
+            (None, Some(0.4), Some(0.3))
         );
         assert!(d.auto_calibration.is_none());
         assert!(parse_settings(&json!({"auto_calibration": "anything"})).is_ok());

@@ -12,6 +12,7 @@ use crate::engine::{Engine, EngineError};
 use crate::index::CalibrationSource;
 use crate::model::{Document, IndexName};
 use crate::retrieval::fusion::BranchFusion;
+use crate::retrieval::profiles::AutoStart;
 use crate::retrieval::{SearchMethod, SearchRequest};
 
 #[derive(Debug, thiserror::Error)]
@@ -141,6 +142,8 @@ pub struct EvalReport {
     /// The centre `auto` ran from: a calibrated one, the model's measured one, or balanced
     /// (`IndexInfo::query_defaults`).
     pub auto_center: f64,
+    /// The weight `auto` gave passages: a calibrated one, or balanced.
+    pub auto_passage_weight: f64,
     pub methods: Vec<MethodReport>,
 }
 
@@ -353,14 +356,13 @@ pub async fn evaluate(
                 progress,
             )
             .await?;
-            super::calibrate::store(engine, index, c.center, CalibrationSource::Judged).await?;
+            super::calibrate::store(engine, index, &c, CalibrationSource::Judged).await?;
             Some(c)
         }
         Calibrate::Synthetic => {
             let c = super::calibrate::synthetic_center(engine, index, progress).await?;
             if let Some(c) = &c {
-                super::calibrate::store(engine, index, c.center, CalibrationSource::Synthetic)
-                    .await?;
+                super::calibrate::store(engine, index, c, CalibrationSource::Synthetic).await?;
             }
             c
         }
@@ -405,7 +407,8 @@ pub async fn evaluate(
                 .then(|| outcome.chunks_written as f64 / ingest_seconds),
             top_k,
             calibration: calibration.clone(),
-            auto_center: crate::retrieval::profiles::auto_center(&defaults),
+            auto_center: AutoStart::of(&defaults).center,
+            auto_passage_weight: AutoStart::of(&defaults).passage_weight,
             methods: reports,
         });
     }

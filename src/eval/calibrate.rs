@@ -1,12 +1,15 @@
 //! Calibrating `auto` for one index: which centre (the semantic weight auto starts from before
-//! a query's signals move it) retrieves best on judged queries of that index's own domain. A
-//! strong embedder earns a more semantic centre than a weak one; the signals then move each
-//! query from there as before.
+//! a sentence's signals move it) and which passage weight (the weight of a query of a
+//! passage's length) retrieve best on judged queries of that index's own domain. A strong
+//! embedder earns a more semantic centre than a weak one; the signals then move each query
+//! from there as before. Passages are measured apart: their many words give the keyword
+//! branch more to match, so they want their own weight.
 //!
 //! Measure on queries other than those you report on (`eval beir --calibrate` uses the
 //! training split and reports the test split).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -15,21 +18,35 @@ use super::metrics::{ndcg_at, Qrels};
 use crate::engine::{Engine, EngineError};
 use crate::index::{AutoCalibration, CalibrationSource, IndexDefaults};
 use crate::model::IndexName;
-use crate::retrieval::profiles::{Profile, DEFAULT_AUTO_CENTER};
+use crate::retrieval::profiles::{is_passage, Profile, DEFAULT_AUTO_CENTER};
 
-/// The centres tried: from `exact`'s weight to `semantic`'s.
+/// The weights tried, for the centre and the passage weight alike: from `exact`'s weight to
+/// `semantic`'s.
 pub const CENTERS: [f64; 7] = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
+
+/// Fewer passages than this among the calibration queries measure no passage weight: the
+/// index keeps balanced for passages.
+pub const MIN_PASSAGE_QUERIES: usize = 30;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Calibration {
-    /// The centre with the best nDCG@10 (ties go to the one nearest balanced).
+    /// The centre with the best nDCG@10 on the sentence queries (ties go to the one nearest
+    /// balanced).
     pub center: f64,
-    /// nDCG@10 of `auto` at each centre tried.
+    /// nDCG@10 of `auto` on the sentence queries at each centre tried.
     pub ndcg_at_10_by_center: Vec<(f64, f64)>,
+    /// Sentence queries: those shorter than a passage.
     pub queries: usize,
+    /// The passage weight with the best nDCG@10 on the passage queries; `None` when fewer
+    /// than [`MIN_PASSAGE_QUERIES`] were passages.
+    pub passage_weight: Option<f64>,
+    /// nDCG@10 of `auto` on the passage queries at each passage weight tried.
+    pub ndcg_at_10_by_passage_weight: Vec<(f64, f64)>,
+    pub passage_queries: usize,
 }
 
-/// Scores `auto` at every centre in [`CENTERS`] on judged `queries` and picks the best.
+/// Scores `auto` at every weight in [`CENTERS`] on judged `queries` and picks the best
+/// centre and passage weight.
 pub async fn auto_center(
     engine: &Engine,
     index: &IndexName,
@@ -38,48 +55,78 @@ pub async fn auto_center(
     left_out: LeftOut<'_>,
     progress: bool,
 ) -> Result<Calibration, BeirError> {
-    let by_query = scores_by_center(engine, index, queries, qrels, left_out, progress).await?;
-    Ok(calibration(
-        &by_query,
-        best(&means(&by_query)),
-        queries.len(),
-    ))
+    let swept = sweep(engine, index, queries, qrels, left_out, progress).await?;
+    Ok(calibration(&swept, |by_query| best(&means(by_query))))
 }
 
-/// Each centre in [`CENTERS`] with `auto`'s nDCG@10 on each judged query, in one query order
-/// for every centre.
-async fn scores_by_center(
+/// Per weight tried, `auto`'s nDCG@10 on each judged query, the sentences and the passages
+/// apart, in one query order for every weight.
+struct Sweep {
+    sentences: Vec<(f64, Vec<f64>)>,
+    passages: Vec<(f64, Vec<f64>)>,
+}
+
+/// Runs every judged query with `auto` started at each weight in [`CENTERS`], centre and
+/// passage weight alike: a sentence reads only the centre, a passage only the passage
+/// weight, so one run per weight measures both. Each query is embedded once for all the
+/// weights.
+async fn sweep(
     engine: &Engine,
     index: &IndexName,
     queries: &[&BeirQuery],
     qrels: &Qrels,
     left_out: LeftOut<'_>,
     progress: bool,
-) -> Result<Vec<(f64, Vec<f64>)>, BeirError> {
+) -> Result<Sweep, BeirError> {
     let top_k = engine.config().limits.max_top_k.min(100);
     let mut defaults = engine.index(index).await?.info().defaults;
-    let mut judged: Vec<(&String, &HashMap<String, i64>)> = qrels.iter().collect();
+    let auto = EvalMethod::Profile(Profile::Auto);
+    let mut vectors: HashMap<&str, Option<Arc<Vec<f32>>>> = HashMap::new();
+    for q in queries {
+        let request = auto.request(&q.text, top_k, &defaults);
+        let embedded = engine.with_query_vector(&request).await?;
+        vectors.insert(q.text.as_str(), embedded.query_vector);
+    }
+    let passage: HashMap<&str, bool> = queries
+        .iter()
+        .map(|q| (q.id.as_str(), is_passage(&q.text)))
+        .collect();
+    let mut judged: Vec<(&String, &HashMap<String, i64>)> = qrels
+        .iter()
+        .filter(|(q, _)| passage.contains_key(q.as_str()))
+        .collect();
     judged.sort_by_key(|(q, _)| *q);
     let empty = HashMap::new();
-    let mut by_center = Vec::with_capacity(CENTERS.len());
-    for center in CENTERS {
-        defaults.auto_semantic_center = Some(center);
-        let auto = EvalMethod::Profile(Profile::Auto);
-        let name = format!("auto at {center}");
+    let mut swept = Sweep {
+        sentences: Vec::with_capacity(CENTERS.len()),
+        passages: Vec::with_capacity(CENTERS.len()),
+    };
+    for weight in CENTERS {
+        defaults.auto_semantic_center = Some(weight);
+        defaults.auto_passage_weight = Some(weight);
+        let name = format!("auto at {weight}");
         let (run, _) = run_queries(engine, index, queries, &name, progress, left_out, |q| {
-            auto.request(q, top_k, &defaults)
+            let mut request = auto.request(q, top_k, &defaults);
+            request.query_vector = vectors.get(q).cloned().flatten();
+            request
         })
         .await?;
-        let scores = judged
-            .iter()
-            .map(|(q, j)| ndcg_at(run.get(*q).unwrap_or(&empty), j, 10))
-            .collect();
-        by_center.push((center, scores));
+        let (mut sentences, mut passages) = (Vec::new(), Vec::new());
+        for (q, j) in &judged {
+            let score = ndcg_at(run.get(*q).unwrap_or(&empty), j, 10);
+            if passage[q.as_str()] {
+                passages.push(score);
+            } else {
+                sentences.push(score);
+            }
+        }
+        swept.sentences.push((weight, sentences));
+        swept.passages.push((weight, passages));
     }
-    Ok(by_center)
+    Ok(swept)
 }
 
-/// Each centre with its mean score.
+/// Each weight with its mean score.
 fn means(by_query: &[(f64, Vec<f64>)]) -> Vec<(f64, f64)> {
     by_query.iter().map(|(c, s)| (*c, mean(s))).collect()
 }
@@ -88,11 +135,18 @@ fn mean(scores: &[f64]) -> f64 {
     scores.iter().sum::<f64>() / scores.len().max(1) as f64
 }
 
-fn calibration(by_query: &[(f64, Vec<f64>)], center: f64, queries: usize) -> Calibration {
+/// The calibration `pick` makes of a sweep: the centre from the sentences, the passage
+/// weight from the passages when there are enough of them.
+fn calibration(swept: &Sweep, pick: impl Fn(&[(f64, Vec<f64>)]) -> f64) -> Calibration {
+    let count = |by_query: &[(f64, Vec<f64>)]| by_query.first().map_or(0, |(_, s)| s.len());
+    let passage_queries = count(&swept.passages);
     Calibration {
-        center,
-        ndcg_at_10_by_center: means(by_query),
-        queries,
+        center: pick(&swept.sentences),
+        ndcg_at_10_by_center: means(&swept.sentences),
+        queries: count(&swept.sentences),
+        passage_weight: (passage_queries >= MIN_PASSAGE_QUERIES).then(|| pick(&swept.passages)),
+        ndcg_at_10_by_passage_weight: means(&swept.passages),
+        passage_queries,
     }
 }
 
@@ -131,13 +185,8 @@ pub async fn synthetic_center(
     }
     let queries: Vec<&BeirQuery> = set.queries.iter().collect();
     let left_out = LeftOut::Chunks(&set.left_out);
-    let by_query =
-        scores_by_center(engine, index, &queries, &set.qrels, left_out, progress).await?;
-    Ok(Some(calibration(
-        &by_query,
-        clearly_best(&by_query),
-        queries.len(),
-    )))
+    let swept = sweep(engine, index, &queries, &set.qrels, left_out, progress).await?;
+    Ok(Some(calibration(&swept, clearly_best)))
 }
 
 /// The centre synthetic queries clearly prefer. They only stand in for real queries, and
@@ -179,22 +228,19 @@ fn within_one_standard_error(best: &[f64], other: &[f64]) -> bool {
 /// documents of two chunks to cut queries from.
 pub const SELF_CALIBRATE_MIN_ROWS: u64 = 1_000;
 
-/// Calibrates `auto` on the index's own queries when it is due, and stores the centre: when
-/// it has never been calibrated (and no centre was set by hand) once it holds
-/// [`SELF_CALIBRATE_MIN_ROWS`] chunks, and again whenever its chunks have doubled since its
-/// last synthetic calibration. A judged or hand-set centre is never replaced, and an index
-/// whose embedder has a measured centre does not calibrate itself. Returns the calibration
-/// when one ran.
+/// Calibrates `auto` on the index's own queries when it is due, and stores the centre and
+/// passage weight: when it has never been calibrated (and neither was set by hand) once it
+/// holds [`SELF_CALIBRATE_MIN_ROWS`] chunks, and again whenever its chunks have doubled since
+/// its last synthetic calibration. A judged or hand-set calibration is never replaced. An
+/// index whose embedder has a measured centre calibrates itself too, for its passage weight:
+/// the model's centre still beats the synthetic one (`IndexInfo::query_defaults`). Returns
+/// the calibration when one ran.
 pub async fn self_calibrate_if_due(
     engine: &Engine,
     index: &IndexName,
 ) -> Result<Option<Calibration>, BeirError> {
     let handle = engine.index(index).await?;
     let info = handle.info();
-    // A model's measured centre beats synthetic queries (`IndexInfo::query_defaults`).
-    if crate::embedding::measured_auto_center(&info.embedder).is_some() {
-        return Ok(None);
-    }
     // The manifest's row count (deleted rows included): no data is read, and this runs
     // after every maintenance pass.
     let rows = handle.lance().shape().await.map_err(EngineError::from)?.1 as u64;
@@ -204,8 +250,9 @@ pub async fn self_calibrate_if_due(
     let Some(c) = synthetic_center(engine, index, false).await? else {
         return Ok(None);
     };
-    store(engine, index, c.center, CalibrationSource::Synthetic).await?;
-    tracing::info!(index = %index, center = c.center, queries = c.queries, rows,
+    store(engine, index, &c, CalibrationSource::Synthetic).await?;
+    tracing::info!(index = %index, center = c.center, passage_weight = c.passage_weight,
+        queries = c.queries, passage_queries = c.passage_queries, rows,
         "auto calibrated on the index's own queries");
     Ok(Some(c))
 }
@@ -214,7 +261,11 @@ pub async fn self_calibrate_if_due(
 /// [`self_calibrate_if_due`]).
 pub fn calibration_due(defaults: &IndexDefaults, rows: u64) -> bool {
     match defaults.auto_calibration {
-        None => defaults.auto_semantic_center.is_none() && rows >= SELF_CALIBRATE_MIN_ROWS,
+        None => {
+            defaults.auto_semantic_center.is_none()
+                && defaults.auto_passage_weight.is_none()
+                && rows >= SELF_CALIBRATE_MIN_ROWS
+        }
         Some(AutoCalibration {
             source: CalibrationSource::Synthetic,
             rows: then,
@@ -223,12 +274,13 @@ pub fn calibration_due(defaults: &IndexDefaults, rows: u64) -> bool {
     }
 }
 
-/// Records `center` as the index's `auto_semantic_center`, keeping its other defaults, with
-/// where it came from and the rows the index had.
+/// Records a calibration's centre and passage weight as the index's `auto_semantic_center`
+/// and `auto_passage_weight` (no passage weight measured: balanced), keeping its other
+/// defaults, with where they came from and the rows the index had.
 pub async fn store(
     engine: &Engine,
     index: &IndexName,
-    center: f64,
+    calibration: &Calibration,
     source: CalibrationSource,
 ) -> Result<(), BeirError> {
     let handle = engine.index(index).await?;
@@ -236,7 +288,8 @@ pub async fn store(
     // after every maintenance pass.
     let rows = handle.lance().shape().await.map_err(EngineError::from)?.1 as u64;
     let mut defaults = handle.info().defaults;
-    defaults.auto_semantic_center = Some(center);
+    defaults.auto_semantic_center = Some(calibration.center);
+    defaults.auto_passage_weight = calibration.passage_weight;
     defaults.auto_calibration = Some(AutoCalibration { source, rows });
     handle
         .writer()
@@ -263,6 +316,14 @@ mod tests {
             !calibration_due(&by_hand, 1_000_000),
             "a hand-set centre stays"
         );
+        let passages_by_hand = IndexDefaults {
+            auto_passage_weight: Some(0.3),
+            ..Default::default()
+        };
+        assert!(
+            !calibration_due(&passages_by_hand, 1_000_000),
+            "a hand-set passage weight stays"
+        );
         let calibrated = |source, rows| IndexDefaults {
             auto_semantic_center: Some(0.4),
             auto_calibration: Some(AutoCalibration { source, rows }),
@@ -275,6 +336,30 @@ mod tests {
         assert!(
             !calibration_due(&judged, 1_000_000),
             "judgments beat synthetic queries"
+        );
+    }
+
+    #[test]
+    fn sentences_pick_the_centre_and_enough_passages_pick_the_passage_weight() {
+        let sentences = vec![(0.2, vec![0.1; 40]), (0.8, vec![0.9; 40])];
+        let passages = |n: usize| vec![(0.2, vec![0.75; n]), (0.8, vec![0.25; n])];
+        let pick = |by_query: &[(f64, Vec<f64>)]| best(&means(by_query));
+        let enough = Sweep {
+            sentences: sentences.clone(),
+            passages: passages(MIN_PASSAGE_QUERIES),
+        };
+        let c = calibration(&enough, pick);
+        assert_eq!((c.center, c.passage_weight), (0.8, Some(0.2)));
+        assert_eq!((c.queries, c.passage_queries), (40, MIN_PASSAGE_QUERIES));
+        let few = Sweep {
+            sentences,
+            passages: passages(MIN_PASSAGE_QUERIES - 1),
+        };
+        let c = calibration(&few, pick);
+        assert_eq!((c.center, c.passage_weight), (0.8, None));
+        assert_eq!(
+            c.ndcg_at_10_by_passage_weight,
+            vec![(0.2, 0.75), (0.8, 0.25)]
         );
     }
 

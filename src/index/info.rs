@@ -38,7 +38,12 @@ pub struct IndexDefaults {
     /// is balanced.
     #[serde(default)]
     pub auto_semantic_center: Option<f64>,
-    /// How `auto_semantic_center` was measured; `None` when it was set by hand (or never).
+    /// The weight `auto` gives a passage on this index (calibration measures it on passage
+    /// queries); `None` is balanced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_passage_weight: Option<f64>,
+    /// How `auto_semantic_center` and `auto_passage_weight` were measured; `None` when they
+    /// were set by hand (or never).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_calibration: Option<AutoCalibration>,
 }
@@ -163,10 +168,11 @@ pub(super) fn switch_embedder(
     info.previous_embedders.push(previous);
     // Another model's vectors have another mean (and maybe other dimensions).
     info.resident_center = None;
-    // And another best centre for `auto`: the index measures it again when due. A centre
-    // set by hand or on judged queries is the owner's, and stays.
+    // And another best centre and passage weight for `auto`: the index measures them again
+    // when due. Weights set by hand or on judged queries are the owner's, and stay.
     if info.defaults.has_synthetic_center() {
         info.defaults.auto_semantic_center = None;
+        info.defaults.auto_passage_weight = None;
         info.defaults.auto_calibration = None;
     }
 }
@@ -221,11 +227,13 @@ mod tests {
     }
 
     #[test]
-    fn switching_models_forgets_a_synthetic_centre_but_not_the_owners() {
+    fn switching_models_forgets_synthetic_weights_but_not_the_owners() {
         let mut synthetic = info(STATIC, Some(0.2), Some(CalibrationSource::Synthetic));
+        synthetic.defaults.auto_passage_weight = Some(0.3);
         switch_embedder(&mut synthetic, "other".into(), 8, 5);
         assert_eq!(synthetic.defaults, IndexDefaults::default());
         let mut judged = info(STATIC, Some(0.3), Some(CalibrationSource::Judged));
+        judged.defaults.auto_passage_weight = Some(0.4);
         let before = judged.defaults;
         switch_embedder(&mut judged, "other".into(), 8, 5);
         assert_eq!(judged.defaults, before);

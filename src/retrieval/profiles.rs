@@ -15,10 +15,10 @@
 //! effective profile reported is the one whose range the weight falls in.
 //!
 //! A passage (a query longer than a sentence, [`PASSAGE_MIN_WORDS`] words or more) runs at
-//! balanced whatever the centre and its other signals. A centre is measured on sentence-length
-//! queries; a passage gives the keyword branch many terms, and a model with an input window
-//! embeds only its start. Balanced is the best fixed profile for passages with both built-in
-//! models (BENCHMARKS.md, "`auto` for passages, and a model's measured centre").
+//! the index's passage weight whatever the centre and its other signals: balanced unless
+//! calibration measured another. A passage gives the keyword branch many terms, so the
+//! weight that suits passages is not the one that suits sentences, and calibration measures
+//! the two apart (BENCHMARKS.md, "A passage weight of its own").
 
 use std::sync::LazyLock;
 
@@ -77,7 +77,8 @@ pub const SEMANTIC_SIGNALS: &[&str] = &[
     "no_rare_tokens",
 ];
 
-/// Reported when a query is a passage: `auto` then runs it at balanced (module comment).
+/// Reported when a query is a passage: `auto` then runs it at the passage weight (module
+/// comment).
 pub const PASSAGE_QUERY: &str = "passage_query";
 
 /// Words from which a query is a passage rather than a sentence (the synthetic queries of
@@ -147,12 +148,43 @@ pub fn analyze(query: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// The semantic weight `auto` gives a query with these signals, starting from `center` (see
-/// the module comment; [`DEFAULT_AUTO_CENTER`] unless the index was calibrated or its model
-/// has a measured centre, `IndexInfo::query_defaults`).
-pub fn auto_weight(signals: &[&str], center: f64) -> f64 {
+/// Whether `query` is a passage: [`PASSAGE_MIN_WORDS`] words or more.
+pub fn is_passage(query: &str) -> bool {
+    query.split_whitespace().count() >= PASSAGE_MIN_WORDS
+}
+
+/// Where `auto` starts, and where it puts a passage, on one index.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AutoStart {
+    /// The weight a sentence's signals move from ([`DEFAULT_AUTO_CENTER`] unless the index
+    /// was calibrated or its model has a measured centre, `IndexInfo::query_defaults`).
+    pub center: f64,
+    /// The weight of a passage ([`DEFAULT_PASSAGE_WEIGHT`] unless calibrated).
+    pub passage_weight: f64,
+}
+
+impl AutoStart {
+    /// Balanced for both: an index never calibrated.
+    pub const DEFAULT: AutoStart = AutoStart {
+        center: DEFAULT_AUTO_CENTER,
+        passage_weight: DEFAULT_PASSAGE_WEIGHT,
+    };
+
+    /// Where `auto` starts on an index with these defaults.
+    pub fn of(index: &crate::index::IndexDefaults) -> AutoStart {
+        AutoStart {
+            center: auto_center(index),
+            passage_weight: index.auto_passage_weight.unwrap_or(DEFAULT_PASSAGE_WEIGHT),
+        }
+    }
+}
+
+/// The semantic weight `auto` gives a query with these signals on an index where it starts
+/// from `start` (see the module comment).
+pub fn auto_weight(signals: &[&str], start: AutoStart) -> f64 {
+    let center = start.center;
     if signals.contains(&PASSAGE_QUERY) {
-        return Profile::Balanced.semantic_weight();
+        return start.passage_weight;
     }
     let lexical = signals
         .iter()
@@ -169,6 +201,9 @@ pub fn auto_weight(signals: &[&str], center: f64) -> f64 {
 
 /// Where `auto` starts before the query's signals move it: balanced.
 pub const DEFAULT_AUTO_CENTER: f64 = 0.5;
+
+/// Where `auto` puts a passage on an index not calibrated: balanced.
+pub const DEFAULT_PASSAGE_WEIGHT: f64 = 0.5;
 
 /// Where `auto` starts on an index with these defaults (`IndexInfo::query_defaults` settles
 /// which centre that is).
@@ -199,7 +234,7 @@ pub fn profile_of_weight(w: f64) -> Profile {
 
 /// What `auto` resolves to for these signals.
 pub fn auto_profile(signals: &[&str]) -> Profile {
-    profile_of_weight(auto_weight(signals, DEFAULT_AUTO_CENTER))
+    profile_of_weight(auto_weight(signals, AutoStart::DEFAULT))
 }
 
 /// The profile and weight a query runs with, and why.
@@ -226,7 +261,7 @@ pub fn resolve(
         index.default_retrieval_profile,
         index.default_semantic_weight,
     );
-    let center = auto_center(index);
+    let start = AutoStart::of(index);
     let requested = profile.or(if weight.is_some() {
         None
     } else {
@@ -241,7 +276,7 @@ pub fn resolve(
         Profile::Auto if given_weight.is_some() => (Profile::Balanced, Vec::new(), None),
         Profile::Auto => {
             let signals = analyze(query);
-            let w = auto_weight(&signals, center);
+            let w = auto_weight(&signals, start);
             (profile_of_weight(w), signals, Some(w))
         }
         p => (p, Vec::new(), None),
@@ -313,8 +348,7 @@ mod tests {
         crate::index::IndexDefaults {
             default_retrieval_profile: profile,
             default_semantic_weight: weight,
-            auto_semantic_center: None,
-            auto_calibration: None,
+            ..Default::default()
         }
     }
 
@@ -364,26 +398,38 @@ mod tests {
 mod calibrated_tests {
     use super::*;
 
+    /// `auto` from `center`, passages at balanced.
+    fn from(center: f64) -> AutoStart {
+        AutoStart {
+            center,
+            passage_weight: DEFAULT_PASSAGE_WEIGHT,
+        }
+    }
+
     #[test]
     fn a_calibrated_centre_moves_auto_but_keeps_the_lexical_anchor_and_the_signals() {
         let statement = "vitamin d deficiency raises the risk of hip fracture in older adults";
         let plain = analyze(statement);
-        assert_eq!(auto_weight(&plain, DEFAULT_AUTO_CENTER), 0.65, "{plain:?}");
         assert_eq!(
-            auto_weight(&plain, 0.8),
+            auto_weight(&plain, from(DEFAULT_AUTO_CENTER)),
+            0.65,
+            "{plain:?}"
+        );
+        assert_eq!(
+            auto_weight(&plain, from(0.8)),
             0.8,
             "as semantic as the centre, no further"
         );
-        assert_eq!(auto_weight(&plain, 0.7), 0.7);
+        assert_eq!(auto_weight(&plain, from(0.7)), 0.7);
         let code = analyze("src/index/writer.rs");
         assert!(
-            auto_weight(&code, 0.8) < auto_weight(&plain, 0.8),
+            auto_weight(&code, from(0.8)) < auto_weight(&plain, from(0.8)),
             "signals still move it"
         );
-        assert!(auto_weight(&code, 0.8) >= AUTO_MIN_WEIGHT);
+        assert!(auto_weight(&code, from(0.8)) >= AUTO_MIN_WEIGHT);
         let mixed = analyze("why does parseRequest return E0308 in writer.rs");
         assert_eq!(
-            auto_weight(&mixed, 0.7),
+            auto_weight(&mixed, from(0.7)),
             0.7,
             "mixed signals stay at the centre"
         );
@@ -403,7 +449,7 @@ mod calibrated_tests {
     }
 
     #[test]
-    fn a_passage_runs_at_balanced_whatever_the_centre() {
+    fn a_passage_runs_at_the_passage_weight_whatever_the_centre() {
         let sentence = "glaciers retreat quickly when summer temperatures rise above the mean";
         let words: Vec<&str> = sentence.split_whitespace().collect();
         let passage = |n: usize| -> String {
@@ -417,21 +463,48 @@ mod calibrated_tests {
         };
         let longest_sentence = analyze(&passage(PASSAGE_MIN_WORDS - 1));
         assert!(!longest_sentence.contains(&PASSAGE_QUERY));
-        assert_eq!(auto_weight(&longest_sentence, 0.8), 0.8);
+        assert!(!is_passage(&passage(PASSAGE_MIN_WORDS - 1)));
+        assert_eq!(auto_weight(&longest_sentence, from(0.8)), 0.8);
         let shortest_passage = analyze(&passage(PASSAGE_MIN_WORDS));
         assert!(
             shortest_passage.contains(&PASSAGE_QUERY),
             "{shortest_passage:?}"
         );
+        assert!(is_passage(&passage(PASSAGE_MIN_WORDS)));
         let with_number = analyze(&format!("{} in 1998", passage(300)));
         for signals in [&shortest_passage, &with_number] {
             for center in [0.2, 0.5, 0.8] {
-                assert_eq!(auto_weight(signals, center), 0.5, "{signals:?} at {center}");
+                assert_eq!(
+                    auto_weight(signals, from(center)),
+                    0.5,
+                    "{signals:?} at {center}"
+                );
+                let calibrated = AutoStart {
+                    center,
+                    passage_weight: 0.3,
+                };
+                assert_eq!(
+                    auto_weight(signals, calibrated),
+                    0.3,
+                    "{signals:?} at {center}"
+                );
             }
         }
         assert_eq!(
-            profile_of_weight(auto_weight(&with_number, 0.8)),
+            profile_of_weight(auto_weight(&with_number, from(0.8))),
             Profile::Balanced
+        );
+        let calibrated = crate::index::IndexDefaults {
+            auto_semantic_center: Some(0.8),
+            auto_passage_weight: Some(0.2),
+            ..Default::default()
+        };
+        let r = resolve(&passage(120), None, None, &calibrated);
+        assert_eq!((r.profile, r.semantic_weight), (Profile::Exact, 0.2));
+        assert_eq!(
+            resolve(sentence, None, None, &calibrated).semantic_weight,
+            0.8,
+            "a sentence starts from the centre"
         );
     }
 }

@@ -682,7 +682,7 @@ struct HybridRun {
 /// `request` with its query vector set, embedded once here unless the caller gave one or the
 /// method needs none: explain and diff search one request several times, and an embedder
 /// (an HTTP provider) need not return the same vector twice.
-pub(super) async fn with_query_vector(
+pub(crate) async fn with_query_vector(
     embedder: &Arc<dyn Embedder>,
     request: &SearchRequest,
 ) -> Result<SearchRequest, RetrievalError> {

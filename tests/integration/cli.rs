@@ -93,7 +93,7 @@ fn ingest_calibrates_auto_on_the_index_own_queries_as_it_grows() {
     let file = dir.path().join("docs.jsonl");
     let topics = ["glacier", "volcano", "reef", "desert", "tundra", "delta"];
     let document = |i: usize| {
-        // About 350 words: two chunks at the default 200 tokens.
+        // About 350 words: two chunks at the default chunk size.
         let sentences: Vec<String> = (0..25)
             .map(|s| {
                 format!(
@@ -131,8 +131,17 @@ fn ingest_calibrates_auto_on_the_index_own_queries_as_it_grows() {
         ragstream::eval::calibrate::CENTERS.contains(&center),
         "{grown}"
     );
+    // The second chunk of each document is long enough to cut a passage from.
+    let passage_weight = grown["auto_calibrated_passage_weight"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{grown}"));
+    assert!(
+        ragstream::eval::calibrate::CENTERS.contains(&passage_weight),
+        "{grown}"
+    );
     let defaults = &info()["defaults"];
     assert_eq!(defaults["auto_semantic_center"], center);
+    assert_eq!(defaults["auto_passage_weight"], passage_weight);
     assert_eq!(defaults["auto_calibration"]["source"], "synthetic");
     let rows = defaults["auto_calibration"]["rows"].as_u64().unwrap();
     assert!(rows >= 1_000, "{defaults}");
@@ -149,6 +158,7 @@ fn ingest_calibrates_auto_on_the_index_own_queries_as_it_grows() {
         "{stdout}"
     );
     assert!(stdout.contains("<- stored"), "{stdout}");
+    assert!(stdout.contains("passage weight"), "{stdout}");
     assert_eq!(
         info()["defaults"]["auto_calibration"]["source"],
         "synthetic"
@@ -467,7 +477,7 @@ fn index_calibrate_stores_the_best_auto_centre_it_measured() {
             .arg(&qrels),
     );
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(stdout.contains("calibrated on 2 queries"), "{stdout}");
+    assert!(stdout.contains("on 2 sentence queries"), "{stdout}");
     // The stored centre is the best of the printed table (ties: nearest 0.5).
     let table: Vec<(f64, f64)> = stdout
         .lines()

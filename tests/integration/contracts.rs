@@ -756,6 +756,18 @@ async fn c002_auto_starts_from_the_models_measured_centre_and_runs_passages_bala
         by_hand["semantic_weight_effective"], 0.5,
         "0.3 plus two semantic signals"
     );
+    // A passage weight of its own: passages move, sentences do not.
+    let r = settings(json!({"auto_passage_weight": 0.3})).await;
+    assert_eq!(r["settings"]["auto_passage_weight"], 0.3, "{r}");
+    let long = query_002(&e, json!({"query": passage, "debug": true}))
+        .await
+        .1;
+    assert_eq!(long["semantic_weight_effective"], 0.3, "{long}");
+    assert_eq!(long["retrieval_profile_effective"], "exact");
+    let plain = query_002(&e, json!({"query": statement, "debug": true}))
+        .await
+        .1;
+    assert_eq!(plain["semantic_weight_effective"], measured, "{plain}");
 }
 
 /// `index.keyword.max_query_terms` is an opt-in approximation: when it leaves terms out, the

@@ -281,9 +281,14 @@ pub struct IndexSettings {
     #[serde(default)]
     #[schemars(range(min = 0.2, max = 0.8))]
     pub auto_semantic_center: Option<f64>,
-    /// Read-only: how auto_semantic_center was measured (judged queries, or queries the index
-    /// cut from its own chunks) and the chunks the index had then; absent when the centre was
-    /// set by hand. A PUT ignores it.
+    /// The weight auto gives a passage (a query of 41 words or more) on this index (null:
+    /// 0.5, balanced); calibration measures it.
+    #[serde(default)]
+    #[schemars(range(min = 0.2, max = 0.8))]
+    pub auto_passage_weight: Option<f64>,
+    /// Read-only: how auto_semantic_center and auto_passage_weight were measured (judged
+    /// queries, or queries the index cut from its own chunks) and the chunks the index had
+    /// then; absent when they were set by hand. A PUT ignores it.
     // Any value is taken and dropped, so that what a GET returns can be PUT back.
     #[serde(
         default,
@@ -305,6 +310,7 @@ impl From<IndexDefaults> for IndexSettings {
             default_retrieval_profile: d.default_retrieval_profile,
             default_semantic_weight: d.default_semantic_weight,
             auto_semantic_center: d.auto_semantic_center,
+            auto_passage_weight: d.auto_passage_weight,
             auto_calibration: d.auto_calibration,
         }
     }
