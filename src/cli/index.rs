@@ -245,7 +245,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
                 }
                 _ => match &synthetic {
                     Some(c) => {
-                        calibrate::store(&engine, &name, &c, CalibrationSource::Synthetic)
+                        calibrate::store(&engine, &name, c, CalibrationSource::Synthetic)
                             .await
                             .map_err(failure)?;
                         println!("on the index's own queries (stored):");
