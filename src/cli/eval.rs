@@ -30,7 +30,9 @@ pub enum EvalCommand {
         #[command(flatten)]
         output: ReportArgs,
         /// First calibrate `auto` on the training queries (qrels/train.tsv) and store the
-        /// centre in the index; the test queries are then scored with it.
+        /// centre in the index; the test queries are then scored with it. With
+        /// --long-queries, the passage weight is measured on the training split's long
+        /// queries (without documents that are test long queries too).
         #[arg(long)]
         calibrate: bool,
     },

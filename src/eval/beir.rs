@@ -337,6 +337,18 @@ pub async fn evaluate(
     let qrels = read_qrels(&data.join("qrels").join("test.tsv"))?;
     let documents = corpus.len();
     let long_set = long.then(|| super::long_queries::long_queries(&corpus, &qrels));
+    let train = match calibrate {
+        Calibrate::Judged => Some(read_qrels(&data.join("qrels").join("train.tsv"))?),
+        _ => None,
+    };
+    // With `long`, the passage weight is measured on the training split's long queries.
+    let train_long = train
+        .as_ref()
+        .zip(long_set.as_ref())
+        .map(|(train, (test, _))| {
+            let set = super::long_queries::long_queries(&corpus, train);
+            super::long_queries::without(set, test)
+        });
 
     let started = Instant::now();
     let outcome = crate::ingest::ingest_documents(engine, index, corpus, progress).await?;
@@ -346,8 +358,8 @@ pub async fn evaluate(
     let calibration = match calibrate {
         Calibrate::No => None,
         Calibrate::Judged => {
-            let train = read_qrels(&data.join("qrels").join("train.tsv"))?;
-            let c = super::calibrate::auto_center(
+            let train = train.unwrap_or_default();
+            let mut c = super::calibrate::auto_center(
                 engine,
                 index,
                 &judged(&queries, &train),
@@ -356,6 +368,18 @@ pub async fn evaluate(
                 progress,
             )
             .await?;
+            if let Some((long_queries, long_qrels)) = &train_long {
+                let passages = super::calibrate::auto_center(
+                    engine,
+                    index,
+                    &judged(long_queries, long_qrels),
+                    long_qrels,
+                    LeftOut::QueryDocument,
+                    progress,
+                )
+                .await?;
+                c = c.with_passages_of(passages);
+            }
             super::calibrate::store(engine, index, &c, CalibrationSource::Judged).await?;
             Some(c)
         }

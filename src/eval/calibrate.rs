@@ -45,6 +45,19 @@ pub struct Calibration {
     pub passage_queries: usize,
 }
 
+impl Calibration {
+    /// This calibration's centre with `other`'s passage weight: for a dataset whose judged
+    /// passages are another query set than its sentences.
+    pub fn with_passages_of(self, other: Calibration) -> Calibration {
+        Calibration {
+            passage_weight: other.passage_weight,
+            ndcg_at_10_by_passage_weight: other.ndcg_at_10_by_passage_weight,
+            passage_queries: other.passage_queries,
+            ..self
+        }
+    }
+}
+
 /// Scores `auto` at every weight in [`CENTERS`] on judged `queries` and picks the best
 /// centre and passage weight.
 pub async fn auto_center(

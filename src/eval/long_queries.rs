@@ -59,6 +59,20 @@ pub fn long_queries(corpus: &[Document], qrels: &Qrels) -> (Vec<BeirQuery>, Qrel
     (queries, long_qrels)
 }
 
+/// `set` without the queries whose ids (documents) are among `others`: a weight measured on
+/// the training split's long queries then never saw one of the test split's. The same
+/// document is often cited by claims of both splits.
+pub fn without(set: (Vec<BeirQuery>, Qrels), others: &[BeirQuery]) -> (Vec<BeirQuery>, Qrels) {
+    let taken: std::collections::HashSet<&str> = others.iter().map(|q| q.id.as_str()).collect();
+    let (queries, mut qrels) = set;
+    let queries: Vec<BeirQuery> = queries
+        .into_iter()
+        .filter(|q| !taken.contains(q.id.as_str()))
+        .collect();
+    qrels.retain(|id, _| !taken.contains(id.as_str()));
+    (queries, qrels)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
