@@ -118,4 +118,26 @@ mod tests {
         );
         assert_eq!(judged["c"], [("b".to_string(), 1)].into());
     }
+
+    #[test]
+    fn training_long_queries_leave_out_the_documents_the_test_split_asks_with() {
+        let corpus = vec![doc("a", "alpha"), doc("b", "beta"), doc("c", "gamma")];
+        let pair = |x: &str, y: &str| -> Qrels {
+            [(
+                "q".to_string(),
+                [(x.to_string(), 1), (y.to_string(), 1)].into(),
+            )]
+            .into()
+        };
+        let (test, _) = long_queries(&corpus, &pair("b", "c"));
+        let (queries, judged) = without(long_queries(&corpus, &pair("a", "b")), &test);
+        let ids: Vec<&str> = queries.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids, ["a"], "b is a test query");
+        assert_eq!(judged.keys().collect::<Vec<_>>(), ["a"]);
+        assert_eq!(
+            judged["a"],
+            [("b".to_string(), 1)].into(),
+            "b is still judged"
+        );
+    }
 }

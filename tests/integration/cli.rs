@@ -614,6 +614,11 @@ fn eval_beir_scores_every_method_and_reports_the_auto_centre_it_ran_from() {
         report["auto_center"], center,
         "auto ran from what was measured"
     );
+    // The training split's one query cites one document: no long query to measure passages
+    // on, so they stay balanced.
+    assert_eq!(report["calibration"]["passage_queries"], 0, "{report}");
+    assert!(report["calibration"]["passage_weight"].is_null());
+    assert_eq!(report["auto_passage_weight"], 0.5);
 }
 
 #[test]
