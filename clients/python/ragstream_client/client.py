@@ -322,6 +322,7 @@ class RagstreamClient:
         default_retrieval_profile: Optional[str] = None,
         default_semantic_weight: Optional[float] = None,
         auto_semantic_center: Optional[float] = None,
+        auto_passage_weight: Optional[float] = None,
     ) -> IndexSettingsResponse:
         """Contract 002, ``PUT /v1/indexes/{index}/settings`` (admin scope). It replaces all
         settings: one left ``None`` is cleared. The index must exist."""
@@ -329,6 +330,7 @@ class RagstreamClient:
             "default_retrieval_profile": default_retrieval_profile,
             "default_semantic_weight": default_semantic_weight,
             "auto_semantic_center": auto_semantic_center,
+            "auto_passage_weight": auto_passage_weight,
         }
         return self._model(IndexSettingsResponse, "PUT", self._index(index) + "/settings", body)
 

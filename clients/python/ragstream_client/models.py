@@ -616,7 +616,7 @@ class HydrateResponse(Model):
 
 @dataclass
 class AutoCalibration(Model):
-    """How ``auto_semantic_center`` was measured (read-only)."""
+    """How ``auto_semantic_center`` and ``auto_passage_weight`` were measured (read-only)."""
 
     source: str
     rows: int
@@ -629,6 +629,8 @@ class IndexSettings(Model):
     default_retrieval_profile: Optional[str] = None
     default_semantic_weight: Optional[float] = None
     auto_semantic_center: Optional[float] = None
+    #: The weight ``auto`` gives a passage (41 words or more); ``None`` is 0.5.
+    auto_passage_weight: Optional[float] = None
     auto_calibration: Optional[AutoCalibration] = None
 
 
