@@ -212,7 +212,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
             engine.index(&name).await?;
             // Always measured, so that a judged calibration is seen next to what the index
             // finds on its own.
-            let synthetic = calibrate::synthetic_center(&engine, &name, true)
+            let synthetic = calibrate::on_own_queries(&engine, &name, true)
                 .await
                 .map_err(failure)?;
             match (queries, qrels) {
@@ -223,7 +223,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
                     if judged.is_empty() {
                         return Err(usage("no query in --queries is judged in --qrels"));
                     }
-                    let c = calibrate::auto_center(
+                    let c = calibrate::on_judged_queries(
                         &engine,
                         &name,
                         &judged,

@@ -359,7 +359,7 @@ pub async fn evaluate(
         Calibrate::No => None,
         Calibrate::Judged => {
             let train = train.unwrap_or_default();
-            let mut c = super::calibrate::auto_center(
+            let mut c = super::calibrate::on_judged_queries(
                 engine,
                 index,
                 &judged(&queries, &train),
@@ -369,7 +369,7 @@ pub async fn evaluate(
             )
             .await?;
             if let Some((long_queries, long_qrels)) = &train_long {
-                let passages = super::calibrate::auto_center(
+                let passages = super::calibrate::on_judged_queries(
                     engine,
                     index,
                     &judged(long_queries, long_qrels),
@@ -384,7 +384,7 @@ pub async fn evaluate(
             Some(c)
         }
         Calibrate::Synthetic => {
-            let c = super::calibrate::synthetic_center(engine, index, progress).await?;
+            let c = super::calibrate::on_own_queries(engine, index, progress).await?;
             if let Some(c) = &c {
                 super::calibrate::store(engine, index, c, CalibrationSource::Synthetic).await?;
             }
@@ -392,6 +392,7 @@ pub async fn evaluate(
         }
     };
     let defaults = engine.index(index).await?.query_defaults();
+    let start = AutoStart::of(&defaults);
     let stats = engine.stats(index).await?;
     let mut sets = vec![("test", queries, qrels, LeftOut::Nothing)];
     // A dataset where no query cites two documents has no long-query variant: nothing to report.
@@ -431,8 +432,8 @@ pub async fn evaluate(
                 .then(|| outcome.chunks_written as f64 / ingest_seconds),
             top_k,
             calibration: calibration.clone(),
-            auto_center: AutoStart::of(&defaults).center,
-            auto_passage_weight: AutoStart::of(&defaults).passage_weight,
+            auto_center: start.center,
+            auto_passage_weight: start.passage_weight,
             methods: reports,
         });
     }

@@ -60,7 +60,7 @@ impl Calibration {
 
 /// Scores `auto` at every weight in [`CENTERS`] on judged `queries` and picks the best
 /// centre and passage weight.
-pub async fn auto_center(
+pub async fn on_judged_queries(
     engine: &Engine,
     index: &IndexName,
     queries: &[&BeirQuery],
@@ -187,7 +187,7 @@ pub const MIN_SYNTHETIC_QUERIES: usize = 60;
 
 /// Calibrates `auto` on queries cut from the index's own chunks ([`super::synthetic`]): no
 /// judgments needed. `None` when the index has too few documents to cut them from.
-pub async fn synthetic_center(
+pub async fn on_own_queries(
     engine: &Engine,
     index: &IndexName,
     progress: bool,
@@ -260,7 +260,7 @@ pub async fn self_calibrate_if_due(
     if !calibration_due(&info.defaults, rows) {
         return Ok(None);
     }
-    let Some(c) = synthetic_center(engine, index, false).await? else {
+    let Some(c) = on_own_queries(engine, index, false).await? else {
         return Ok(None);
     };
     store(engine, index, &c, CalibrationSource::Synthetic).await?;

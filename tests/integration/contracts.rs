@@ -693,7 +693,8 @@ async fn c002_auto_starts_from_the_index_calibrated_centre() {
 }
 
 /// An index embedded with all-MiniLM-L6-v2 starts `auto` from the centre measured for that
-/// model, not balanced; a passage runs at balanced; a centre set by hand still wins.
+/// model, not balanced; a passage runs at balanced, or at a passage weight set by hand; a
+/// centre set by hand still wins.
 #[tokio::test]
 async fn c002_auto_starts_from_the_models_measured_centre_and_runs_passages_balanced() {
     use ragstream::embedding::{measured_auto_center, MiniLmEmbedder, MINILM_ID};
