@@ -255,7 +255,8 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
                         // this one.
                         let handle = engine.index(&name).await?;
                         let in_force =
-                            crate::retrieval::profiles::auto_center(&handle.query_defaults());
+                            crate::retrieval::profiles::AutoStart::of(&handle.query_defaults())
+                                .center;
                         if in_force != c.center {
                             println!(
                                 "in force: {in_force}, the centre measured for {}; a \

@@ -20,7 +20,7 @@ use super::Reply;
 use crate::engine::{Engine, EngineError};
 use crate::index::IndexDefaults;
 use crate::model::{canonical_iso8601, IndexName, ValidationError};
-use crate::retrieval::profiles::{auto_center, resolve, Profile, Resolved, AUTO_MIN_WEIGHT};
+use crate::retrieval::profiles::{resolve, AutoStart, Profile, Resolved, AUTO_MIN_WEIGHT};
 use crate::retrieval::{Filters, SearchMethod, SearchRequest};
 
 /// A validated query request.
@@ -375,7 +375,7 @@ pub async fn settings(engine: &Engine, index: &IndexName, body: &Value) -> Reply
                 &IndexSettingsResponse {
                     index: index.as_str().to_string(),
                     settings: info.defaults.into(),
-                    auto_center_in_force: auto_center(&info.query_defaults()),
+                    auto_center_in_force: AutoStart::of(&info.query_defaults()).center,
                 },
                 None,
             ),

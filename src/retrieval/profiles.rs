@@ -170,10 +170,11 @@ impl AutoStart {
         passage_weight: DEFAULT_PASSAGE_WEIGHT,
     };
 
-    /// Where `auto` starts on an index with these defaults.
+    /// Where `auto` starts on an index with these defaults (`IndexInfo::query_defaults`
+    /// settles which centre that is).
     pub fn of(index: &crate::index::IndexDefaults) -> AutoStart {
         AutoStart {
-            center: auto_center(index),
+            center: index.auto_semantic_center.unwrap_or(DEFAULT_AUTO_CENTER),
             passage_weight: index.auto_passage_weight.unwrap_or(DEFAULT_PASSAGE_WEIGHT),
         }
     }
@@ -204,12 +205,6 @@ pub const DEFAULT_AUTO_CENTER: f64 = 0.5;
 
 /// Where `auto` puts a passage on an index not calibrated: balanced.
 pub const DEFAULT_PASSAGE_WEIGHT: f64 = 0.5;
-
-/// Where `auto` starts on an index with these defaults (`IndexInfo::query_defaults` settles
-/// which centre that is).
-pub fn auto_center(index: &crate::index::IndexDefaults) -> f64 {
-    index.auto_semantic_center.unwrap_or(DEFAULT_AUTO_CENTER)
-}
 
 /// Auto's range: as lexical as `exact`, and at least 0.35 lexical (lexical anchoring) — or,
 /// on an index calibrated to a more semantic centre, as semantic as that centre, never past
