@@ -18,6 +18,7 @@ use crate::eval::beir::{percentile, read_corpus, read_queries};
 use crate::index::vector_index::coverage;
 use crate::index::{DocumentOp, ResidentSearch};
 use crate::model::{Document, IndexName};
+use crate::retrieval::profiles::is_passage;
 use crate::retrieval::{SearchMethod, SearchRequest};
 
 #[derive(Debug, Clone)]
@@ -41,6 +42,9 @@ pub struct ScaleBenchOptions {
     pub steady_rate: usize,
     /// Queries whose explanation is timed against the query itself (0: none).
     pub explain_queries: usize,
+    /// Query with the corpus's own passages (each document's title and text, when `auto`
+    /// would read it as a passage) instead of `queries`: the long-query variant's kind.
+    pub passage_queries: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -121,6 +125,10 @@ pub struct PhaseTime {
 pub struct ScaleBenchReport {
     pub embedder: String,
     pub chunks: usize,
+    /// What the timed queries were: `claims` (the query file) or `passages` (the corpus's).
+    pub query_kind: &'static str,
+    /// Words per timed query, the median.
+    pub query_words_p50: usize,
     pub ingest_seconds: f64,
     pub chunks_per_second: f64,
     pub index_build_seconds: f64,
@@ -166,6 +174,22 @@ pub(crate) fn documents(corpus: &[Document]) -> impl Iterator<Item = Document> +
             ..Default::default()
         }
     })
+}
+
+/// The corpus's documents that `auto` reads as passages (title and text joined, as the
+/// long-query variant asks them), in corpus order.
+fn passage_queries(corpus: &[Document]) -> Vec<String> {
+    corpus
+        .iter()
+        .map(|d| {
+            [d.title.as_deref(), d.text.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|text| is_passage(text))
+        .collect()
 }
 
 /// MiB of the line `key` (a value in kB) of a /proc file of this process; 0 where there is
@@ -348,16 +372,36 @@ async fn measure(
         .map_err(|e| failed("prewarm", &e))?;
     let prewarm_seconds = warming.elapsed().as_secs_f64();
 
-    let queries: Vec<String> = read_queries(&options.queries)?
-        .into_iter()
-        .map(|q| q.text)
-        .collect();
+    let queries = if options.passage_queries {
+        passage_queries(&corpus)
+    } else {
+        read_queries(&options.queries)?
+            .into_iter()
+            .map(|q| q.text)
+            .collect()
+    };
+    if queries.is_empty() {
+        return Err(BenchError::Usage(
+            if options.passage_queries {
+                "--passage-queries: no document of the corpus is a passage"
+            } else {
+                "--queries: the query file holds no query"
+            }
+            .to_string(),
+        ));
+    }
     let queries: Vec<String> = queries
         .iter()
         .cycle()
         .take(options.query_count)
         .cloned()
         .collect();
+    let mut words: Vec<usize> = queries
+        .iter()
+        .map(|q| q.split_whitespace().count())
+        .collect();
+    words.sort_unstable();
+    let query_words_p50 = words[words.len() / 2];
     let mut latency = Vec::new();
     for method in [
         SearchMethod::Semantic,
@@ -456,6 +500,12 @@ async fn measure(
     Ok(ScaleBenchReport {
         embedder: engine.embedder().id().to_string(),
         chunks,
+        query_kind: if options.passage_queries {
+            "passages"
+        } else {
+            "claims"
+        },
+        query_words_p50,
         ingest_seconds,
         chunks_per_second: written as f64 / ingest_seconds.max(1e-9),
         index_build_seconds,
@@ -899,6 +949,31 @@ async fn time_phases(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passage_queries_are_the_documents_auto_reads_as_passages_title_first() {
+        let document = |id: &str, title: Option<&str>, words: usize| Document {
+            id: id.into(),
+            title: title.map(str::to_string),
+            text: Some(vec!["word"; words].join(" ")),
+            ..Default::default()
+        };
+        let corpus = vec![
+            document("short", None, 10),
+            document("long", Some("A title"), 60),
+            // The title's two words make this one a passage.
+            document(
+                "edge",
+                Some("Two words"),
+                crate::retrieval::profiles::PASSAGE_MIN_WORDS - 2,
+            ),
+        ];
+        let queries = passage_queries(&corpus);
+        assert_eq!(queries.len(), 2);
+        assert!(queries[0].starts_with("A title word"));
+        assert!(queries[1].starts_with("Two words word"));
+        assert!(queries.iter().all(|q| is_passage(q)));
+    }
 
     #[test]
     fn recombined_documents_are_deterministic_and_about_a_chunk_long() {

@@ -95,6 +95,10 @@ pub enum BenchCommand {
         /// Also time this many explanations (two targets each) against their queries.
         #[arg(long, default_value_t = 0)]
         explain_queries: usize,
+        /// Query with the corpus's own passages (each document's title and text, 41 words
+        /// or more) instead of `--queries`: long queries, as in `eval --long-queries`.
+        #[arg(long)]
+        passage_queries: bool,
         #[command(flatten)]
         output: ReportArgs,
     },
@@ -398,6 +402,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             steady_seconds,
             steady_rate,
             explain_queries,
+            passage_queries,
             output,
         } => {
             if chunks == 0 || query_count == 0 || concurrency == 0 || steady_rate == 0 {
@@ -458,6 +463,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                 steady_seconds,
                 steady_rate,
                 explain_queries,
+                passage_queries,
             };
             let report =
                 crate::bench::scale::run(config.clone(), load_embedder(&config)?, &options)
@@ -468,6 +474,10 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                     "embedder {} · {} chunks · ingest {:.0} chunks/s ({:.1} s) · vector index over {} rows ({:.1} s) · cache loaded in {:.1} s",
                     report.embedder, report.chunks, report.chunks_per_second, report.ingest_seconds,
                     report.vector_index_rows, report.index_build_seconds, report.prewarm_seconds
+                );
+                println!(
+                    "queries: {} of {} words (median)",
+                    report.query_kind, report.query_words_p50
                 );
                 for l in &report.latency {
                     println!(
