@@ -159,6 +159,24 @@ fn print_eval(reports: &[crate::eval::beir::EvalReport]) {
             );
         }
     }
+    let gaps: Vec<_> = reports
+        .iter()
+        .filter_map(|r| r.auto_against_best.as_ref().map(|g| (r, g)))
+        .collect();
+    if !gaps.is_empty() {
+        println!(
+            "auto against the best fixed profile (nDCG@10, paired by query, ± one standard error):"
+        );
+        for (r, g) in gaps {
+            println!(
+                "{:<28} {:<26} {:+.4} ± {:.4}",
+                dataset(r),
+                g.best_profile,
+                g.auto_minus_best.mean,
+                g.auto_minus_best.standard_error
+            );
+        }
+    }
     println!("nDCG@10 by query length (words):");
     for r in reports {
         for m in &r.methods {

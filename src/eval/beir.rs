@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::{mean, ndcg_at, recall_at, Qrels, Run};
+use super::metrics::{mean, ndcg_at, paired_difference, recall_at, PairedDifference, Qrels, Run};
 use crate::engine::{Engine, EngineError};
 use crate::index::CalibrationSource;
 use crate::model::{Document, IndexName};
 use crate::retrieval::fusion::BranchFusion;
-use crate::retrieval::profiles::AutoStart;
+use crate::retrieval::profiles::{AutoStart, Profile};
 use crate::retrieval::{SearchMethod, SearchRequest};
 
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +103,41 @@ pub struct MethodReport {
     pub latency_p99_ms: f64,
     /// nDCG@10 of the queries of each length (words), where any fall.
     pub by_query_length: Vec<LengthBucket>,
+    /// nDCG@10 of each query, in the order they ran: what methods are compared on.
+    #[serde(skip)]
+    pub ndcg_at_10_by_query: Vec<f64>,
+}
+
+/// `auto` against the best fixed profile on one set of queries.
+#[derive(Debug, Clone, Serialize)]
+pub struct AutoAgainstBest {
+    /// The fixed profile (`exact`, `balanced` or `semantic`) with the highest nDCG@10.
+    pub best_profile: String,
+    /// `auto`'s nDCG@10 less the best's, query by query.
+    pub auto_minus_best: PairedDifference,
+}
+
+impl AutoAgainstBest {
+    /// Where `methods` (scored as `reports`) hold `auto` and a fixed profile.
+    pub fn of(methods: &[EvalMethod], reports: &[MethodReport]) -> Option<AutoAgainstBest> {
+        let profiles = || {
+            methods.iter().zip(reports).filter_map(|(m, r)| match m {
+                EvalMethod::Profile(p) => Some((*p, r)),
+                _ => None,
+            })
+        };
+        let (_, auto) = profiles().find(|(p, _)| *p == Profile::Auto)?;
+        let (_, best) = profiles()
+            .filter(|(p, _)| *p != Profile::Auto)
+            .max_by(|(_, a), (_, b)| a.ndcg_at_10.total_cmp(&b.ndcg_at_10))?;
+        Some(AutoAgainstBest {
+            best_profile: best.method.clone(),
+            auto_minus_best: paired_difference(
+                &auto.ndcg_at_10_by_query,
+                &best.ndcg_at_10_by_query,
+            ),
+        })
+    }
 }
 
 /// nDCG@10 over the queries of one length range.
@@ -145,6 +180,8 @@ pub struct EvalReport {
     /// The weight `auto` gave passages: a calibrated one, or balanced.
     pub auto_passage_weight: f64,
     pub methods: Vec<MethodReport>,
+    /// Where `auto` and a fixed profile both ran.
+    pub auto_against_best: Option<AutoAgainstBest>,
 }
 
 /// Percentile of sorted samples (nearest rank).
@@ -161,9 +198,9 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum EvalMethod {
     Method(SearchMethod),
-    Profile(crate::retrieval::profiles::Profile),
+    Profile(Profile),
     /// A profile whose hybrid scales its branches another way than contract 000.
-    Fused(crate::retrieval::profiles::Profile, BranchFusion),
+    Fused(Profile, BranchFusion),
 }
 
 impl EvalMethod {
@@ -256,6 +293,14 @@ pub async fn score(
             })
         })
         .collect();
+    let ndcg_at_10_by_query = queries
+        .iter()
+        .map(|q| {
+            qrels.get(&q.id).map_or(0.0, |judged| {
+                ndcg_at(run.get(&q.id).unwrap_or(&empty), judged, 10)
+            })
+        })
+        .collect();
     Ok(MethodReport {
         method: name,
         ndcg_at_10: mean(qrels, &run, |r, j| ndcg_at(r, j, 10)),
@@ -264,6 +309,7 @@ pub async fn score(
         latency_p50_ms: percentile(&latencies, 50.0),
         latency_p99_ms: percentile(&latencies, 99.0),
         by_query_length,
+        ndcg_at_10_by_query,
     })
 }
 
@@ -434,6 +480,7 @@ pub async fn evaluate(
             calibration: calibration.clone(),
             auto_center: start.center,
             auto_passage_weight: start.passage_weight,
+            auto_against_best: AutoAgainstBest::of(methods, &reports),
             methods: reports,
         });
     }
@@ -459,6 +506,42 @@ mod tests {
         assert_eq!(q["2"]["d3"], 2);
         std::fs::write(&p, "1\td1\n").unwrap();
         assert!(read_qrels(&p).is_err());
+    }
+
+    #[test]
+    fn auto_is_compared_with_the_best_fixed_profile_query_by_query() {
+        let report = |method: &str, by_query: Vec<f64>| MethodReport {
+            method: method.to_string(),
+            ndcg_at_10: by_query.iter().sum::<f64>() / by_query.len() as f64,
+            recall_at_100: 0.0,
+            queries: by_query.len(),
+            latency_p50_ms: 0.0,
+            latency_p99_ms: 0.0,
+            by_query_length: Vec::new(),
+            ndcg_at_10_by_query: by_query,
+        };
+        let methods = [
+            EvalMethod::Method(SearchMethod::Hybrid),
+            EvalMethod::Profile(Profile::Exact),
+            EvalMethod::Profile(Profile::Semantic),
+            EvalMethod::Fused(Profile::Balanced, BranchFusion::Rrf),
+            EvalMethod::Profile(Profile::Auto),
+        ];
+        let reports = [
+            // Neither a method nor another fusion counts as a fixed profile, however good.
+            report("hybrid", vec![1.0, 1.0]),
+            report("profile exact", vec![0.6, 0.4]),
+            report("profile semantic", vec![0.8, 0.4]),
+            report("profile balanced rrf", vec![1.0, 1.0]),
+            report("profile auto", vec![0.6, 0.4]),
+        ];
+        let gap = AutoAgainstBest::of(&methods, &reports).unwrap();
+        assert_eq!(gap.best_profile, "profile semantic");
+        assert!((gap.auto_minus_best.mean + 0.1).abs() < 1e-12);
+        assert!((gap.auto_minus_best.standard_error - 0.1).abs() < 1e-12);
+        // Without `auto`, or without a fixed profile, there is nothing to compare.
+        assert!(AutoAgainstBest::of(&methods[..4], &reports[..4]).is_none());
+        assert!(AutoAgainstBest::of(&methods[4..], &reports[4..]).is_none());
     }
 
     #[test]

@@ -227,14 +227,8 @@ pub fn clearly_best(by_query: &[(f64, Vec<f64>)]) -> f64 {
 /// Whether `other` trails `best` by no more than one standard error of their paired
 /// per-query differences.
 fn within_one_standard_error(best: &[f64], other: &[f64]) -> bool {
-    let n = best.len().min(other.len());
-    let differences: Vec<f64> = best.iter().zip(other).map(|(b, o)| b - o).collect();
-    let trail = mean(&differences);
-    if n < 2 {
-        return trail <= 0.0;
-    }
-    let variance = differences.iter().map(|d| (d - trail).powi(2)).sum::<f64>() / (n - 1) as f64;
-    trail <= (variance / n as f64).sqrt()
+    let trail = super::metrics::paired_difference(best, other);
+    trail.mean <= trail.standard_error
 }
 
 /// An index calibrates itself once it holds this many chunks: fewer rarely give enough

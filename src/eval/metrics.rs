@@ -74,9 +74,51 @@ pub fn mean(
     total / qrels.len() as f64
 }
 
+/// Two methods scored on the same queries: the mean of their per-query differences, and its
+/// standard error. A mean within a standard error or two of zero is as likely the queries'
+/// spread as a real difference.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct PairedDifference {
+    pub mean: f64,
+    /// 0 with fewer than two queries: nothing to measure the spread with.
+    pub standard_error: f64,
+}
+
+/// `a − b`, query by query (the first `min(len)` queries of each).
+pub fn paired_difference(a: &[f64], b: &[f64]) -> PairedDifference {
+    let differences: Vec<f64> = a.iter().zip(b).map(|(a, b)| a - b).collect();
+    let n = differences.len();
+    let mean = differences.iter().sum::<f64>() / n.max(1) as f64;
+    let standard_error = if n < 2 {
+        0.0
+    } else {
+        let variance = differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        (variance / n as f64).sqrt()
+    };
+    PairedDifference {
+        mean,
+        standard_error,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paired_difference_has_the_spread_of_the_differences_not_of_the_scores() {
+        // Scores that spread widely but differ by the same amount each query: no doubt.
+        let same_gap = paired_difference(&[0.9, 0.5, 0.1], &[0.8, 0.4, 0.0]);
+        assert!((same_gap.mean - 0.1).abs() < 1e-12);
+        assert!(same_gap.standard_error < 1e-12);
+        // Differences of +0.2 and 0: mean 0.1, sample sd √0.02, se √0.02 / √2 = 0.1.
+        let spread = paired_difference(&[0.7, 0.5], &[0.5, 0.5]);
+        assert!((spread.mean - 0.1).abs() < 1e-12);
+        assert!((spread.standard_error - 0.1).abs() < 1e-12);
+        // One query measures no spread; none measures nothing.
+        assert_eq!(paired_difference(&[0.3], &[0.5]).standard_error, 0.0);
+        assert_eq!(paired_difference(&[], &[]).mean, 0.0);
+    }
 
     fn map<V: Copy>(items: &[(&str, V)]) -> HashMap<String, V> {
         items.iter().map(|(k, v)| (k.to_string(), *v)).collect()
