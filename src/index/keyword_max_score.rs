@@ -25,7 +25,9 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 
-use tantivy::query::{Bm25Weight, EnableScoring, Query, Scorer, TermQuery, Weight};
+use tantivy::fieldnorm::FieldNormReader;
+use tantivy::postings::{Postings, SegmentPostings};
+use tantivy::query::Bm25Weight;
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, DocId, DocSet, Score, Searcher, SegmentReader, Term, TERMINATED};
 
@@ -54,33 +56,85 @@ pub fn top_k(
 
 /// The terms with what scores them on `searcher`'s segments.
 fn clauses(searcher: &Searcher, terms: &[(Term, Score)]) -> tantivy::Result<Vec<Clause>> {
-    let scoring = EnableScoring::enabled_from_searcher(searcher);
     terms
         .iter()
         .map(|(term, boost)| {
-            let weight =
-                TermQuery::new(term.clone(), IndexRecordOption::WithFreqs).weight(scoring)?;
+            // The weight tantivy's `TermQuery` scores the term with on this searcher.
+            let bm25 =
+                Bm25Weight::for_terms(searcher, std::slice::from_ref(term))?.boost_by(*boost);
             // A term's BM25 part is its weight times tf / (tf + norm), below 1: at the
             // shortest length and the largest frequency the ratio rounds to 1, the weight
             // itself. (`Bm25Weight::max_score` takes the longest length, and a short chunk
             // repeating one word scores above it: lengths are stored rounded down.)
-            let max = Bm25Weight::for_terms(searcher, std::slice::from_ref(term))?
-                .boost_by(*boost)
-                .score(0, u32::MAX);
+            let max = bm25.score(0, u32::MAX);
             Ok(Clause {
-                weight,
-                boost: *boost,
+                term: term.clone(),
+                bm25,
                 max,
             })
         })
         .collect()
 }
 
-/// One term of the query: its weight, boost, and the most it can add to a document's score.
+/// One term of the query: its BM25 weight (boost included), and the most it can add to a
+/// document's score.
 struct Clause {
-    weight: Box<dyn Weight>,
-    boost: Score,
+    term: Term,
+    bm25: Bm25Weight,
     max: Score,
+}
+
+/// One term's postings in one segment, scored as tantivy's term scorer scores them (its
+/// weight's `score` of the document's field norm and the term's frequency), but without a
+/// dynamic call per posting: a long query reads millions of postings (BENCHMARKS.md,
+/// "Passages as queries at a million chunks").
+struct TermCursor {
+    postings: SegmentPostings,
+    norms: FieldNormReader,
+    bm25: Bm25Weight,
+}
+
+impl TermCursor {
+    /// `clause`'s postings in `reader`; none (the cursor at `TERMINATED`) where the segment
+    /// does not hold the term.
+    fn open(clause: &Clause, reader: &SegmentReader) -> tantivy::Result<TermCursor> {
+        let field = clause.term.field();
+        let postings = reader
+            .inverted_index(field)?
+            .read_postings(&clause.term, IndexRecordOption::WithFreqs)?
+            .unwrap_or_else(SegmentPostings::empty);
+        let norms = reader
+            .fieldnorms_readers()
+            .get_field(field)?
+            .unwrap_or_else(|| FieldNormReader::constant(reader.max_doc(), 1));
+        Ok(TermCursor {
+            postings,
+            norms,
+            bm25: clause.bm25.clone(),
+        })
+    }
+
+    #[inline]
+    fn doc(&self) -> DocId {
+        self.postings.doc()
+    }
+
+    #[inline]
+    fn advance(&mut self) -> DocId {
+        self.postings.advance()
+    }
+
+    #[inline]
+    fn seek(&mut self, target: DocId) -> DocId {
+        self.postings.seek(target)
+    }
+
+    #[inline]
+    fn score(&self) -> Score {
+        let doc = self.doc();
+        self.bm25
+            .score(self.norms.fieldnorm_id(doc), self.postings.term_freq())
+    }
 }
 
 /// Slack on every "cannot reach the k-th score" test: the bounds are sums of floats, and a
@@ -163,9 +217,9 @@ fn search_segment_in_windows(
     // Terms by the most they can add, least first; `bound[i]` is what terms 0..=i can add.
     let mut order: Vec<usize> = (0..clauses.len()).collect();
     order.sort_by(|&a, &b| clauses[a].max.total_cmp(&clauses[b].max).then(a.cmp(&b)));
-    let mut scorers: Vec<Box<dyn Scorer>> = Vec::with_capacity(order.len());
+    let mut scorers: Vec<TermCursor> = Vec::with_capacity(order.len());
     for &i in &order {
-        scorers.push(clauses[i].weight.scorer(reader, clauses[i].boost)?);
+        scorers.push(TermCursor::open(&clauses[i], reader)?);
     }
     let bound: Vec<Score> = order
         .iter()
@@ -421,7 +475,7 @@ mod tests {
         let term = Term::from_field_text(body, "spam");
         let clauses = clauses(&searcher, &[(term.clone(), 1.0)]).unwrap();
         let reader = &searcher.segment_readers()[0];
-        let mut scorer = clauses[0].weight.scorer(reader, 1.0).unwrap();
+        let scorer = TermCursor::open(&clauses[0], reader).unwrap();
         assert_eq!(scorer.doc(), 50);
         let score = scorer.score();
         let before = Bm25Weight::for_terms(&searcher, &[term])
@@ -429,6 +483,51 @@ mod tests {
             .max_score();
         assert!(score > before, "{score} within the old bound {before}");
         assert!(score <= clauses[0].max, "{score} above {}", clauses[0].max);
+    }
+
+    /// The cursor walks and scores a term's postings exactly as tantivy's own term scorer
+    /// does, boost included, to the last bit, and an absent term proposes nothing.
+    #[test]
+    fn a_cursor_scores_each_posting_as_tantivys_term_scorer_does() {
+        use tantivy::doc;
+        use tantivy::query::{EnableScoring, Query, TermQuery};
+        let (index, body, mut writer) = ram_index();
+        for i in 0..400 {
+            let text = format!("{} {}", "spam ".repeat(i % 7 + 1), "filler ".repeat(i % 13));
+            writer.add_document(doc!(body => text)).unwrap();
+        }
+        writer.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        let reader = &searcher.segment_readers()[0];
+        let term = Term::from_field_text(body, "spam");
+        let boost = 2.5;
+        let clauses = clauses(&searcher, &[(term.clone(), boost)]).unwrap();
+        let mut cursor = TermCursor::open(&clauses[0], reader).unwrap();
+        let mut tantivy = TermQuery::new(term, IndexRecordOption::WithFreqs)
+            .weight(EnableScoring::enabled_from_searcher(&searcher))
+            .unwrap()
+            .scorer(reader, boost)
+            .unwrap();
+        let mut postings = 0;
+        while tantivy.doc() != TERMINATED {
+            assert_eq!(cursor.doc(), tantivy.doc());
+            assert_eq!(cursor.score().to_bits(), tantivy.score().to_bits());
+            postings += 1;
+            if postings % 3 == 0 {
+                let target = tantivy.doc() + 5;
+                assert_eq!(cursor.seek(target), tantivy.seek(target));
+            } else {
+                assert_eq!(cursor.advance(), tantivy.advance());
+            }
+        }
+        assert_eq!(cursor.doc(), TERMINATED);
+        assert!(postings > 100);
+        let absent =
+            super::clauses(&searcher, &[(Term::from_field_text(body, "absent"), 1.0)]).unwrap();
+        assert_eq!(
+            TermCursor::open(&absent[0], reader).unwrap().doc(),
+            TERMINATED
+        );
     }
 
     #[test]
@@ -556,7 +655,7 @@ mod tests {
     fn answers_what_top_docs_answers_and_the_same_every_time() {
         use tantivy::collector::TopDocs;
         use tantivy::doc;
-        use tantivy::query::{BooleanQuery, BoostQuery, Occur};
+        use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 
         let (index, body, mut writer) = ram_index();
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
