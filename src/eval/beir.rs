@@ -275,16 +275,22 @@ pub async fn score(
         run_queries(engine, index, queries, &name, progress, left_out, request).await?;
     latencies.sort_by(f64::total_cmp);
     let empty = HashMap::new();
+    // Each query's nDCG@10, where something judges it.
+    let per_query: Vec<Option<f64>> = queries
+        .iter()
+        .map(|q| {
+            let judged = qrels.get(&q.id)?;
+            Some(ndcg_at(run.get(&q.id).unwrap_or(&empty), judged, 10))
+        })
+        .collect();
     let by_query_length = LENGTH_BUCKETS
         .iter()
         .filter_map(|&(label, min, max)| {
             let within: Vec<f64> = queries
                 .iter()
-                .filter(|q| (min..=max).contains(&words(&q.text)))
-                .filter_map(|q| {
-                    let judged = qrels.get(&q.id)?;
-                    Some(ndcg_at(run.get(&q.id).unwrap_or(&empty), judged, 10))
-                })
+                .zip(&per_query)
+                .filter(|(q, _)| (min..=max).contains(&words(&q.text)))
+                .filter_map(|(_, ndcg)| *ndcg)
                 .collect();
             (!within.is_empty()).then(|| LengthBucket {
                 words: label,
@@ -293,14 +299,7 @@ pub async fn score(
             })
         })
         .collect();
-    let ndcg_at_10_by_query = queries
-        .iter()
-        .map(|q| {
-            qrels.get(&q.id).map_or(0.0, |judged| {
-                ndcg_at(run.get(&q.id).unwrap_or(&empty), judged, 10)
-            })
-        })
-        .collect();
+    let ndcg_at_10_by_query = per_query.into_iter().map(|n| n.unwrap_or(0.0)).collect();
     Ok(MethodReport {
         method: name,
         ndcg_at_10: mean(qrels, &run, |r, j| ndcg_at(r, j, 10)),

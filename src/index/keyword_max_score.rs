@@ -17,9 +17,10 @@
 //! score any of them has kept so far ([`SharedFloor`]): at a million chunks in ten segments,
 //! most segments start with a floor near the answer's k-th score instead of from nothing.
 //!
-//! Same scores as tantivy's `TopDocs` (each term scored by tantivy's own term scorer), summed
-//! in query order whatever path found the document, so the answer depends on the snapshot
-//! only. Ties go to the lower document address, as `TopDocs`'s do.
+//! Same scores as tantivy's `TopDocs` (each term scored with tantivy's own BM25 weight, as
+//! its term scorer does), summed in query order whatever path found the document, so the
+//! answer depends on the snapshot only. Ties go to the lower document address, as
+//! `TopDocs`'s do.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -88,16 +89,16 @@ struct Clause {
 /// weight's `score` of the document's field norm and the term's frequency), but without a
 /// dynamic call per posting: a long query reads millions of postings (BENCHMARKS.md,
 /// "Passages as queries at a million chunks").
-struct TermCursor {
+struct TermCursor<'a> {
     postings: SegmentPostings,
     norms: FieldNormReader,
-    bm25: Bm25Weight,
+    bm25: &'a Bm25Weight,
 }
 
-impl TermCursor {
+impl<'a> TermCursor<'a> {
     /// `clause`'s postings in `reader`; none (the cursor at `TERMINATED`) where the segment
     /// does not hold the term.
-    fn open(clause: &Clause, reader: &SegmentReader) -> tantivy::Result<TermCursor> {
+    fn open(clause: &'a Clause, reader: &SegmentReader) -> tantivy::Result<TermCursor<'a>> {
         let field = clause.term.field();
         let postings = reader
             .inverted_index(field)?
@@ -110,7 +111,7 @@ impl TermCursor {
         Ok(TermCursor {
             postings,
             norms,
-            bm25: clause.bm25.clone(),
+            bm25: &clause.bm25,
         })
     }
 
