@@ -181,13 +181,7 @@ pub(crate) fn documents(corpus: &[Document]) -> impl Iterator<Item = Document> +
 fn passage_queries(corpus: &[Document]) -> Vec<String> {
     corpus
         .iter()
-        .map(|d| {
-            [d.title.as_deref(), d.text.as_deref()]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
+        .map(crate::eval::long_queries::as_query)
         .filter(|text| is_passage(text))
         .collect()
 }

@@ -42,11 +42,7 @@ pub fn long_queries(corpus: &[Document], qrels: &Qrels) -> (Vec<BeirQuery>, Qrel
         let Some(doc) = by_id.get(id.as_str()) else {
             continue;
         };
-        let text = [doc.title.as_deref(), doc.text.as_deref()]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(" ");
+        let text = as_query(doc);
         if text.trim().is_empty() {
             continue;
         }
@@ -57,6 +53,15 @@ pub fn long_queries(corpus: &[Document], qrels: &Qrels) -> (Vec<BeirQuery>, Qrel
         long_qrels.insert(id, relevant);
     }
     (queries, long_qrels)
+}
+
+/// A document asked as a query: its title and text, joined.
+pub fn as_query(doc: &Document) -> String {
+    [doc.title.as_deref(), doc.text.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `set` without the queries whose ids (documents) are among `others`: a weight measured on
