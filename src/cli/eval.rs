@@ -20,7 +20,9 @@ pub enum EvalCommand {
         /// Index name (with several datasets, `<index>-1`, `<index>-2`, …).
         #[arg(long, default_value = "beir-eval")]
         index: String,
-        /// Also score each dataset's long-query variant: its cited documents as queries.
+        /// Also score each dataset's long-query variant: its cited documents as queries. It is
+        /// built from the test split (`long`) and, without --calibrate, also from every
+        /// judged split (`long-all`: qrels/test.tsv and qrels/train.tsv).
         #[arg(long)]
         long_queries: bool,
         /// First calibrate `auto` on queries the index cuts from its own chunks (no

@@ -159,8 +159,9 @@ fn words(text: &str) -> usize {
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
     pub dataset: String,
-    /// Which queries were scored: the dataset's `test` split, or `long` (its cited documents
-    /// as queries; see `eval::long_queries`).
+    /// Which queries were scored: the dataset's `test` split, `long` (the documents its test
+    /// queries cite, as queries; see `eval::long_queries`) or `long-all` (the same from every
+    /// judged split).
     pub queries: String,
     pub index: String,
     pub index_version: u64,
@@ -381,9 +382,10 @@ pub async fn evaluate(
     let queries = read_queries(&data.join("queries.jsonl"))?;
     let qrels = read_qrels(&data.join("qrels").join("test.tsv"))?;
     let documents = corpus.len();
-    let long_set = long.then(|| super::long_queries::long_queries(&corpus, &qrels));
+    let long_set = long.then(|| super::long_queries::long_queries(&corpus, &[&qrels]));
+    let train_path = data.join("qrels").join("train.tsv");
     let train = match calibrate {
-        Calibrate::Judged => Some(read_qrels(&data.join("qrels").join("train.tsv"))?),
+        Calibrate::Judged => Some(read_qrels(&train_path)?),
         _ => None,
     };
     // With `long`, the passage weight is measured on the training split's long queries.
@@ -391,9 +393,21 @@ pub async fn evaluate(
         .as_ref()
         .zip(long_set.as_ref())
         .map(|(train, (test, _))| {
-            let set = super::long_queries::long_queries(&corpus, train);
+            let set = super::long_queries::long_queries(&corpus, &[train]);
             super::long_queries::without(set, test)
         });
+    // The variant from every judged split, where calibration read none of their judgments:
+    // a larger sample than the test split's alone.
+    let long_all = match (long, calibrate) {
+        (true, Calibrate::No | Calibrate::Synthetic) if train_path.exists() => {
+            let train = read_qrels(&train_path)?;
+            Some(super::long_queries::long_queries(
+                &corpus,
+                &[&qrels, &train],
+            ))
+        }
+        _ => None,
+    };
 
     let started = Instant::now();
     let outcome = crate::ingest::ingest_documents(engine, index, corpus, progress).await?;
@@ -441,8 +455,10 @@ pub async fn evaluate(
     let stats = engine.stats(index).await?;
     let mut sets = vec![("test", queries, qrels, LeftOut::Nothing)];
     // A dataset where no query cites two documents has no long-query variant: nothing to report.
-    if let Some((long_queries, long_qrels)) = long_set.filter(|(q, _)| !q.is_empty()) {
-        sets.push(("long", long_queries, long_qrels, LeftOut::QueryDocument));
+    for (set, long_set) in [("long", long_set), ("long-all", long_all)] {
+        if let Some((long_queries, long_qrels)) = long_set.filter(|(q, _)| !q.is_empty()) {
+            sets.push((set, long_queries, long_qrels, LeftOut::QueryDocument));
+        }
     }
     let mut out = Vec::new();
     for (set, queries, qrels, left_out) in &sets {

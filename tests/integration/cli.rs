@@ -550,7 +550,7 @@ fn eval_beir_scores_every_method_and_reports_the_auto_centre_it_ran_from() {
     .unwrap();
     std::fs::write(
         beir.join("qrels/train.tsv"),
-        "query-id\tcorpus-id\tscore\nq1\td1\t1\n",
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq4\td3\t1\nq4\td4\t1\n",
     )
     .unwrap();
     let eval = |data: &str, extra: &[&str]| -> Value {
@@ -573,12 +573,16 @@ fn eval_beir_scores_every_method_and_reports_the_auto_centre_it_ran_from() {
     };
 
     let reports = eval("plain", &[]);
-    let [test, long] = reports.as_array().unwrap().as_slice() else {
-        panic!("a report for the test queries and one for the long ones: {reports}");
+    let [test, long, long_all] = reports.as_array().unwrap().as_slice() else {
+        panic!("a report for the test queries and two for the long ones: {reports}");
     };
     assert_eq!(
-        (test["queries"].as_str(), long["queries"].as_str()),
-        (Some("test"), Some("long"))
+        (
+            test["queries"].as_str(),
+            long["queries"].as_str(),
+            long_all["queries"].as_str()
+        ),
+        (Some("test"), Some("long"), Some("long-all"))
     );
     for name in [
         "semantic",
@@ -596,6 +600,8 @@ fn eval_beir_scores_every_method_and_reports_the_auto_centre_it_ran_from() {
     assert_eq!(method(test, "keyword")["ndcg_at_10"], 1.0);
     // The long variant: each cited document of a query citing two, judged by the other.
     assert_eq!(method(long, "keyword")["queries"], 4);
+    // From every split: the training query citing d3 and d4 adds both.
+    assert_eq!(method(long_all, "keyword")["queries"], 6);
     assert_eq!(
         test["auto_center"], 0.5,
         "hashing: no measured centre, not calibrated"
@@ -603,6 +609,11 @@ fn eval_beir_scores_every_method_and_reports_the_auto_centre_it_ran_from() {
     assert!(test["calibration"].is_null());
 
     let calibrated = eval("calibrated", &["--calibrate"]);
+    assert_eq!(
+        calibrated.as_array().unwrap().len(),
+        2,
+        "no variant from every split: calibration read the training judgments"
+    );
     let report = &calibrated[0];
     let center = report["calibration"]["center"].as_f64().unwrap();
     assert!(
@@ -614,9 +625,9 @@ fn eval_beir_scores_every_method_and_reports_the_auto_centre_it_ran_from() {
         report["auto_center"], center,
         "auto ran from what was measured"
     );
-    // The training split's one query cites one document: no long query to measure passages
-    // on, so they stay balanced.
-    assert_eq!(report["calibration"]["passage_queries"], 0, "{report}");
+    // The training split's long queries (d3 and d4, no test long query among them) are too
+    // few to measure passages on, so they stay balanced.
+    assert_eq!(report["calibration"]["passage_queries"], 2, "{report}");
     assert!(report["calibration"]["passage_weight"].is_null());
     assert_eq!(report["auto_passage_weight"], 0.5);
 }
