@@ -96,6 +96,15 @@ mod tests {
         }
     }
 
+    /// One query, `q`, citing `x` and `y`.
+    fn citing(x: &str, y: &str) -> Qrels {
+        [(
+            "q".to_string(),
+            [(x.to_string(), 1), (y.to_string(), 1)].into(),
+        )]
+        .into()
+    }
+
     #[test]
     fn each_cited_document_asks_for_the_others_its_queries_cite() {
         let corpus = vec![doc("a", "alpha"), doc("b", "beta"), doc("c", "gamma")];
@@ -134,14 +143,7 @@ mod tests {
     #[test]
     fn a_document_cited_in_two_splits_asks_for_what_both_cite_it_with() {
         let corpus = vec![doc("a", "alpha"), doc("b", "beta"), doc("c", "gamma")];
-        let split = |x: &str, y: &str| -> Qrels {
-            [(
-                "q".to_string(),
-                [(x.to_string(), 1), (y.to_string(), 1)].into(),
-            )]
-            .into()
-        };
-        let (test, train) = (split("a", "b"), split("a", "c"));
+        let (test, train) = (citing("a", "b"), citing("a", "c"));
         let (queries, judged) = long_queries(&corpus, &[&test, &train]);
         let ids: Vec<&str> = queries.iter().map(|q| q.id.as_str()).collect();
         assert_eq!(ids, ["a", "b", "c"]);
@@ -156,15 +158,8 @@ mod tests {
     #[test]
     fn training_long_queries_leave_out_the_documents_the_test_split_asks_with() {
         let corpus = vec![doc("a", "alpha"), doc("b", "beta"), doc("c", "gamma")];
-        let pair = |x: &str, y: &str| -> Qrels {
-            [(
-                "q".to_string(),
-                [(x.to_string(), 1), (y.to_string(), 1)].into(),
-            )]
-            .into()
-        };
-        let (test, _) = long_queries(&corpus, &[&pair("b", "c")]);
-        let (queries, judged) = without(long_queries(&corpus, &[&pair("a", "b")]), &test);
+        let (test, _) = long_queries(&corpus, &[&citing("b", "c")]);
+        let (queries, judged) = without(long_queries(&corpus, &[&citing("a", "b")]), &test);
         let ids: Vec<&str> = queries.iter().map(|q| q.id.as_str()).collect();
         assert_eq!(ids, ["a"], "b is a test query");
         assert_eq!(judged.keys().collect::<Vec<_>>(), ["a"]);
