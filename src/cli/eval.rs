@@ -128,8 +128,8 @@ fn eval_methods() -> Vec<crate::eval::beir::EvalMethod> {
 fn print_eval(reports: &[crate::eval::beir::EvalReport]) {
     for r in reports.iter().filter(|r| r.queries == "test") {
         println!(
-            "{} · {} documents · {} chunks · index_version {}",
-            r.dataset, r.documents, r.chunks, r.index_version
+            "{} · index {} · {} documents · {} chunks · index_version {}",
+            r.dataset, r.index, r.documents, r.chunks, r.index_version
         );
         if let Some(rate) = r.ingest_chunks_per_second {
             println!(
