@@ -397,14 +397,14 @@ pub async fn evaluate(
             super::long_queries::without(set, test)
         });
     // The variant from every judged split, where calibration read none of their judgments:
-    // a larger sample than the test split's alone.
+    // a larger sample than the test split's alone. Where the other splits add nothing, it
+    // is the test split's variant, which is scored once.
     let long_all = match (long, calibrate) {
         (true, Calibrate::No | Calibrate::Synthetic) if train_path.exists() => {
             let train = read_qrels(&train_path)?;
-            Some(super::long_queries::long_queries(
-                &corpus,
-                &[&qrels, &train],
-            ))
+            let all = super::long_queries::long_queries(&corpus, &[&qrels, &train]);
+            let adds = long_set.as_ref().is_none_or(|(_, test)| *test != all.1);
+            adds.then_some(all)
         }
         _ => None,
     };

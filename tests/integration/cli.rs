@@ -630,6 +630,22 @@ fn eval_beir_scores_every_method_and_reports_the_auto_centre_it_ran_from() {
     assert_eq!(report["calibration"]["passage_queries"], 0, "{report}");
     assert!(report["calibration"]["passage_weight"].is_null());
     assert_eq!(report["auto_passage_weight"], 0.5);
+
+    // A training split that adds no long query: the variant from every split would be the
+    // test split's, so it is scored once.
+    std::fs::write(
+        beir.join("qrels/train.tsv"),
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\n",
+    )
+    .unwrap();
+    let reports = eval("train-adds-nothing", &[]);
+    let queries: Vec<&str> = reports
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["queries"].as_str().unwrap())
+        .collect();
+    assert_eq!(queries, ["test", "long"]);
 }
 
 #[test]
