@@ -488,42 +488,87 @@ impl KeywordStore {
         let mut commit = writer.prepare_commit()?;
         commit.set_payload(&version.to_string());
         commit.commit()?;
-        // Tantivy's log merge policy picks segments of similar size (a commit's small segment
-        // joins other small ones; big segments merge only with big ones), so the work per
-        // commit stays proportional to what it added rather than to the index. The merges
-        // run in the background, while the next batches are embedded, indexed and committed
-        // (a merge of big segments takes seconds); each one rewrites the live commit only,
-        // while the snapshot of `version` stays as committed and pinned answers keep their
-        // exact BM25 statistics. One round at a time: a round still running when the next
-        // commit lands holds its segments, and the next commit plans the next round.
-        if let Some(policy) = &self.merge_policy {
-            let mut merges = self.merges.lock().expect("keyword merges lock");
-            if merges.as_ref().is_none_or(MergesInFlight::is_finished) {
-                if let Some(finished) = merges.take() {
-                    finished.wait();
-                }
-                let metas = self.index.searchable_segment_metas()?;
-                let candidates = policy.compute_merge_candidates(&metas);
-                // Merges are background work: the commit is done and searches see its
-                // segments either way, so they run at `index.maintenance.background_priority` like
-                // maintenance passes (at normal priority, one merge thread still took a core
-                // from the queries for seconds at a time). Tantivy starts its merge threads
-                // without a hook for that, so they are moved by name, before the writer's
-                // first round (they have long set their names by then).
-                if !candidates.is_empty()
-                    && !self
-                        .merge_threads_moved
-                        .load(std::sync::atomic::Ordering::Relaxed)
-                {
-                    let moved =
-                        crate::runtime::background::demote_threads_named(TANTIVY_MERGE_THREADS);
-                    self.merge_threads_moved
-                        .store(moved > 0, std::sync::atomic::Ordering::Relaxed);
-                }
-                *merges = MergesInFlight::start(writer, candidates);
-            }
+        self.start_due_merges_with(writer)
+    }
+
+    /// Starts the merges due on the live commit, unless a round is still running.
+    ///
+    /// Tantivy's log merge policy picks segments of similar size (a commit's small segment
+    /// joins other small ones; big segments merge only with big ones), so the work per
+    /// commit stays proportional to what it added rather than to the index. The merges run
+    /// in the background, while the next batches are embedded, indexed and committed (a
+    /// merge of big segments takes seconds); each one rewrites the live commit only, while
+    /// the snapshot of the commit's version stays as committed and pinned answers keep their
+    /// exact BM25 statistics. One round at a time: a round still running when the next commit
+    /// lands holds its segments, and the next commit (or maintenance pass,
+    /// [`KeywordStore::start_due_merges`]) plans the next round.
+    fn start_due_merges_with(&self, writer: &mut IndexWriter) -> Result<(), StoreError> {
+        let Some(policy) = &self.merge_policy else {
+            return Ok(());
+        };
+        let mut merges = self.merges.lock().expect("keyword merges lock");
+        if merges.as_ref().is_some_and(|m| !m.is_finished()) {
+            return Ok(());
         }
+        if let Some(finished) = merges.take() {
+            finished.wait();
+        }
+        let metas = self.index.searchable_segment_metas()?;
+        let candidates = policy.compute_merge_candidates(&metas);
+        // Merges are background work: the commit is done and searches see its segments
+        // either way, so they run at `index.maintenance.background_priority` like maintenance
+        // passes (at normal priority, one merge thread still took a core from the queries for
+        // seconds at a time). Tantivy starts its merge threads without a hook for that, so
+        // they are moved by name, before the writer's first round (they have long set their
+        // names by then).
+        if !candidates.is_empty()
+            && !self
+                .merge_threads_moved
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            let moved = crate::runtime::background::demote_threads_named(TANTIVY_MERGE_THREADS);
+            self.merge_threads_moved
+                .store(moved > 0, std::sync::atomic::Ordering::Relaxed);
+        }
+        *merges = MergesInFlight::start(writer, candidates);
         Ok(())
+    }
+
+    /// Starts the merges due on the live commit, for an index no write reaches: each commit
+    /// plans a round, but one that landed while a round ran planned none, and an index whose
+    /// writes stopped has no next commit. Opens the writer only when a merge is due.
+    pub fn start_due_merges(&self) -> Result<(), StoreError> {
+        let Some(policy) = &self.merge_policy else {
+            return Ok(());
+        };
+        if self.merging()
+            || policy
+                .compute_merge_candidates(&self.index.searchable_segment_metas()?)
+                .is_empty()
+        {
+            return Ok(());
+        }
+        let mut guard = self.writer.lock().expect("keyword writer lock");
+        let writer = self.writer_in(&mut guard)?;
+        self.start_due_merges_with(writer)
+    }
+
+    /// Whether merges that ended since the commit of `version` (the newest) left the live
+    /// commit with other segments than that version's snapshot: the same chunks, in fewer,
+    /// larger segments, which queries search from the next commit on. `false` while a round
+    /// runs: it is taken whole once it ends.
+    pub fn merged_since(&self, version: u64) -> Result<bool, StoreError> {
+        if self.merging() || self.latest_version()? != Some(version) {
+            return Ok(false);
+        }
+        let live: BTreeSet<_> = self.index.searchable_segment_ids()?.into_iter().collect();
+        let committed: BTreeSet<_> = self
+            .searcher(version)?
+            .segment_readers()
+            .iter()
+            .map(|r| r.segment_id())
+            .collect();
+        Ok(live != committed)
     }
 
     /// Waits for the merges in flight. Called with the writer's lock held (so that none

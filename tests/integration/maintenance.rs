@@ -684,3 +684,63 @@ async fn compaction_merges_the_newest_run_and_leaves_a_larger_fragment_alone() {
     assert_eq!(found.hits.len(), 4);
     assert_eq!(e.stats(&kb).await.unwrap().documents, 9_004);
 }
+
+/// Each hit's document and score, by document.
+fn scored(result: &ragstream::retrieval::SearchResult) -> Vec<(String, f64)> {
+    let mut hits: Vec<(String, f64)> = result
+        .hits
+        .iter()
+        .map(|h| (h.row.document_id.clone(), h.score))
+        .collect();
+    hits.sort_by(|a, b| a.0.cmp(&b.0));
+    hits
+}
+
+#[tokio::test]
+async fn an_idle_index_takes_its_keyword_merges_with_the_same_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.keyword.merge_min_segments = 2;
+    let e = engine_with(c);
+    let kb = name("kb");
+    write_lighthouses(&e, &kb, 12).await;
+    let index = e.index(&kb).await.unwrap();
+    let segments = |v: u64| index.keyword().searcher(v).unwrap().segment_readers().len();
+    let burst = index.latest_version();
+    // Every document matches, so the answers hold all of them whatever the order of ties.
+    let query = SearchRequest::new("lighthouse rocks", SearchMethod::Keyword, 20);
+    let before = e.search(&kb, &query).await.unwrap();
+    assert_eq!(before.hits.len(), 12);
+    assert!(
+        segments(burst) > 1,
+        "the last commit's batch is a segment of its own"
+    );
+
+    // Each pass makes the merges that ended searchable and starts the round now due, until
+    // the newest version searches one segment.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut adopted = 0;
+    loop {
+        let report = index.maintenance().maintain(&settings(100)).await.unwrap();
+        assert_eq!(report.keyword_segments, segments(report.index_version));
+        adopted += usize::from(report.keyword_merges_adopted);
+        if report.keyword_segments == 1 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} segments after a minute of passes",
+            report.keyword_segments
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(adopted > 0);
+    let after = e.search(&kb, &query).await.unwrap();
+    assert!(after.index_version > burst);
+    assert_eq!(after.index_version, index.latest_version());
+    assert_eq!(scored(&after), scored(&before), "same chunks, same scores");
+    // Nothing merged since: a pass makes no version.
+    let report = index.maintenance().maintain(&settings(100)).await.unwrap();
+    assert!(!report.keyword_merges_adopted);
+    assert_eq!(report.index_version, after.index_version);
+}
