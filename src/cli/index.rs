@@ -33,8 +33,10 @@ pub enum IndexCommand {
         embedder: String,
     },
     /// One maintenance pass, as the daemon's maintenance actor runs them: compact small
-    /// fragments, remove chunks soft-deleted past `index.maintenance.purge_deleted_after_seconds`, prune
-    /// versions beyond `index.retain_versions`. Prints what it did.
+    /// fragments, remove chunks soft-deleted past `index.maintenance.purge_deleted_after_seconds`,
+    /// make the keyword merges that ended searchable (a new version, same chunks), prune
+    /// versions beyond `index.retain_versions`. Merges the pass starts finish before it
+    /// exits; the next pass makes them searchable. Prints what it did.
     Maintain {
         /// The index.
         name: String,

@@ -140,7 +140,7 @@ pub struct KeywordStore {
     fields: Fields,
     /// Created on the first write, so that readers never take tantivy's writer lock.
     writer: Mutex<Option<IndexWriter>>,
-    /// Which segments to merge after a commit (`None`: never).
+    /// Which segments to merge after a commit or a maintenance pass (`None`: never).
     merge_policy: Option<LogMergePolicy>,
     /// The merges started after a commit, running on tantivy's merge threads while the next
     /// batches are indexed and committed ([`KeywordStore::commit_staged`]).
@@ -534,9 +534,10 @@ impl KeywordStore {
         Ok(())
     }
 
-    /// Starts the merges due on the live commit, for an index no write reaches: each commit
-    /// plans a round, but one that landed while a round ran planned none, and an index whose
-    /// writes stopped has no next commit. Opens the writer only when a merge is due.
+    /// Starts the merges due on the live commit, unless a round is running: for a round
+    /// that failed or was skipped (a commit that lands while a round runs plans none), and
+    /// for a process that opened an index without writing to it. Opens the writer only when
+    /// a merge is due.
     pub fn start_due_merges(&self) -> Result<(), StoreError> {
         let Some(policy) = &self.merge_policy else {
             return Ok(());
@@ -553,10 +554,18 @@ impl KeywordStore {
         self.start_due_merges_with(writer)
     }
 
+    /// Segments of `version`'s snapshot (a query searches each), read from its commit point.
+    pub fn segments(&self, version: u64) -> Result<usize, StoreError> {
+        Ok(Index::open(self.dir.pinned(version))?
+            .searchable_segment_metas()?
+            .len())
+    }
+
     /// Whether merges that ended since the commit of `version` (the newest) left the live
     /// commit with other segments than that version's snapshot: the same chunks, in fewer,
     /// larger segments, which queries search from the next commit on. `false` while a round
-    /// runs: it is taken whole once it ends.
+    /// runs (it is taken whole once it ends), and when `version` is not the store's newest
+    /// commit.
     pub fn merged_since(&self, version: u64) -> Result<bool, StoreError> {
         if self.merging() || self.latest_version()? != Some(version) {
             return Ok(false);

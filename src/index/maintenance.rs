@@ -167,12 +167,16 @@ pub struct Maintenance<'a> {
 }
 
 impl Maintenance<'_> {
-    /// One maintenance pass: purge, compact, prune. Returns what it did.
+    /// One maintenance pass: purge, compact, take keyword merges, prune. Returns what it did.
     pub async fn maintain(
         &self,
         settings: &MaintenanceSettings,
     ) -> Result<MaintenanceReport, StoreError> {
         let started = Instant::now();
+        {
+            let _guard = self.index.lock_for_write().await?;
+            self.index.repair_if_behind().await?;
+        }
         let versions_before = self.index.lance.versions().await?;
         let mut report = MaintenanceReport {
             index: self.index.name.to_string(),
@@ -206,6 +210,12 @@ impl Maintenance<'_> {
         {
             let _guard = self.index.lock_for_write().await?;
             self.index.apply_retention(0).await?;
+            // Read under the lock: a write's keyword snapshot lands after its Lance commit.
+            report.index_version = self.index.lance.latest_version();
+            report.keyword_segments = self.index.keyword.segments(report.index_version)?;
+            self.index
+                .maintained_version
+                .store(report.index_version, std::sync::atomic::Ordering::SeqCst);
         }
         let versions_after = self.index.lance.versions().await?;
         // Pruned: the versions there when the pass began and gone now (the pass's own
@@ -216,36 +226,34 @@ impl Maintenance<'_> {
             .count();
         report.versions_retained = versions_after.len();
         report.fragments_after = self.index.lance.latest().get_fragments().len();
-        report.index_version = self.index.lance.latest_version();
-        report.keyword_segments = self
-            .index
-            .keyword
-            .searcher(report.index_version)?
-            .segment_readers()
-            .len();
         report.seconds = started.elapsed().as_secs_f64();
         record(&report);
         self.index.record_shape().await?;
         Ok(report)
     }
 
-    /// Makes the keyword merges that ended since the newest commit searchable, as a new
-    /// version with the same chunks, then starts the merges now due. Returns whether a
-    /// version was made.
+    /// On an index no write reached since the last pass, makes the keyword merges that
+    /// ended since its newest commit searchable, as a new version; then starts the merges
+    /// still due. Returns whether a version was made.
     ///
-    /// Queries search a version's keyword snapshot as it was committed; merges rewrite the
-    /// live commit only, so they reach queries with the next commit. An index whose writes
-    /// stopped (a drained backlog) would otherwise search the small segments of its last
-    /// batches until its next write, and the merges its last commits skipped while a round
-    /// ran would never start. The new version holds the same chunks. Their scores are the
-    /// same too, unless a merge dropped deleted chunks, which BM25's term counts then no
-    /// longer include (as at any later commit). Older versions keep their snapshots.
-    /// (BENCHMARKS.md, "An idle index takes its keyword merges".)
+    /// Queries search a version's keyword snapshot as it was committed. Merges rewrite the
+    /// live commit only, so queries see them from the next commit on. Under writes that is
+    /// soon. An index whose writes stopped (a drained backlog) would search the small
+    /// segments of its last batches until its next write. The new version holds the same
+    /// chunks with the same scores, unless a merge dropped deleted chunks: BM25's term
+    /// counts then no longer include them, as at any later commit. Older versions keep
+    /// their snapshots. (BENCHMARKS.md, "An idle index takes its keyword merges".)
     async fn adopt_keyword_merges(&self) -> Result<bool, StoreError> {
         let _guard = self.index.lock_for_write().await?;
         let keyword = &self.index.keyword;
         let latest = self.index.lance.latest();
-        let adopted = keyword.merged_since(latest.version_id())?;
+        // A process's first pass counts as idle: `index maintain` runs alone.
+        let previous = self
+            .index
+            .maintained_version
+            .load(std::sync::atomic::Ordering::SeqCst);
+        let idle = previous == 0 || previous == latest.version_id();
+        let adopted = idle && keyword.merged_since(latest.version_id())?;
         if adopted {
             let mut transaction = Transaction::new(
                 latest.version_id(),
@@ -266,7 +274,7 @@ impl Maintenance<'_> {
                 .await?;
             self.index.commits.record(version, Change::NoRowsAdded);
             self.index.prepare_resident().await;
-            keyword.apply(version, &[], &[])?;
+            self.index.commit_keyword(version, &[], &[])?;
             tracing::info!(index = %self.index.name, version, "keyword merges made searchable");
         }
         keyword.start_due_merges()?;
@@ -390,7 +398,7 @@ impl Maintenance<'_> {
                 crate::failpoint::abort_at("after-compaction-commit");
                 self.index.commits.record(version, Change::NoRowsAdded);
                 self.index.prepare_resident().await;
-                self.index.keyword.apply(version, &[], &[])?;
+                self.index.commit_keyword(version, &[], &[])?;
                 Ok(Some((metrics.fragments_removed, metrics.fragments_added)))
             }
             Err(
@@ -442,7 +450,7 @@ impl Maintenance<'_> {
             .await?;
         self.index.commits.record(version, Change::NoRowsAdded);
         self.index.prepare_resident().await;
-        self.index.keyword.apply(version, &ids, &[])?;
+        self.index.commit_keyword(version, &ids, &[])?;
         tracing::info!(index = %self.index.name, version, chunks = ids.len(), "purged deleted chunks");
         Ok(ids.len())
     }
@@ -536,7 +544,7 @@ impl Maintenance<'_> {
             .overwrite(&rows, dimensions, properties)
             .await?;
         crate::failpoint::abort_at("after-reembed-commit");
-        self.index.keyword.apply(version, &[], &[])?;
+        self.index.commit_keyword(version, &[], &[])?;
         self.index
             .update_info(|info| switch_embedder(info, id, dimensions, version))
             .await?;

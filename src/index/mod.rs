@@ -181,6 +181,9 @@ pub struct Index {
     /// A keyword commit failed after its Lance commit (a full disk): the keyword store is
     /// behind Lance until [`Index::repair`] brings it up, which the next commit does first.
     keyword_behind: std::sync::atomic::AtomicBool,
+    /// The newest version when the last maintenance pass ended (0: none yet): a pass takes
+    /// keyword merges only while no write came since ([`maintenance`]).
+    maintained_version: std::sync::atomic::AtomicU64,
     /// Which documents recent commits gave rows to (see [`commit_log`]).
     commits: commit_log::CommitLog,
     /// The document ids the index may hold rows of (see [`known_documents`]).
@@ -407,6 +410,7 @@ impl Index {
             write_lock: tokio::sync::Mutex::new(()),
             deleted: std::sync::atomic::AtomicBool::new(false),
             keyword_behind: std::sync::atomic::AtomicBool::new(false),
+            maintained_version: std::sync::atomic::AtomicU64::new(0),
             commits: commit_log::CommitLog::default(),
             known: known_documents::KnownDocuments::default(),
             storage: storage.clone(),
@@ -636,6 +640,40 @@ impl Index {
             .unwrap_or(latest))
     }
 
+    /// Commits `removed` and `added` to the keyword store as `version`, whose Lance commit
+    /// has landed. A failure (a full disk) marks the keyword store behind, so that the next
+    /// write or maintenance pass repairs it first ([`Index::repair_if_behind`]).
+    pub(crate) fn commit_keyword(
+        &self,
+        version: u64,
+        removed: &[String],
+        added: &[ChunkRow],
+    ) -> Result<(), StoreError> {
+        self.keyword
+            .apply(version, removed, added)
+            .inspect_err(|_| self.mark_keyword_behind())
+    }
+
+    /// Records that a keyword commit failed after its Lance commit.
+    pub(crate) fn mark_keyword_behind(&self) {
+        self.keyword_behind
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Replays what the keyword store lacks after a failed commit ([`Index::repair`]).
+    /// Called with the write lock held, before a write or a maintenance pass commits.
+    pub(crate) async fn repair_if_behind(&self) -> Result<(), StoreError> {
+        if self
+            .keyword_behind
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            self.repair().await?;
+            self.keyword_behind
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
     /// Brings the keyword store up to Lance after a crash between the two commits: replays
     /// each missing Lance version as a diff of chunk rows, committing it under the same
     /// version. Lance is the source of truth.
@@ -753,7 +791,8 @@ impl Index {
             .transpose()
     }
 
-    /// Sets the gauges that describe the newest version: fragments, rows, versions on disk.
+    /// Sets the gauges that describe the newest version: fragments, rows, versions on disk,
+    /// keyword segments.
     async fn record_shape(&self) -> Result<(), StoreError> {
         let Some(m) = crate::telemetry::metrics() else {
             return Ok(());
@@ -761,14 +800,20 @@ impl Index {
         let name = self.name.as_str();
         let (fragments, rows) = self.lance.shape().await?;
         let versions = self.lance.versions().await?.len();
+        // The keyword snapshot of the newest version lands after its Lance commit: a pass
+        // that reads between the two keeps the gauge's last value.
+        let segments = self.keyword.segments(self.lance.latest_version()).ok();
         for (gauge, value) in [
-            (&m.index_fragments, fragments),
-            (&m.index_rows, rows),
-            (&m.index_versions, versions),
+            (&m.index_fragments, Some(fragments)),
+            (&m.index_rows, Some(rows)),
+            (&m.index_versions, Some(versions)),
+            (&m.index_keyword_segments, segments),
         ] {
-            gauge
-                .with_label_values(&[name])
-                .set(i64::try_from(value).unwrap_or(i64::MAX));
+            if let Some(value) = value {
+                gauge
+                    .with_label_values(&[name])
+                    .set(i64::try_from(value).unwrap_or(i64::MAX));
+            }
         }
         Ok(())
     }

@@ -630,7 +630,7 @@ impl Maintenance<'_> {
             .commits
             .record(version, super::commit_log::Change::NoRowsAdded);
         self.index.prepare_resident().await;
-        self.index.keyword.apply(version, &[], &[])?;
+        self.index.commit_keyword(version, &[], &[])?;
         self.index
             .apply_retention(self.index.commit_retention_slack())
             .await?;

@@ -381,16 +381,7 @@ impl Writer<'_> {
         // A keyword commit failed after its Lance commit: the rows Lance has and the keyword
         // store lacks are replayed first. Without this, the retried batch plans as unchanged
         // (Lance has it) and its chunks stay out of keyword search until the next open.
-        if self
-            .index
-            .keyword_behind
-            .load(std::sync::atomic::Ordering::SeqCst)
-        {
-            self.index.repair().await?;
-            self.index
-                .keyword_behind
-                .store(false, std::sync::atomic::Ordering::SeqCst);
-        }
+        self.index.repair_if_behind().await?;
         let mut outcome = WriteOutcome {
             index_version: None,
             upserted: plan.upserted,
@@ -465,11 +456,7 @@ impl Writer<'_> {
         let step = std::time::Instant::now();
         tracing::info_span!("keyword.commit", version)
             .in_scope(|| staged.commit(version))
-            .inspect_err(|_| {
-                self.index
-                    .keyword_behind
-                    .store(true, std::sync::atomic::Ordering::SeqCst)
-            })?;
+            .inspect_err(|_| self.index.mark_keyword_behind())?;
         timing.keyword += step.elapsed();
         self.index.committed.notify_one();
         let step = std::time::Instant::now();

@@ -53,6 +53,8 @@ pub struct Metrics {
     pub index_resident_vector_bytes: IntGaugeVec,
     /// Versions on disk (queryable by `index_version`) of each index.
     pub index_versions: IntGaugeVec,
+    /// Keyword segments of each index's newest version (a query searches each).
+    pub index_keyword_segments: IntGaugeVec,
     /// Maintenance passes, their duration, and what they did, by index.
     pub maintenance_runs_total: IntCounterVec,
     pub maintenance_duration_seconds: HistogramVec,
@@ -179,6 +181,11 @@ impl Metrics {
             index_fragments: gauge(
                 "ragstream_index_fragments",
                 "Lance fragments of each index's newest version.",
+                &["index"],
+            ),
+            index_keyword_segments: gauge(
+                "ragstream_index_keyword_segments",
+                "Keyword index segments of each index's newest version (a query searches each).",
                 &["index"],
             ),
             index_rows: gauge(
@@ -385,6 +392,7 @@ impl Metrics {
             m.index_rows.clone(),
             m.index_resident_vector_bytes.clone(),
             m.index_versions.clone(),
+            m.index_keyword_segments.clone(),
             m.replica_serving_version.clone(),
             m.actor_mailbox_depth.clone(),
             m.consumer_lag_messages.clone(),

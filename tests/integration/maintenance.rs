@@ -522,6 +522,7 @@ fn the_daemons_maintenance_actor_compacts_purges_and_prunes_and_reports_it_in_me
             "0",
         ),
         ("RAGSTREAM_INDEX_RETAIN_VERSIONS", "3"),
+        ("RAGSTREAM_INDEX__KEYWORD__MERGE_MIN_SEGMENTS", "2"),
     ]);
     let mut lines: Vec<String> = (0..8)
         .map(|i| upsert(&format!("log{i}"), &format!("the harbour log, entry {i}")))
@@ -542,10 +543,12 @@ fn the_daemons_maintenance_actor_compacts_purges_and_prunes_and_reports_it_in_me
             && metric("ragstream_maintenance_versions_pruned_total").unwrap_or(0.0) >= 1.0
     });
     // The gauges describe the newest version: fewer fragments than the nine commits made,
-    // and no more versions than retention keeps (plus a version a query may pin).
+    // no more versions than retention keeps (plus a version a query may pin), and once the
+    // writes stop, the keyword segments of the nine commits merged into one.
     wait_for("the gauges to follow", || {
         metric("ragstream_index_fragments").is_some_and(|f| f < 8.0)
             && metric("ragstream_index_versions").is_some_and(|v| v <= 4.0)
+            && metric("ragstream_index_keyword_segments") == Some(1.0)
     });
     assert!(metric("ragstream_maintenance_runs_total").unwrap() >= 1.0);
     // Answers are what they were: the seven live documents, the deleted one gone.

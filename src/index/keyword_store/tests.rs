@@ -297,3 +297,46 @@ fn a_long_query_searches_only_its_rarest_terms() {
     assert!(q.dropped_terms().is_empty());
     assert_eq!(q.top(100).unwrap().len(), 8);
 }
+
+#[test]
+fn merges_due_on_an_index_no_write_reaches_start_and_show_as_merged_since_its_newest_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let never = KeywordSettings {
+        merge_min_segments: 0,
+        ..KeywordSettings::default()
+    };
+    let store = KeywordStore::open(dir.path(), &never).unwrap();
+    for v in 1..=4u64 {
+        store
+            .apply(v, &[], &[test_row(&format!("c{v}"), "T", "walrus")])
+            .unwrap();
+    }
+    assert_eq!(store.segments(4).unwrap(), 4);
+    store.start_due_merges().unwrap();
+    assert!(
+        !store.merged_since(4).unwrap(),
+        "no merge policy, no merges"
+    );
+    drop(store);
+
+    // Opened with a policy and not written to: the pass's call starts the round.
+    let merging = KeywordSettings {
+        merge_min_segments: 2,
+        ..KeywordSettings::default()
+    };
+    let store = KeywordStore::open(dir.path(), &merging).unwrap();
+    store.start_due_merges().unwrap();
+    store.finish_merges();
+    assert_eq!(segment_sizes(&store), vec![4], "the live commit merged");
+    assert!(store.merged_since(4).unwrap());
+    assert!(
+        !store.merged_since(3).unwrap(),
+        "3 is not the newest commit"
+    );
+    // Version 4's snapshot is as committed until a commit takes the merge.
+    assert_eq!(store.segments(4).unwrap(), 4);
+    store.apply(5, &[], &[]).unwrap();
+    assert_eq!(store.segments(5).unwrap(), 1);
+    assert!(!store.merged_since(5).unwrap());
+    assert_eq!(ids(&store, 5, "walrus"), ids(&store, 4, "walrus"));
+}
