@@ -3,8 +3,8 @@
 //! flushed. The tests then restart on the same data and check that nothing acknowledged was
 //! lost or applied twice. Unset (always, in production) a point costs one variable lookup.
 //!
-//! Points: `after-lance-commit`, `after-compaction-commit`, `after-vector-index-commit`,
-//! `after-reembed-commit`, `after-dead-letter`.
+//! Points: `after-lance-commit`, `after-compaction-commit`, `after-keyword-merges-commit`,
+//! `after-vector-index-commit`, `after-reembed-commit`, `after-dead-letter`.
 //!
 //! One point freezes instead: `freeze-before-second-commit` stops the process (SIGSTOP) as
 //! a long pause would, with its second batch in hand and past its own partition check; the

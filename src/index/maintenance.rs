@@ -272,6 +272,7 @@ impl Maintenance<'_> {
                 .lance
                 .commit_transaction(Arc::new(latest), transaction)
                 .await?;
+            crate::failpoint::abort_at("after-keyword-merges-commit");
             self.index.commits.record(version, Change::NoRowsAdded);
             self.index.prepare_resident().await;
             self.index.commit_keyword(version, &[], &[])?;

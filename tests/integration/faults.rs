@@ -247,12 +247,17 @@ fn json_of(cmd: &mut Command) -> Value {
 
 /// Ingests `docs` into index `kb` with one `ragstream ingest` (one commit).
 fn ingest(data: &Path, docs: &[ragstream::model::Document], file: &Path) {
+    ingest_by(cli(data), docs, file)
+}
+
+/// [`ingest`] with `cmd`, a `ragstream` command set up by the caller.
+fn ingest_by(mut cmd: Command, docs: &[ragstream::model::Document], file: &Path) {
     let lines: Vec<String> = docs
         .iter()
         .map(|d| serde_json::to_string(d).unwrap())
         .collect();
     std::fs::write(file, lines.join("\n")).unwrap();
-    json_of(cli(data).args(["ingest", "--index", "kb"]).arg(file));
+    json_of(cmd.args(["ingest", "--index", "kb"]).arg(file));
 }
 
 /// The document of keyword search's best hit in `kb` for the corpus's bread text.
@@ -333,6 +338,44 @@ fn a_crash_inside_compaction_loses_and_duplicates_nothing() {
     assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
     assert_eq!(keyword_top(&data), "bread");
     json_of(&mut maintain());
+    let s = stats(&data);
+    assert_eq!(s["documents"], corpus.len(), "{s}");
+    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+}
+
+/// Killed between the Lance commit that takes keyword merges and its keyword commit: the
+/// next process opens the index whole, its keyword store brought up to Lance with the merged
+/// segments, and a second pass finds nothing left to take.
+#[test]
+fn a_crash_while_taking_keyword_merges_loses_and_duplicates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let merging = || {
+        let mut cmd = cli(&data);
+        cmd.env("RAGSTREAM_INDEX__KEYWORD__MERGE_MIN_SEGMENTS", "2");
+        cmd
+    };
+    // Three ingests, a keyword segment each. Each process waits for its merges before it
+    // exits, so the last commit's merge has ended, and the newest version does not hold it.
+    let corpus = crate::common::corpus();
+    for (i, part) in corpus.chunks(2).enumerate() {
+        let file = dir.path().join(format!("docs-{i}.jsonl"));
+        ingest_by(merging(), part, &file);
+    }
+    let maintain = || {
+        let mut cmd = merging();
+        cmd.args(["index", "maintain", "kb"]);
+        cmd
+    };
+    crash_at(&mut maintain(), "after-keyword-merges-commit");
+
+    let s = stats(&data);
+    assert_eq!(s["documents"], corpus.len(), "{s}");
+    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+    assert_eq!(keyword_top(&data), "bread");
+    let report = json_of(&mut maintain());
+    assert_eq!(report["keyword_merges_adopted"], false, "{report}");
+    assert_eq!(report["keyword_segments"], 1, "{report}");
     let s = stats(&data);
     assert_eq!(s["documents"], corpus.len(), "{s}");
     assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
