@@ -142,8 +142,9 @@ pub struct KeywordStore {
     writer: Mutex<Option<IndexWriter>>,
     /// Which segments to merge after a commit or a maintenance pass (`None`: never).
     merge_policy: Option<LogMergePolicy>,
-    /// The merges started after a commit, running on tantivy's merge threads while the next
-    /// batches are indexed and committed ([`KeywordStore::commit_staged`]).
+    /// The merges started after a commit or by a maintenance pass, running on tantivy's
+    /// merge threads while the next batches are indexed and committed
+    /// ([`KeywordStore::start_due_merges`]).
     merges: Mutex<Option<MergesInFlight>>,
     /// Whether the writer's merge threads were moved to the background priority (they live
     /// as long as the writer, so once per writer; `/proc` is not read at every round).

@@ -179,7 +179,8 @@ pub struct Index {
     /// The index was deleted (see [`Index::lock_for_write`]): no write may commit to it.
     deleted: std::sync::atomic::AtomicBool,
     /// A keyword commit failed after its Lance commit (a full disk): the keyword store is
-    /// behind Lance until [`Index::repair`] brings it up, which the next commit does first.
+    /// behind Lance until [`Index::repair`] brings it up, which the next commit or
+    /// maintenance pass does first.
     keyword_behind: std::sync::atomic::AtomicBool,
     /// The newest version when the last maintenance pass ended (0: none yet): a pass takes
     /// keyword merges only while no write came since ([`maintenance`]).
