@@ -137,6 +137,8 @@ pub struct ScaleBenchReport {
     pub vector_index_rows: usize,
     /// Fragments of the newest version when queries ran.
     pub fragments: usize,
+    /// Keyword segments of the newest version when queries ran (each query searches each).
+    pub keyword_segments: usize,
     pub concurrency: usize,
     pub latency: Vec<MethodLatency>,
     pub ann_recall_at_10: f64,
@@ -352,8 +354,13 @@ async fn measure(
             .map_err(|e| failed("maintenance", &e))?;
     }
     eprintln!(
-        "maintenance: {} fragments compacted into {}, {} rows indexed ({:.1} s)",
-        tidy.fragments_compacted, tidy.fragments_written, tidy.rows_indexed, tidy.seconds
+        "maintenance: {} fragments compacted into {}, {} rows indexed, keyword merges taken: {}, {} keyword segments ({:.1} s)",
+        tidy.fragments_compacted,
+        tidy.fragments_written,
+        tidy.rows_indexed,
+        tidy.keyword_merges_adopted,
+        tidy.keyword_segments,
+        tidy.seconds
     );
 
     // What a serving daemon does once it opens an index: load the search indexes into
@@ -509,6 +516,7 @@ async fn measure(
             .map_err(|e| failed("coverage", &e))?
             .0,
         fragments: index.lance().latest().get_fragments().len(),
+        keyword_segments: tidy.keyword_segments,
         concurrency: options.concurrency,
         latency,
         ann_recall_at_10: recall,
@@ -637,10 +645,7 @@ async fn steady(
                 let versions = index.lance().versions().await?.len();
                 // A version the keyword store has just pruned is skipped, not an error.
                 let segments = match index.keyword().latest_version()? {
-                    Some(v) => index
-                        .keyword()
-                        .searcher(v)
-                        .map_or(0, |s| s.segment_readers().len()),
+                    Some(v) => index.keyword().segments(v).unwrap_or(0),
                     None => 0,
                 };
                 samples.push((fragments, versions, segments));

@@ -742,6 +742,7 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
         .unwrap()
         .iter()
         .all(|m| m["queries"] == 20 && m["p50_ms"].as_f64().unwrap() > 0.0));
+    assert!(r["keyword_segments"].as_u64().unwrap() >= 1, "{r}");
     // Below the vector index's threshold the search is exact: recall 1 at every setting.
     assert_eq!(r["ann_recall_at_10"], 1.0);
     assert_eq!(r["sweep"][0]["recall_at_10"], 1.0);
