@@ -719,24 +719,7 @@ async fn an_idle_index_takes_its_keyword_merges_with_the_same_answers() {
         "the last commit's batch is a segment of its own"
     );
 
-    // Each pass makes the merges that ended searchable and starts the round now due, until
-    // the newest version searches one segment.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let mut adopted = 0;
-    loop {
-        let report = index.maintenance().maintain(&settings(100)).await.unwrap();
-        assert_eq!(report.keyword_segments, segments(report.index_version));
-        adopted += usize::from(report.keyword_merges_adopted);
-        if report.keyword_segments == 1 {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{} segments after a minute of passes",
-            report.keyword_segments
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let adopted = passes_until_one_keyword_segment(&index).await;
     assert!(adopted > 0);
     let after = e.search(&kb, &query).await.unwrap();
     assert!(after.index_version > burst);
@@ -746,4 +729,38 @@ async fn an_idle_index_takes_its_keyword_merges_with_the_same_answers() {
     let report = index.maintenance().maintain(&settings(100)).await.unwrap();
     assert!(!report.keyword_merges_adopted);
     assert_eq!(report.index_version, after.index_version);
+
+    // A write since the last pass: that pass leaves the merges to the writes; the passes
+    // after it, with no write between, take them.
+    e.write(
+        &kb,
+        upserts(vec![doc("d12", "", "a lighthouse on the rocks")]),
+    )
+    .await
+    .unwrap();
+    let report = index.maintenance().maintain(&settings(100)).await.unwrap();
+    assert!(!report.keyword_merges_adopted);
+    assert!(passes_until_one_keyword_segment(&index).await > 0);
+}
+
+/// Maintenance passes until the newest version searches one keyword segment (each takes
+/// the merges that ended and starts the round now due); how many took merges.
+async fn passes_until_one_keyword_segment(index: &ragstream::index::Index) -> usize {
+    let segments = |v: u64| index.keyword().searcher(v).unwrap().segment_readers().len();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut adopted = 0;
+    loop {
+        let report = index.maintenance().maintain(&settings(100)).await.unwrap();
+        assert_eq!(report.keyword_segments, segments(report.index_version));
+        adopted += usize::from(report.keyword_merges_adopted);
+        if report.keyword_segments == 1 {
+            return adopted;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} segments after a minute of passes",
+            report.keyword_segments
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
