@@ -514,8 +514,7 @@ impl KeywordStore {
         if let Some(finished) = merges.take() {
             finished.wait();
         }
-        let metas = self.index.searchable_segment_metas()?;
-        let candidates = policy.compute_merge_candidates(&metas);
+        let candidates = self.due_merges(policy)?;
         // Merges are background work: the commit is done and searches see its segments
         // either way, so they run at `index.maintenance.background_priority` like maintenance
         // passes (at normal priority, one merge thread still took a core from the queries for
@@ -543,11 +542,7 @@ impl KeywordStore {
         let Some(policy) = &self.merge_policy else {
             return Ok(());
         };
-        if self.merging()
-            || policy
-                .compute_merge_candidates(&self.index.searchable_segment_metas()?)
-                .is_empty()
-        {
+        if self.merging() || self.due_merges(policy)?.is_empty() {
             return Ok(());
         }
         let mut guard = self.writer.lock().expect("keyword writer lock");
@@ -555,11 +550,19 @@ impl KeywordStore {
         self.start_due_merges_with(writer)
     }
 
-    /// Segments of `version`'s snapshot (a query searches each), read from its commit point.
+    /// The merges `policy` picks among the live commit's segments.
+    fn due_merges(&self, policy: &LogMergePolicy) -> Result<Vec<MergeCandidate>, StoreError> {
+        Ok(policy.compute_merge_candidates(&self.index.searchable_segment_metas()?))
+    }
+
+    /// The segments of `version`'s snapshot, read from its commit point (no segment opened).
+    fn committed_segments(&self, version: u64) -> Result<Vec<tantivy::SegmentMeta>, StoreError> {
+        Ok(Index::open(self.dir.pinned(version))?.searchable_segment_metas()?)
+    }
+
+    /// Segments of `version`'s snapshot (a query searches each).
     pub fn segments(&self, version: u64) -> Result<usize, StoreError> {
-        Ok(Index::open(self.dir.pinned(version))?
-            .searchable_segment_metas()?
-            .len())
+        Ok(self.committed_segments(version)?.len())
     }
 
     /// Whether merges that ended since the commit of `version` (the newest) left the live
@@ -571,14 +574,10 @@ impl KeywordStore {
         if self.merging() || self.latest_version()? != Some(version) {
             return Ok(false);
         }
-        let live: BTreeSet<_> = self.index.searchable_segment_ids()?.into_iter().collect();
-        let committed: BTreeSet<_> = self
-            .searcher(version)?
-            .segment_readers()
-            .iter()
-            .map(|r| r.segment_id())
-            .collect();
-        Ok(live != committed)
+        let ids = |metas: Vec<tantivy::SegmentMeta>| -> BTreeSet<_> {
+            metas.iter().map(tantivy::SegmentMeta::id).collect()
+        };
+        Ok(ids(self.index.searchable_segment_metas()?) != ids(self.committed_segments(version)?))
     }
 
     /// Waits for the merges in flight. Called with the writer's lock held (so that none

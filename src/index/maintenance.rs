@@ -255,7 +255,8 @@ impl Maintenance<'_> {
         let idle = previous == 0 || previous == latest.version_id();
         let adopted = idle && keyword.merged_since(latest.version_id())?;
         if adopted {
-            let mut transaction = Transaction::new(
+            // An empty change of the table's configuration: a new version, the same rows.
+            let transaction = Transaction::new(
                 latest.version_id(),
                 Operation::UpdateConfig {
                     config_updates: None,
@@ -265,17 +266,15 @@ impl Maintenance<'_> {
                 },
                 None,
             );
-            transaction.transaction_properties =
-                Some(Arc::new(self.index.carried_properties().await?));
             let version = self
                 .index
-                .lance
-                .commit_transaction(Arc::new(latest), transaction)
+                .commit_without_new_rows(
+                    Arc::new(latest),
+                    transaction,
+                    &[],
+                    Some("after-keyword-merges-commit"),
+                )
                 .await?;
-            crate::failpoint::abort_at("after-keyword-merges-commit");
-            self.index.commits.record(version, Change::NoRowsAdded);
-            self.index.prepare_resident().await;
-            self.index.commit_keyword(version, &[], &[])?;
             tracing::info!(index = %self.index.name, version, "keyword merges made searchable");
         }
         keyword.start_due_merges()?;
@@ -439,19 +438,14 @@ impl Maintenance<'_> {
         if ids.is_empty() {
             return Ok(0);
         }
-        let mut transaction = DeleteBuilder::new(latest.clone(), filter)
+        let transaction = DeleteBuilder::new(latest.clone(), filter)
             .execute_uncommitted()
             .await?
             .transaction;
-        transaction.transaction_properties = Some(Arc::new(self.index.carried_properties().await?));
         let version = self
             .index
-            .lance
-            .commit_transaction(latest, transaction)
+            .commit_without_new_rows(latest, transaction, &ids, None)
             .await?;
-        self.index.commits.record(version, Change::NoRowsAdded);
-        self.index.prepare_resident().await;
-        self.index.commit_keyword(version, &ids, &[])?;
         tracing::info!(index = %self.index.name, version, chunks = ids.len(), "purged deleted chunks");
         Ok(ids.len())
     }

@@ -641,6 +641,30 @@ impl Index {
             .unwrap_or(latest))
     }
 
+    /// Commits `transaction`, a maintenance change read at `read` that adds no rows (a purge,
+    /// an index build, taking keyword merges), under the newest version's properties, then
+    /// brings the other stores to it: the resident vectors, and the keyword store without
+    /// `removed`. `crash_point` names the fault tests' point between the two commits. Called
+    /// with the write lock held; returns the version.
+    pub(crate) async fn commit_without_new_rows(
+        &self,
+        read: Arc<lance::Dataset>,
+        mut transaction: lance::dataset::transaction::Transaction,
+        removed: &[String],
+        crash_point: Option<&str>,
+    ) -> Result<u64, StoreError> {
+        transaction.transaction_properties = Some(Arc::new(self.carried_properties().await?));
+        let version = self.lance.commit_transaction(read, transaction).await?;
+        if let Some(point) = crash_point {
+            crate::failpoint::abort_at(point);
+        }
+        self.commits
+            .record(version, commit_log::Change::NoRowsAdded);
+        self.prepare_resident().await;
+        self.commit_keyword(version, removed, &[])?;
+        Ok(version)
+    }
+
     /// Commits `removed` and `added` to the keyword store as `version`, whose Lance commit
     /// has landed. A failure (a full disk) marks the keyword store behind, so that the next
     /// write or maintenance pass repairs it first ([`Index::repair_if_behind`]).

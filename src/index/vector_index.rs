@@ -598,7 +598,6 @@ impl Maintenance<'_> {
     ) -> Result<u64, StoreError> {
         let _guard = self.index.lock_for_write().await?;
         let latest = self.index.lance.latest();
-        let properties = self.index.carried_properties().await?;
         // Replaced segments are removed explicitly: two with overlapping fragments make
         // Lance 14's commit try to recompute coverage, which its IVF index cannot do.
         let removed_indices: Vec<IndexMetadata> = latest
@@ -612,7 +611,7 @@ impl Maintenance<'_> {
         // fragments (searched exactly until the next update) or marked rows deleted in covered
         // ones (deletion files, which searches apply to the index's rows too). Compaction,
         // which moves rows, holds the same build slot and so never runs in between.
-        let mut transaction = Transaction::new(
+        let transaction = Transaction::new(
             latest.version_id(),
             Operation::CreateIndex {
                 new_indices,
@@ -620,17 +619,10 @@ impl Maintenance<'_> {
             },
             None,
         );
-        transaction.transaction_properties = Some(Arc::new(properties));
         let version = self
             .index
-            .lance
-            .commit_transaction(Arc::new(latest), transaction)
+            .commit_without_new_rows(Arc::new(latest), transaction, &[], None)
             .await?;
-        self.index
-            .commits
-            .record(version, super::commit_log::Change::NoRowsAdded);
-        self.index.prepare_resident().await;
-        self.index.commit_keyword(version, &[], &[])?;
         self.index
             .apply_retention(self.index.commit_retention_slack())
             .await?;
