@@ -47,18 +47,24 @@ pub fn configured(config: &Config) -> Result<Arc<dyn Embedder>, EmbedError> {
     load(config, &config.model.embedder)
 }
 
-/// The client queries embed with: for an HTTP provider, the same provider with a query's
-/// patience (`ProviderConfig::for_queries`: one retry, a short timeout); otherwise `embedder`
-/// itself.
+/// The client queries embed with: for an HTTP provider, the same provider with its query
+/// prefix and a query's patience (`HttpEmbedder::for_queries`: one retry, a short timeout);
+/// otherwise `embedder` itself.
 pub fn for_queries(config: &Config, embedder: &Arc<dyn Embedder>) -> Arc<dyn Embedder> {
     let name = &config.model.embedder;
     match config
         .embedders
         .get(name)
-        .map(|p| HttpEmbedder::new(name, p.for_queries()))
+        .map(|p| HttpEmbedder::for_queries(name, p))
     {
         Some(Ok(q)) if q.id() == embedder.id() && q.dimensions() == embedder.dimensions() => {
             Arc::new(q)
+        }
+        // `embedder` was built from this configuration a moment ago, so the query client
+        // builds too; where a caller passed another embedder, queries use that one.
+        Some(Err(e)) => {
+            tracing::error!(error = %e, "query client of the provider not built; queries use the chunk client");
+            embedder.clone()
         }
         _ => embedder.clone(),
     }

@@ -93,7 +93,8 @@ pub struct Engine {
     /// The index's model: decides the embedder id and dimensions of new indexes.
     embedder: Arc<dyn Embedder>,
     /// Embeds queries: the same model, with a query's patience (an HTTP provider gets one
-    /// retry and a short timeout; see `ProviderConfig::for_queries`).
+    /// retry and a short timeout, and the provider's query prefix; see
+    /// `HttpEmbedder::for_queries`).
     query_embedder: Arc<dyn Embedder>,
     /// Embeds chunks: the same model behind the persistent cache (`model.cache`). Queries
     /// bypass the cache so that it holds corpus text only and does not grow with traffic.

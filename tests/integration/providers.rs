@@ -369,3 +369,56 @@ async fn a_query_fails_fast_during_an_outage_instead_of_waiting_out_ingestion_re
         "one try and one retry, not ingestion's seven"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chunks_and_queries_carry_their_own_prefixes_and_the_index_records_them() {
+    let p = FakeProvider::start(ProviderApi::Openai, DIMS);
+    let dir = tempfile::tempdir().unwrap();
+    let mut c =
+        ragstream::config::Config::load_from(Some(&daemon_config(dir.path(), &p)), vec![]).unwrap();
+    c.storage.data_dir = dir.path().join("data");
+    let plain = c.clone();
+    let fake = c.embedders.get_mut("fake").unwrap();
+    fake.query_prefix = "query: ".into();
+    fake.document_prefix = "passage: ".into();
+    let embedder = ragstream::embedders::configured(&c).unwrap();
+    assert_eq!(
+        embedder.id(),
+        r#"openai:m (query prefix "query: ", document prefix "passage: ")"#
+    );
+    let engine = ragstream::Engine::new(c, embedder);
+    let kb = crate::common::name("kb");
+    engine
+        .write(&kb, crate::common::upserts(crate::common::corpus()))
+        .await
+        .unwrap();
+    let chunks = p.texts().concat();
+    assert!(!chunks.is_empty());
+    for text in &chunks {
+        assert!(text.starts_with("passage: "), "{text:?}");
+        assert!(!text.starts_with("passage: passage: "), "{text:?}");
+    }
+    let request = ragstream::retrieval::SearchRequest::new(
+        "moon",
+        ragstream::retrieval::SearchMethod::Semantic,
+        3,
+    );
+    let found = engine.search(&kb, &request).await.unwrap();
+    assert!(!found.hits.is_empty());
+    assert_eq!(
+        p.texts().concat()[chunks.len()..],
+        ["query: moon".to_string()],
+        "the query embeds once, with the query prefix"
+    );
+    drop(engine);
+
+    // The same provider without the prefixes makes other vectors: the index says so.
+    let embedder = ragstream::embedders::configured(&plain).unwrap();
+    assert_eq!(embedder.id(), "openai:m");
+    let engine = ragstream::Engine::new(plain, embedder);
+    let err = engine.search(&kb, &request).await.unwrap_err();
+    assert!(
+        err.to_string().contains("document prefix"),
+        "names the recorded embedder: {err}"
+    );
+}

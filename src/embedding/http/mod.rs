@@ -42,6 +42,13 @@ pub struct ProviderConfig {
     pub model: String,
     /// Dimensions every vector must have; an answer of another length is a permanent error.
     pub dimensions: usize,
+    /// Text put before every query, for a model trained to tell queries from passages (e5:
+    /// `"query: "`; bge v1.5: `"Represent this sentence for searching relevant passages: "`).
+    #[serde(default)]
+    pub query_prefix: String,
+    /// Text put before every chunk it embeds (e5: `"passage: "`).
+    #[serde(default)]
+    pub document_prefix: String,
     /// Header that carries the credential, and the environment variable holding it (the
     /// secret itself never sits in the file). `auth_scheme` is prefixed with a space
     /// (`Bearer <key>`); empty sends the key alone.
@@ -114,6 +121,8 @@ impl ProviderConfig {
             url: url.into(),
             model: model.into(),
             dimensions,
+            query_prefix: String::new(),
+            document_prefix: String::new(),
             auth_header: default_auth_header(),
             api_key_env: None,
             auth_scheme: default_auth_scheme(),
@@ -130,7 +139,7 @@ impl ProviderConfig {
 
     /// The same provider for query embeddings: one retry and at most a 10 s timeout, so that
     /// a query fails fast (503) during an outage instead of waiting out ingestion's retries.
-    pub fn for_queries(&self) -> ProviderConfig {
+    fn for_queries(&self) -> ProviderConfig {
         ProviderConfig {
             max_retries: self.max_retries.min(1),
             timeout_ms: self.timeout_ms.min(10_000),
@@ -194,6 +203,9 @@ type BatchResult = Result<Vec<Vec<f32>>, EmbedError>;
 pub struct HttpEmbedder {
     id: String,
     config: ProviderConfig,
+    /// What goes before each text this client embeds: the configured document prefix, or
+    /// the query prefix for the query client.
+    prefix: String,
     endpoint: String,
     authorization: Option<String>,
     agent: ureq::Agent,
@@ -203,9 +215,22 @@ pub struct HttpEmbedder {
 }
 
 impl HttpEmbedder {
-    /// A client for `config`; the credential is read from `api_key_env` now, so a missing
-    /// variable is a start-up error, not a failure at the first document.
+    /// The client that embeds chunks (with `document_prefix`). The credential is read from
+    /// `api_key_env` now, so a missing variable is a start-up error, not a failure at the
+    /// first document.
     pub fn new(name: &str, config: ProviderConfig) -> Result<Self, EmbedError> {
+        let prefix = config.document_prefix.clone();
+        Self::with_prefix(name, config, prefix)
+    }
+
+    /// The client that embeds queries: `query_prefix`, and a query's patience (one retry, a
+    /// short timeout). Its id is the chunk client's, so an index built by one is searched by
+    /// the other.
+    pub fn for_queries(name: &str, config: &ProviderConfig) -> Result<Self, EmbedError> {
+        Self::with_prefix(name, config.for_queries(), config.query_prefix.clone())
+    }
+
+    fn with_prefix(name: &str, config: ProviderConfig, prefix: String) -> Result<Self, EmbedError> {
         let model_err = |reason: String| EmbedError::Model {
             path: format!("embedders.{name}"),
             reason,
@@ -231,12 +256,21 @@ impl HttpEmbedder {
             .max_idle_connections_per_host(config.max_in_flight)
             .build()
             .into();
-        let id = match config.provider {
+        let mut id = match config.provider {
             ProviderApi::Tei if config.model.is_empty() => format!("tei:{name}"),
             api => format!("{}:{}", api.name(), config.model),
         };
+        // The prefixes change every vector, so they are part of the id an index records: an
+        // index built without them (or with others) refuses queries made with them.
+        if !(config.query_prefix.is_empty() && config.document_prefix.is_empty()) {
+            id = format!(
+                "{id} (query prefix {:?}, document prefix {:?})",
+                config.query_prefix, config.document_prefix
+            );
+        }
         Ok(HttpEmbedder {
             id,
+            prefix,
             endpoint: format!(
                 "{}{}",
                 config.url.trim_end_matches('/'),
@@ -406,6 +440,16 @@ impl Embedder for HttpEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let prefixed: Vec<String>;
+        let texts: Vec<&str> = if self.prefix.is_empty() {
+            texts.to_vec()
+        } else {
+            prefixed = texts
+                .iter()
+                .map(|t| format!("{}{t}", self.prefix))
+                .collect();
+            prefixed.iter().map(String::as_str).collect()
+        };
         let batches: Vec<&[&str]> = texts.chunks(self.config.max_batch).collect();
         let results: Vec<Mutex<Option<BatchResult>>> =
             batches.iter().map(|_| Mutex::new(None)).collect();
