@@ -241,6 +241,27 @@ fn daemon_config(dir: &std::path::Path, p: &FakeProvider) -> std::path::PathBuf 
     path
 }
 
+/// The same configuration for an engine in this process, its data under `dir`.
+fn engine_config(dir: &std::path::Path, p: &FakeProvider) -> ragstream::config::Config {
+    let mut c = ragstream::config::Config::load_from(Some(&daemon_config(dir, p)), vec![]).unwrap();
+    c.storage.data_dir = dir.join("data");
+    c
+}
+
+/// An engine on `c` with the test corpus written to its index `kb`.
+async fn engine_with_corpus(
+    c: ragstream::config::Config,
+    embedder: Arc<dyn Embedder>,
+) -> (ragstream::Engine, ragstream::model::IndexName) {
+    let engine = ragstream::Engine::new(c, embedder);
+    let kb = crate::common::name("kb");
+    engine
+        .write(&kb, crate::common::upserts(crate::common::corpus()))
+        .await
+        .unwrap();
+    (engine, kb)
+}
+
 fn stats(d: &Daemon) -> serde_json::Value {
     curl(&[&format!("{}/v1/indexes/kb/stats", d.http)]).1
 }
@@ -339,18 +360,11 @@ async fn documents_a_provider_rejects_go_to_the_dlq_and_the_rest_are_indexed() {
 async fn a_query_fails_fast_during_an_outage_instead_of_waiting_out_ingestion_retries() {
     let p = FakeProvider::start(ProviderApi::Openai, DIMS);
     let dir = tempfile::tempdir().unwrap();
-    let mut c =
-        ragstream::config::Config::load_from(Some(&daemon_config(dir.path(), &p)), vec![]).unwrap();
-    c.storage.data_dir = dir.path().join("data");
+    let mut c = engine_config(dir.path(), &p);
     c.embedders.get_mut("fake").unwrap().max_retries = 6;
     c.embedders.get_mut("fake").unwrap().breaker_failures = 100;
     let embedder = ragstream::embedders::configured(&c).unwrap();
-    let engine = ragstream::Engine::new(c, embedder);
-    let kb = crate::common::name("kb");
-    engine
-        .write(&kb, crate::common::upserts(crate::common::corpus()))
-        .await
-        .unwrap();
+    let (engine, kb) = engine_with_corpus(c, embedder).await;
     let before = p.seen().len();
     p.down_for(Duration::from_secs(60));
     let request = ragstream::retrieval::SearchRequest::new(
@@ -374,9 +388,7 @@ async fn a_query_fails_fast_during_an_outage_instead_of_waiting_out_ingestion_re
 async fn chunks_and_queries_carry_their_own_prefixes_and_the_index_records_them() {
     let p = FakeProvider::start(ProviderApi::Openai, DIMS);
     let dir = tempfile::tempdir().unwrap();
-    let mut c =
-        ragstream::config::Config::load_from(Some(&daemon_config(dir.path(), &p)), vec![]).unwrap();
-    c.storage.data_dir = dir.path().join("data");
+    let mut c = engine_config(dir.path(), &p);
     let plain = c.clone();
     let fake = c.embedders.get_mut("fake").unwrap();
     fake.query_prefix = "query: ".into();
@@ -386,12 +398,7 @@ async fn chunks_and_queries_carry_their_own_prefixes_and_the_index_records_them(
         embedder.id(),
         r#"openai:m (query prefix "query: ", document prefix "passage: ")"#
     );
-    let engine = ragstream::Engine::new(c, embedder);
-    let kb = crate::common::name("kb");
-    engine
-        .write(&kb, crate::common::upserts(crate::common::corpus()))
-        .await
-        .unwrap();
+    let (engine, kb) = engine_with_corpus(c, embedder).await;
     let chunks = p.texts().concat();
     assert!(!chunks.is_empty());
     for text in &chunks {
