@@ -260,6 +260,14 @@ fn ingest_by(mut cmd: Command, docs: &[ragstream::model::Document], file: &Path)
     json_of(cmd.args(["ingest", "--index", "kb"]).arg(file));
 }
 
+/// Asserts that `kb` holds `documents` documents and a keyword entry for each of its chunks:
+/// nothing lost, nothing twice, the keyword store level with Lance.
+fn assert_whole(data: &Path, documents: usize) {
+    let s = stats(data);
+    assert_eq!(s["documents"], documents, "{s}");
+    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+}
+
 /// The document of keyword search's best hit in `kb` for the corpus's bread text.
 fn keyword_top(data: &Path) -> Value {
     top(data, "hashing", "keyword", "yeast ferments sugar")
@@ -333,14 +341,10 @@ fn a_crash_inside_compaction_loses_and_duplicates_nothing() {
     };
     crash_at(&mut maintain(), "after-compaction-commit");
 
-    let s = stats(&data);
-    assert_eq!(s["documents"], corpus.len(), "{s}");
-    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+    assert_whole(&data, corpus.len());
     assert_eq!(keyword_top(&data), "bread");
     json_of(&mut maintain());
-    let s = stats(&data);
-    assert_eq!(s["documents"], corpus.len(), "{s}");
-    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+    assert_whole(&data, corpus.len());
 }
 
 /// Killed between the Lance commit that takes keyword merges and its keyword commit: the
@@ -369,16 +373,12 @@ fn a_crash_while_taking_keyword_merges_loses_and_duplicates_nothing() {
     };
     crash_at(&mut maintain(), "after-keyword-merges-commit");
 
-    let s = stats(&data);
-    assert_eq!(s["documents"], corpus.len(), "{s}");
-    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+    assert_whole(&data, corpus.len());
     assert_eq!(keyword_top(&data), "bread");
     let report = json_of(&mut maintain());
     assert_eq!(report["keyword_merges_adopted"], false, "{report}");
     assert_eq!(report["keyword_segments"], 1, "{report}");
-    let s = stats(&data);
-    assert_eq!(s["documents"], corpus.len(), "{s}");
-    assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
+    assert_whole(&data, corpus.len());
 }
 
 /// The best hit's document for `text` by `method`, asked with `embedder`.
