@@ -193,7 +193,20 @@ fn print_eval(reports: &[crate::eval::beir::EvalReport]) {
 }
 
 pub fn print_calibration(c: &crate::eval::calibrate::Calibration) {
-    println!("auto's centre, on {} sentence queries:", c.queries);
+    println!("fusion, on every query (each at its own centre and passage weight):");
+    for (fusion, ndcg) in &c.ndcg_at_10_by_fusion {
+        let mark = if *fusion == c.fusion {
+            "  <- stored"
+        } else {
+            ""
+        };
+        println!("  {:<10} nDCG@10 {ndcg:.4}{mark}", fusion.name());
+    }
+    println!(
+        "auto's centre with {}, on {} sentence queries:",
+        c.fusion.name(),
+        c.queries
+    );
     for (center, ndcg) in &c.ndcg_at_10_by_center {
         let mark = if *center == c.center {
             "  <- stored"

@@ -71,6 +71,7 @@ pub async fn run(config: Config, args: IngestArgs) -> Result<(), Failure> {
             "vector_index_rows": vector_index_rows,
             "auto_calibrated_center": calibration.as_ref().map(|c| c.center),
             "auto_calibrated_passage_weight": calibration.as_ref().and_then(|c| c.passage_weight),
+            "auto_calibrated_fusion": calibration.as_ref().map(|c| c.fusion),
             "embedding": engine.embedding_report(),
             "seconds": (secs * 1000.0).round() / 1000.0,
         })

@@ -19,7 +19,7 @@ use super::wire::{self, Offsets};
 use super::Reply;
 use crate::engine::{Engine, EngineError};
 use crate::index::IndexDefaults;
-use crate::model::{canonical_iso8601, IndexName, ValidationError};
+use crate::model::{canonical_iso8601, BranchFusion, IndexName, ValidationError};
 use crate::retrieval::profiles::{resolve, AutoStart, Profile, Resolved, AUTO_MIN_WEIGHT};
 use crate::retrieval::{Filters, SearchMethod, SearchRequest};
 
@@ -41,6 +41,9 @@ pub struct QueryRequest {
     /// query's entities come back as `relations` (with `rewrite_terms`). Absent: the
     /// contract's shape, unchanged.
     pub graph_depth: Option<usize>,
+    /// ragstream's extension: how hybrid scales its branches for this query. Absent: the
+    /// index's `fusion`, else contract 000's way.
+    pub fusion: Option<BranchFusion>,
 }
 
 fn bad(field: &str, rule: impl Into<String>) -> ValidationError {
@@ -50,6 +53,7 @@ fn bad(field: &str, rule: impl Into<String>) -> ValidationError {
 const PROFILE_RULE: &str = "must be one of auto, exact, balanced or semantic";
 const WEIGHT_RULE: &str = "must be a number between 0 and 1";
 const CENTER_RULE: &str = "must be a number between 0.2 and 0.8";
+const FUSION_RULE: &str = "must be one of contract, min_max, z_score or rrf";
 
 /// The rule a field of the query request breaks when its value is refused.
 fn query_rule(field: &str, max_top_k: usize) -> String {
@@ -61,6 +65,7 @@ fn query_rule(field: &str, max_top_k: usize) -> String {
         "debug" | "rerank" => "must be a boolean".into(),
         "index_version" => "must be a positive integer".into(),
         "graph_depth" => format!("must be an integer between 0 and {MAX_GRAPH_DEPTH}"),
+        "fusion" => FUSION_RULE.into(),
         _ => "must be an object".into(),
     }
 }
@@ -131,6 +136,7 @@ pub fn parse_request(
         index_version: given.index_version.map(std::num::NonZeroU64::get),
         rerank: given.rerank.unwrap_or(true),
         graph_depth: given.graph_depth.map(|d| d as usize),
+        fusion: given.fusion,
     })
 }
 
@@ -184,6 +190,7 @@ pub fn search_request(req: &QueryRequest, defaults: &IndexDefaults) -> (SearchRe
     let mut search = SearchRequest::new(req.query.clone(), SearchMethod::Hybrid, req.top_k);
     search.filters = req.filters.clone();
     search.hybrid_alpha = resolved.semantic_weight;
+    search.fusion = defaults.fusion_for(req.fusion);
     search.index_version = req.index_version;
     search.rerank = req.rerank;
     (search, resolved)
@@ -281,6 +288,7 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
     let debug = req.debug.then(|| QueryDebug {
         retrieval_profile_effective: resolved.profile,
         semantic_weight_effective: resolved.semantic_weight,
+        fusion_effective: search.fusion,
         auto_signals_detected: resolved.signals.clone(),
         lexical_candidates: result.keyword_candidates,
         semantic_candidates: result.semantic_candidates,
@@ -333,6 +341,7 @@ pub fn parse_settings(body: &Value) -> Result<IndexDefaults, ValidationError> {
             "default_retrieval_profile" => PROFILE_RULE.into(),
             "default_semantic_weight" => WEIGHT_RULE.into(),
             "auto_semantic_center" | "auto_passage_weight" => CENTER_RULE.into(),
+            "fusion" => FUSION_RULE.into(),
             _ => "must be an object".into(),
         },
     )?;
@@ -356,6 +365,7 @@ pub fn parse_settings(body: &Value) -> Result<IndexDefaults, ValidationError> {
         default_semantic_weight: given.default_semantic_weight,
         auto_semantic_center: given.auto_semantic_center,
         auto_passage_weight: given.auto_passage_weight,
+        fusion: given.fusion,
         // Set by hand: automatic calibration leaves it alone.
         auto_calibration: None,
     })
@@ -376,6 +386,7 @@ pub async fn settings(engine: &Engine, index: &IndexName, body: &Value) -> Reply
                     index: index.as_str().to_string(),
                     settings: info.defaults.into(),
                     auto_center_in_force: AutoStart::of(&info.query_defaults()).center,
+                    fusion_in_force: info.query_defaults().fusion_for(None),
                 },
                 None,
             ),

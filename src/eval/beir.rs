@@ -213,8 +213,8 @@ impl EvalMethod {
         }
     }
 
-    /// The request contract 002 would run for `query` on an index with `defaults` (which
-    /// only `auto` reads: its calibrated centre).
+    /// The request contract 002 would run for `query` on an index with `defaults` (`auto`
+    /// reads its calibrated centre; every profile its fusion).
     pub fn request(
         &self,
         query: &str,
@@ -224,7 +224,7 @@ impl EvalMethod {
         match self {
             EvalMethod::Method(m) => SearchRequest::new(query, *m, top_k),
             EvalMethod::Profile(p) => {
-                EvalMethod::Fused(*p, BranchFusion::Contract).request(query, top_k, defaults)
+                EvalMethod::Fused(*p, defaults.fusion_for(None)).request(query, top_k, defaults)
             }
             EvalMethod::Fused(p, fusion) => {
                 let resolved = crate::retrieval::profiles::resolve(query, Some(*p), None, defaults);

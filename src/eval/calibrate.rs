@@ -1,9 +1,11 @@
 //! Calibrating `auto` for one index: which centre (the semantic weight auto starts from before
-//! a sentence's signals move it) and which passage weight (the weight of a query of a
-//! passage's length) retrieve best on judged queries of that index's own domain. A strong
-//! embedder earns a more semantic centre than a weak one; the signals then move each query
-//! from there as before. Passages are measured apart: their many words give the keyword
-//! branch more to match, so they want their own weight.
+//! a sentence's signals move it), which passage weight (the weight of a query of a passage's
+//! length) and which fusion (how hybrid scales its two branches) retrieve best on judged
+//! queries of that index's own domain. A strong embedder earns a more semantic centre than a
+//! weak one; the signals then move each query from there as before. Passages are measured
+//! apart: their many words give the keyword branch more to match, so they want their own
+//! weight. A model whose similarities sit in a narrow band wants its similarity scaled too,
+//! and the fusion follows its scores.
 //!
 //! Measure on queries other than those you report on (`eval beir --calibrate` uses the
 //! training split and reports the test split).
@@ -17,12 +19,23 @@ use super::beir::{run_queries, BeirError, BeirQuery, EvalMethod, LeftOut};
 use super::metrics::{ndcg_at, Qrels};
 use crate::engine::{Engine, EngineError};
 use crate::index::{AutoCalibration, CalibrationSource, IndexDefaults};
-use crate::model::IndexName;
-use crate::retrieval::profiles::{is_passage, Profile, DEFAULT_AUTO_CENTER};
+use crate::model::{BranchFusion, IndexName};
+use crate::retrieval::profiles::{
+    is_passage, Profile, DEFAULT_AUTO_CENTER, DEFAULT_PASSAGE_WEIGHT,
+};
 
 /// The weights tried, for the centre and the passage weight alike: from `exact`'s weight to
 /// `semantic`'s.
 pub const CENTERS: [f64; 7] = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
+
+/// The fusions tried: contract 000's way first, then the two that scale the similarity as
+/// well. Reciprocal rank fusion was the best on no query set of the harness with any model
+/// (BENCHMARKS.md, "A fusion of its own"), so it is not tried; an index may still set it.
+pub const FUSIONS: [BranchFusion; 3] = [
+    BranchFusion::Contract,
+    BranchFusion::MinMax,
+    BranchFusion::ZScore,
+];
 
 /// Fewer passages than this among the calibration queries measure no passage weight: the
 /// index keeps balanced for passages.
@@ -43,11 +56,17 @@ pub struct Calibration {
     /// nDCG@10 of `auto` on the passage queries at each passage weight tried.
     pub ndcg_at_10_by_passage_weight: Vec<(f64, f64)>,
     pub passage_queries: usize,
+    /// The fusion whose `auto` scored best over every query, each fusion at its own centre
+    /// and passage weight (the two above are the chosen fusion's).
+    pub fusion: BranchFusion,
+    /// nDCG@10 of `auto` over every query with each fusion tried, at its own centre and
+    /// passage weight.
+    pub ndcg_at_10_by_fusion: Vec<(BranchFusion, f64)>,
 }
 
 impl Calibration {
-    /// This calibration's centre with `other`'s passage weight: for a dataset whose judged
-    /// passages are another query set than its sentences.
+    /// This calibration's centre and fusion with `other`'s passage weight: for a dataset
+    /// whose judged passages are another query set than its sentences.
     pub fn with_passages_of(self, other: Calibration) -> Calibration {
         Calibration {
             passage_weight: other.passage_weight,
@@ -58,8 +77,8 @@ impl Calibration {
     }
 }
 
-/// Scores `auto` at every weight in [`CENTERS`] on judged `queries` and picks the best
-/// centre and passage weight.
+/// Scores `auto` at every weight in [`CENTERS`] with every fusion in [`FUSIONS`] on judged
+/// `queries` and picks the best centre, passage weight and fusion.
 pub async fn on_judged_queries(
     engine: &Engine,
     index: &IndexName,
@@ -69,20 +88,20 @@ pub async fn on_judged_queries(
     progress: bool,
 ) -> Result<Calibration, BeirError> {
     let swept = sweep(engine, index, queries, qrels, left_out, progress).await?;
-    Ok(calibration(&swept, |by_query| best(&means(by_query))))
+    Ok(calibration(&swept, Evidence::Judged))
 }
 
-/// Per weight tried, `auto`'s nDCG@10 on each judged query, the sentences and the passages
-/// apart, in one query order for every weight.
+/// Per weight tried, `auto`'s nDCG@10 on each judged query with one fusion, the sentences and
+/// the passages apart, in one query order for every weight.
 struct Sweep {
     sentences: Vec<(f64, Vec<f64>)>,
     passages: Vec<(f64, Vec<f64>)>,
 }
 
 /// Runs every judged query with `auto` started at each weight in [`CENTERS`], centre and
-/// passage weight alike: a sentence reads only the centre, a passage only the passage
-/// weight, so one run per weight measures both. Each query is embedded once for all the
-/// weights.
+/// passage weight alike, with each fusion in [`FUSIONS`]: a sentence reads only the centre, a
+/// passage only the passage weight, so one run per weight and fusion measures both. Each
+/// query is embedded once for all the runs.
 async fn sweep(
     engine: &Engine,
     index: &IndexName,
@@ -90,7 +109,7 @@ async fn sweep(
     qrels: &Qrels,
     left_out: LeftOut<'_>,
     progress: bool,
-) -> Result<Sweep, BeirError> {
+) -> Result<Vec<(BranchFusion, Sweep)>, BeirError> {
     let top_k = engine.config().limits.max_top_k.min(100);
     let mut defaults = engine.index(index).await?.info().defaults;
     let auto = EvalMethod::Profile(Profile::Auto);
@@ -110,33 +129,38 @@ async fn sweep(
         .collect();
     judged.sort_by_key(|(q, _)| *q);
     let empty = HashMap::new();
-    let mut swept = Sweep {
-        sentences: Vec::with_capacity(CENTERS.len()),
-        passages: Vec::with_capacity(CENTERS.len()),
-    };
-    for weight in CENTERS {
-        defaults.auto_semantic_center = Some(weight);
-        defaults.auto_passage_weight = Some(weight);
-        let name = format!("auto at {weight}");
-        let (run, _) = run_queries(engine, index, queries, &name, progress, left_out, |q| {
-            let mut request = auto.request(q, top_k, &defaults);
-            request.query_vector = vectors.get(q).cloned().flatten();
-            request
-        })
-        .await?;
-        let (mut sentences, mut passages) = (Vec::new(), Vec::new());
-        for (q, j) in &judged {
-            let score = ndcg_at(run.get(*q).unwrap_or(&empty), j, 10);
-            if passage[q.as_str()] {
-                passages.push(score);
-            } else {
-                sentences.push(score);
+    let mut by_fusion = Vec::with_capacity(FUSIONS.len());
+    for fusion in FUSIONS {
+        let mut swept = Sweep {
+            sentences: Vec::with_capacity(CENTERS.len()),
+            passages: Vec::with_capacity(CENTERS.len()),
+        };
+        defaults.fusion = Some(fusion);
+        for weight in CENTERS {
+            defaults.auto_semantic_center = Some(weight);
+            defaults.auto_passage_weight = Some(weight);
+            let name = format!("auto at {weight}, {}", fusion.name());
+            let (run, _) = run_queries(engine, index, queries, &name, progress, left_out, |q| {
+                let mut request = auto.request(q, top_k, &defaults);
+                request.query_vector = vectors.get(q).cloned().flatten();
+                request
+            })
+            .await?;
+            let (mut sentences, mut passages) = (Vec::new(), Vec::new());
+            for (q, j) in &judged {
+                let score = ndcg_at(run.get(*q).unwrap_or(&empty), j, 10);
+                if passage[q.as_str()] {
+                    passages.push(score);
+                } else {
+                    sentences.push(score);
+                }
             }
+            swept.sentences.push((weight, sentences));
+            swept.passages.push((weight, passages));
         }
-        swept.sentences.push((weight, sentences));
-        swept.passages.push((weight, passages));
+        by_fusion.push((fusion, swept));
     }
-    Ok(swept)
+    Ok(by_fusion)
 }
 
 /// Each weight with its mean score.
@@ -148,19 +172,109 @@ fn mean(scores: &[f64]) -> f64 {
     scores.iter().sum::<f64>() / scores.len().max(1) as f64
 }
 
-/// The calibration `pick` makes of a sweep: the centre from the sentences, the passage
-/// weight from the passages when there are enough of them.
-fn calibration(swept: &Sweep, pick: impl Fn(&[(f64, Vec<f64>)]) -> f64) -> Calibration {
+/// How much a calibration's queries are trusted: judged queries pick the best score;
+/// synthetic ones only stand in for real queries, so they move a setting from its default
+/// only as far as their noise allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Evidence {
+    Judged,
+    Synthetic,
+}
+
+impl Evidence {
+    /// The weight (a centre, or a passage weight) these queries pick.
+    fn weight(self, by_query: &[(f64, Vec<f64>)]) -> f64 {
+        match self {
+            Evidence::Judged => best(&means(by_query)),
+            Evidence::Synthetic => clearly_best(by_query),
+        }
+    }
+
+    /// The fusion these queries pick: the best mean score (ties to the first listed); from
+    /// synthetic queries, contract 000's way unless another beats it by more than one
+    /// standard error of their paired per-query differences.
+    fn fusion(self, by_query: &[(BranchFusion, Vec<f64>)]) -> BranchFusion {
+        let Some((top, top_scores)) =
+            by_query
+                .iter()
+                .reduce(|a, b| if mean(&b.1) > mean(&a.1) { b } else { a })
+        else {
+            return BranchFusion::Contract;
+        };
+        let contract = by_query.iter().find(|(f, _)| *f == BranchFusion::Contract);
+        match (self, contract) {
+            (Evidence::Synthetic, Some((_, scores)))
+                if within_one_standard_error(top_scores, scores) =>
+            {
+                BranchFusion::Contract
+            }
+            _ => *top,
+        }
+    }
+}
+
+/// The calibration of a sweep: for each fusion, the centre from the sentences and the passage
+/// weight from the passages when there are enough of them; then the fusion from every query,
+/// each fusion at its own weights.
+fn calibration(swept: &[(BranchFusion, Sweep)], evidence: Evidence) -> Calibration {
+    let per_fusion: Vec<(Calibration, Vec<f64>)> = swept
+        .iter()
+        .map(|(fusion, s)| {
+            let c = with_one_fusion(s, *fusion, evidence);
+            let scores = scores_at(s, &c);
+            (c, scores)
+        })
+        .collect();
+    let by_fusion: Vec<(BranchFusion, Vec<f64>)> = per_fusion
+        .iter()
+        .map(|(c, scores)| (c.fusion, scores.clone()))
+        .collect();
+    let chosen = evidence.fusion(&by_fusion);
+    let ndcg_at_10_by_fusion = by_fusion.iter().map(|(f, s)| (*f, mean(s))).collect();
+    per_fusion
+        .into_iter()
+        .map(|(c, _)| c)
+        .find(|c| c.fusion == chosen)
+        .map(|c| Calibration {
+            ndcg_at_10_by_fusion,
+            ..c
+        })
+        .expect("the chosen fusion is one of those swept")
+}
+
+/// The centre and passage weight of one fusion's sweep.
+fn with_one_fusion(swept: &Sweep, fusion: BranchFusion, evidence: Evidence) -> Calibration {
     let count = |by_query: &[(f64, Vec<f64>)]| by_query.first().map_or(0, |(_, s)| s.len());
     let passage_queries = count(&swept.passages);
     Calibration {
-        center: pick(&swept.sentences),
+        center: evidence.weight(&swept.sentences),
         ndcg_at_10_by_center: means(&swept.sentences),
         queries: count(&swept.sentences),
-        passage_weight: (passage_queries >= MIN_PASSAGE_QUERIES).then(|| pick(&swept.passages)),
+        passage_weight: (passage_queries >= MIN_PASSAGE_QUERIES)
+            .then(|| evidence.weight(&swept.passages)),
         ndcg_at_10_by_passage_weight: means(&swept.passages),
         passage_queries,
+        fusion,
+        ndcg_at_10_by_fusion: Vec::new(),
     }
+}
+
+/// Every query's score with `c`'s centre and passage weight (balanced when none was
+/// measured): the sentences, then the passages.
+fn scores_at(swept: &Sweep, c: &Calibration) -> Vec<f64> {
+    let at = |by_query: &[(f64, Vec<f64>)], weight: f64| {
+        by_query
+            .iter()
+            .find(|(w, _)| *w == weight)
+            .map(|(_, s)| s.clone())
+            .unwrap_or_default()
+    };
+    let mut scores = at(&swept.sentences, c.center);
+    scores.extend(at(
+        &swept.passages,
+        c.passage_weight.unwrap_or(DEFAULT_PASSAGE_WEIGHT),
+    ));
+    scores
 }
 
 /// The centre with the highest score; ties go to the centre nearest balanced, then to the
@@ -199,7 +313,7 @@ pub async fn on_own_queries(
     let queries: Vec<&BeirQuery> = set.queries.iter().collect();
     let left_out = LeftOut::Chunks(&set.left_out);
     let swept = sweep(engine, index, &queries, &set.qrels, left_out, progress).await?;
-    Ok(Some(calibration(&swept, clearly_best)))
+    Ok(Some(calibration(&swept, Evidence::Synthetic)))
 }
 
 /// The weight (a centre, or a passage weight) synthetic queries clearly prefer. They only
@@ -235,8 +349,8 @@ fn within_one_standard_error(best: &[f64], other: &[f64]) -> bool {
 /// documents of two chunks to cut queries from.
 pub const SELF_CALIBRATE_MIN_ROWS: u64 = 1_000;
 
-/// Calibrates `auto` on the index's own queries when it is due, and stores the centre and
-/// passage weight: when it has never been calibrated (and neither was set by hand) once it
+/// Calibrates `auto` on the index's own queries when it is due, and stores the centre,
+/// passage weight and fusion: when it has never been calibrated (and none was set by hand) once it
 /// holds [`SELF_CALIBRATE_MIN_ROWS`] chunks, and again whenever its chunks have doubled since
 /// its last synthetic calibration. A judged or hand-set calibration is never replaced. An
 /// index whose embedder has a measured centre calibrates itself too, for its passage weight:
@@ -271,6 +385,7 @@ pub fn calibration_due(defaults: &IndexDefaults, rows: u64) -> bool {
         None => {
             defaults.auto_semantic_center.is_none()
                 && defaults.auto_passage_weight.is_none()
+                && defaults.fusion.is_none()
                 && rows >= SELF_CALIBRATE_MIN_ROWS
         }
         Some(AutoCalibration {
@@ -281,9 +396,9 @@ pub fn calibration_due(defaults: &IndexDefaults, rows: u64) -> bool {
     }
 }
 
-/// Records a calibration's centre and passage weight as the index's `auto_semantic_center`
-/// and `auto_passage_weight` (no passage weight measured: balanced), keeping its other
-/// defaults, with where they came from and the rows the index had.
+/// Records a calibration's centre, passage weight and fusion as the index's
+/// `auto_semantic_center`, `auto_passage_weight` (no passage weight measured: balanced) and
+/// `fusion`, keeping its other defaults, with where they came from and the rows the index had.
 pub async fn store(
     engine: &Engine,
     index: &IndexName,
@@ -297,6 +412,7 @@ pub async fn store(
     let mut defaults = handle.info().defaults;
     defaults.auto_semantic_center = Some(calibration.center);
     defaults.auto_passage_weight = calibration.passage_weight;
+    defaults.fusion = Some(calibration.fusion);
     defaults.auto_calibration = Some(AutoCalibration { source, rows });
     handle
         .writer()
@@ -331,6 +447,14 @@ mod tests {
             !calibration_due(&passages_by_hand, 1_000_000),
             "a hand-set passage weight stays"
         );
+        let fusion_by_hand = IndexDefaults {
+            fusion: Some(BranchFusion::Rrf),
+            ..Default::default()
+        };
+        assert!(
+            !calibration_due(&fusion_by_hand, 1_000_000),
+            "a hand-set fusion stays"
+        );
         let calibrated = |source, rows| IndexDefaults {
             auto_semantic_center: Some(0.4),
             auto_calibration: Some(AutoCalibration { source, rows }),
@@ -350,19 +474,24 @@ mod tests {
     fn sentences_pick_the_centre_and_enough_passages_pick_the_passage_weight() {
         let sentences = vec![(0.2, vec![0.1; 40]), (0.8, vec![0.9; 40])];
         let passages = |n: usize| vec![(0.2, vec![0.75; n]), (0.8, vec![0.25; n])];
-        let pick = |by_query: &[(f64, Vec<f64>)]| best(&means(by_query));
-        let enough = Sweep {
-            sentences: sentences.clone(),
-            passages: passages(MIN_PASSAGE_QUERIES),
-        };
-        let c = calibration(&enough, pick);
+        let enough = [(
+            BranchFusion::Contract,
+            Sweep {
+                sentences: sentences.clone(),
+                passages: passages(MIN_PASSAGE_QUERIES),
+            },
+        )];
+        let c = calibration(&enough, Evidence::Judged);
         assert_eq!((c.center, c.passage_weight), (0.8, Some(0.2)));
         assert_eq!((c.queries, c.passage_queries), (40, MIN_PASSAGE_QUERIES));
-        let few = Sweep {
-            sentences,
-            passages: passages(MIN_PASSAGE_QUERIES - 1),
-        };
-        let c = calibration(&few, pick);
+        let few = [(
+            BranchFusion::Contract,
+            Sweep {
+                sentences,
+                passages: passages(MIN_PASSAGE_QUERIES - 1),
+            },
+        )];
+        let c = calibration(&few, Evidence::Judged);
         assert_eq!((c.center, c.passage_weight), (0.8, None));
         assert_eq!(
             c.ndcg_at_10_by_passage_weight,
@@ -421,5 +550,71 @@ mod tests {
         ];
         assert_eq!(clearly_best(&far_sides), 0.3, "0.3 and 0.7 are as near");
         assert_eq!(clearly_best(&[]), 0.5);
+    }
+
+    /// A sweep of one fusion whose every query scores `score` at `at` and 0.0 elsewhere.
+    fn flat(at: f64, scores: Vec<f64>) -> Sweep {
+        let row = |w: f64| {
+            (
+                w,
+                if w == at {
+                    scores.clone()
+                } else {
+                    vec![0.0; scores.len()]
+                },
+            )
+        };
+        Sweep {
+            sentences: CENTERS.iter().map(|w| row(*w)).collect(),
+            passages: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn each_fusion_keeps_its_own_centre_and_the_best_fusion_wins() {
+        let swept = [
+            (BranchFusion::Contract, flat(0.7, vec![0.5; 4])),
+            (BranchFusion::MinMax, flat(0.4, vec![0.75; 4])),
+            (BranchFusion::ZScore, flat(0.5, vec![0.625; 4])),
+        ];
+        for evidence in [Evidence::Judged, Evidence::Synthetic] {
+            let c = calibration(&swept, evidence);
+            assert_eq!(c.fusion, BranchFusion::MinMax, "{evidence:?}");
+            assert_eq!(c.center, 0.4, "the chosen fusion's own centre");
+            assert_eq!(
+                c.ndcg_at_10_by_fusion,
+                vec![
+                    (BranchFusion::Contract, 0.5),
+                    (BranchFusion::MinMax, 0.75),
+                    (BranchFusion::ZScore, 0.625)
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn synthetic_queries_leave_the_contracts_fusion_only_on_clear_evidence() {
+        // min-max has the better mean, but wins on half the queries: chance.
+        let swept = [
+            (BranchFusion::Contract, flat(0.5, vec![1.0, 0.0, 1.0, 0.0])),
+            (BranchFusion::MinMax, flat(0.5, vec![0.0, 1.0, 1.0, 0.1])),
+        ];
+        assert_eq!(
+            calibration(&swept, Evidence::Judged).fusion,
+            BranchFusion::MinMax
+        );
+        assert_eq!(
+            calibration(&swept, Evidence::Synthetic).fusion,
+            BranchFusion::Contract
+        );
+        // As good: the first listed, contract 000's way.
+        let tie = [
+            (BranchFusion::Contract, flat(0.5, vec![0.5; 4])),
+            (BranchFusion::ZScore, flat(0.5, vec![0.5; 4])),
+        ];
+        assert_eq!(
+            calibration(&tie, Evidence::Judged).fusion,
+            BranchFusion::Contract
+        );
     }
 }

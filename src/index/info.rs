@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{IndexStorage, StoreError};
-use crate::model::IndexName;
+use crate::model::{BranchFusion, IndexName};
 
 /// What an index records about itself: its embedder now, and the embedders of earlier
 /// versions (`ragstream index reembed` switches models in a new version).
@@ -42,13 +42,23 @@ pub struct IndexDefaults {
     /// queries); `None` is balanced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_passage_weight: Option<f64>,
-    /// How `auto_semantic_center` and `auto_passage_weight` were measured; `None` when they
-    /// were set by hand (or never).
+    /// How contract 002's hybrid scales its branches on this index (calibration measures
+    /// it); `None` is contract 000's way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<BranchFusion>,
+    /// How `auto_semantic_center`, `auto_passage_weight` and `fusion` were measured; `None`
+    /// when they were set by hand (or never).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_calibration: Option<AutoCalibration>,
 }
 
 impl IndexDefaults {
+    /// How a contract 002 query fuses on this index: its own choice, else the index's, else
+    /// contract 000's way.
+    pub fn fusion_for(&self, requested: Option<BranchFusion>) -> BranchFusion {
+        requested.or(self.fusion).unwrap_or_default()
+    }
+
     /// Whether the centre was measured on the index's own synthetic queries: the one kind
     /// a model's measured centre, or a switch of model, replaces.
     pub fn has_synthetic_center(&self) -> bool {
@@ -89,13 +99,18 @@ pub struct EmbedderEra {
 impl IndexInfo {
     /// The defaults queries run with: those stored, with the centre `auto` starts from
     /// settled. A centre set by hand or measured on judged queries wins; then the one measured
-    /// for the index's embedder ([`crate::embedding::measured_auto_center`]); then the
-    /// index's own synthetic calibration; else none (balanced).
+    /// for the index's embedder ([`crate::embedding::measured_auto_center`]), with contract
+    /// 000's fusion; then the index's own synthetic calibration; else none (balanced).
     pub fn query_defaults(&self) -> IndexDefaults {
         let mut defaults = self.defaults;
         if defaults.auto_semantic_center.is_none() || defaults.has_synthetic_center() {
             if let Some(center) = crate::embedding::measured_auto_center(&self.embedder) {
                 defaults.auto_semantic_center = Some(center);
+                // The model's centre was measured with contract 000's fusion: a synthetic
+                // fusion goes with the synthetic centre it replaces.
+                if defaults.has_synthetic_center() {
+                    defaults.fusion = None;
+                }
             }
         }
         defaults
@@ -168,11 +183,12 @@ pub(super) fn switch_embedder(
     info.previous_embedders.push(previous);
     // Another model's vectors have another mean (and maybe other dimensions).
     info.resident_center = None;
-    // And another best centre and passage weight for `auto`: the index measures them again
-    // when due. Weights set by hand or on judged queries are the owner's, and stay.
+    // And another best centre, passage weight and fusion for `auto`: the index measures them
+    // again when due. Those set by hand or on judged queries are the owner's, and stay.
     if info.defaults.has_synthetic_center() {
         info.defaults.auto_semantic_center = None;
         info.defaults.auto_passage_weight = None;
+        info.defaults.fusion = None;
         info.defaults.auto_calibration = None;
     }
 }
@@ -224,16 +240,36 @@ mod tests {
             Some(0.2)
         );
         assert_eq!(center(info(STATIC_MODEL_ID, None, None)), None, "balanced");
+
+        // A fusion goes with its centre: the model's centre brings contract 000's fusion.
+        let fusion = |mut i: IndexInfo, f| {
+            i.defaults.fusion = Some(f);
+            i.query_defaults().fusion
+        };
+        let z = BranchFusion::ZScore;
+        assert_eq!(fusion(info(MINILM_ID, Some(0.4), Some(Synthetic)), z), None);
+        assert_eq!(
+            fusion(info(MINILM_ID, None, None), z),
+            Some(z),
+            "set by hand"
+        );
+        assert_eq!(fusion(info(MINILM_ID, Some(0.6), Some(Judged)), z), Some(z));
+        assert_eq!(
+            fusion(info(STATIC_MODEL_ID, Some(0.2), Some(Synthetic)), z),
+            Some(z)
+        );
     }
 
     #[test]
     fn switching_models_forgets_synthetic_weights_but_not_the_owners() {
         let mut synthetic = info(STATIC, Some(0.2), Some(CalibrationSource::Synthetic));
         synthetic.defaults.auto_passage_weight = Some(0.3);
+        synthetic.defaults.fusion = Some(BranchFusion::ZScore);
         switch_embedder(&mut synthetic, "other".into(), 8, 5);
         assert_eq!(synthetic.defaults, IndexDefaults::default());
         let mut judged = info(STATIC, Some(0.3), Some(CalibrationSource::Judged));
         judged.defaults.auto_passage_weight = Some(0.4);
+        judged.defaults.fusion = Some(BranchFusion::MinMax);
         let before = judged.defaults;
         switch_embedder(&mut judged, "other".into(), 8, 5);
         assert_eq!(judged.defaults, before);

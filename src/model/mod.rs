@@ -1,11 +1,13 @@
 //! The data model: documents as submitted, chunks as stored, validated names.
 
+mod branch_fusion;
 mod chunk;
 mod document;
 mod index_name;
 pub mod metadata;
 mod profile;
 
+pub use branch_fusion::BranchFusion;
 pub use chunk::{Chunk, ChunkId, Offsets};
 pub use document::validate_document_id;
 pub use document::{

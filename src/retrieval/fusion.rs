@@ -12,8 +12,6 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
-
 /// Candidates fetched per branch for a hybrid query of `top_k` results.
 pub fn overfetch(top_k: usize) -> usize {
     (top_k * 3).clamp(10, 50)
@@ -46,42 +44,9 @@ pub struct Fused<K> {
     pub keyword: f64,
 }
 
-/// How a hybrid search puts its two branches on one scale before the weighted sum. Contract
-/// 000 states [`BranchFusion::Contract`]; the others are measured alternatives (BENCHMARKS.md,
-/// "Fusion") that a caller picks per request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BranchFusion {
-    /// Similarity as is (already in [0, 1]); keyword scores min-max scaled per result set.
-    #[default]
-    Contract,
-    /// Both branches min-max scaled per result set.
-    MinMax,
-    /// Distribution-based (DBSF): each branch scaled from its mean − 3σ (0) to mean + 3σ (1),
-    /// clipped to [0, 1].
-    ZScore,
-    /// Reciprocal rank, 1 / (60 + rank), each branch by its own order: every candidate by
-    /// similarity (all have one), the keyword branch's results by their scores.
-    Rrf,
-}
+pub use crate::model::BranchFusion;
 
 impl BranchFusion {
-    pub const ALL: [BranchFusion; 4] = [
-        BranchFusion::Contract,
-        BranchFusion::MinMax,
-        BranchFusion::ZScore,
-        BranchFusion::Rrf,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            BranchFusion::Contract => "contract",
-            BranchFusion::MinMax => "min_max",
-            BranchFusion::ZScore => "z_score",
-            BranchFusion::Rrf => "rrf",
-        }
-    }
-
     /// One branch's scores on the fusion scale; `scores` in any order.
     fn scale(self, scores: &[f64], is_similarity: bool) -> Vec<f64> {
         match self {

@@ -139,9 +139,15 @@ fn ingest_calibrates_auto_on_the_index_own_queries_as_it_grows() {
         ragstream::eval::calibrate::CENTERS.contains(&passage_weight),
         "{grown}"
     );
+    let fusion = grown["auto_calibrated_fusion"].clone();
+    assert!(
+        ["contract", "min_max", "z_score"].contains(&fusion.as_str().unwrap_or_default()),
+        "{grown}"
+    );
     let defaults = &info()["defaults"];
     assert_eq!(defaults["auto_semantic_center"], center);
     assert_eq!(defaults["auto_passage_weight"], passage_weight);
+    assert_eq!(defaults["fusion"], fusion);
     assert_eq!(defaults["auto_calibration"]["source"], "synthetic");
     let rows = defaults["auto_calibration"]["rows"].as_u64().unwrap();
     assert!(rows >= 1_000, "{defaults}");
@@ -490,13 +496,42 @@ fn index_calibrate_stores_the_best_auto_centre_it_measured() {
         })
         .collect();
     assert_eq!(table.len(), 7, "{stdout}");
-    let stored_line = stdout.lines().find(|l| l.contains("<- stored")).unwrap();
-    let stored: f64 = stored_line.trim()["centre ".len()..][..3].parse().unwrap();
+    let stored_line = |prefix: &str| {
+        stdout
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with(prefix) && l.contains("<- stored"))
+            .unwrap_or_else(|| panic!("{stdout}"))
+    };
+    let stored: f64 = stored_line("centre ")["centre ".len()..][..3]
+        .parse()
+        .unwrap();
     assert_eq!(ragstream::eval::calibrate::best(&table), stored);
+    // Each fusion tried, the best stored (ties: contract 000's way, listed first).
+    let fusions: Vec<(&str, f64)> = stdout
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.split_whitespace();
+            let fusion = parts.next()?;
+            ["contract", "min_max", "z_score"]
+                .contains(&fusion)
+                .then_some(())?;
+            Some((fusion, parts.nth(1)?.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(fusions.len(), 3, "{stdout}");
+    let best_fusion = fusions
+        .iter()
+        .copied()
+        .reduce(|a, b| if b.1 > a.1 { b } else { a })
+        .unwrap()
+        .0;
+    assert!(stored_line(best_fusion).contains(best_fusion), "{stdout}");
     let info: Value =
         serde_json::from_slice(&std::fs::read(data.join("indexes/kb/index.json")).unwrap())
             .unwrap();
     assert_eq!(info["defaults"]["auto_semantic_center"], stored);
+    assert_eq!(info["defaults"]["fusion"], best_fusion);
     assert_eq!(info["defaults"]["auto_calibration"]["source"], "judged");
 
     // Judged queries that do not exist: a usage error, nothing stored.

@@ -692,6 +692,90 @@ async fn c002_auto_starts_from_the_index_calibrated_centre() {
     }
 }
 
+/// How hybrid scales its branches: the request's `fusion`, else the index's, else contract
+/// 000's way (similarity as is, keyword scores min-max scaled). Bad values are refused by name.
+#[tokio::test]
+async fn c002_fusion_comes_from_the_request_then_the_index_then_contract_000() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_repo(dir.path()).await;
+    let query = |fusion: Option<&str>| {
+        let mut body = json!({"query": "query the index writer", "top_k": 20, "debug": true});
+        if let Some(f) = fusion {
+            body["fusion"] = json!(f);
+        }
+        let e = &e;
+        async move {
+            let (status, body) = query_002(e, body).await;
+            assert_eq!(status, 200, "{body}");
+            body
+        }
+    };
+    let best = |body: &Value, key: &str| {
+        body["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["score_detail"][key].as_f64().unwrap())
+            .fold(f64::MIN, f64::max)
+    };
+    let contract = query(None).await;
+    assert_eq!(contract["fusion_effective"], "contract", "{contract}");
+    assert!(best(&contract, "semantic") < 1.0, "the similarity as is");
+    assert_eq!(
+        best(&contract, "lexical"),
+        1.0,
+        "keyword scores min-max scaled"
+    );
+
+    let settings = |body: Value| {
+        let e = &e;
+        async move { ragstream::contracts::c002_retrieval_api::settings(e, &name("repo"), &body).await }
+    };
+    let r = settings(json!({"fusion": "min_max"})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["settings"]["fusion"], "min_max");
+    assert_eq!(r.body["fusion_in_force"], "min_max");
+    let scaled = query(None).await;
+    assert_eq!(scaled["fusion_effective"], "min_max", "{scaled}");
+    assert_eq!(
+        best(&scaled, "semantic"),
+        1.0,
+        "the similarity min-max scaled too"
+    );
+
+    let own = query(Some("contract")).await;
+    assert_eq!(
+        own["fusion_effective"], "contract",
+        "the request beats the index"
+    );
+    assert_eq!(own["results"], contract["results"]);
+    let rrf = query(Some("rrf")).await;
+    assert_eq!(best(&rrf, "semantic"), 1.0 / 61.0, "{rrf}");
+
+    for bad in [json!("softmax"), json!(1), json!(["min_max"])] {
+        let (status, body) = query_002(&e, json!({"query": "index", "fusion": bad.clone()})).await;
+        assert_eq!(
+            (status, body["error"]["field"].as_str()),
+            (400, Some("fusion")),
+            "{bad}: {body}"
+        );
+        let r = settings(json!({"fusion": bad.clone()})).await;
+        assert_eq!(
+            (r.status, r.body["error"]["field"].as_str()),
+            (400, Some("fusion")),
+            "{bad}: {}",
+            r.body
+        );
+    }
+    let cleared = settings(json!({})).await;
+    assert!(
+        cleared.body["settings"]["fusion"].is_null(),
+        "{}",
+        cleared.body
+    );
+    assert_eq!(query(None).await["fusion_effective"], "contract");
+}
+
 /// An index embedded with all-MiniLM-L6-v2 starts `auto` from the centre measured for that
 /// model, not balanced; a passage runs at balanced, or at a passage weight set by hand; a
 /// centre set by hand still wins.

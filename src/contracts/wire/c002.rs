@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{present, IndexVersion, Offsets};
 use crate::index::{AutoCalibration, IndexDefaults};
-use crate::model::Profile;
+use crate::model::{BranchFusion, Profile};
 
 /// Longest `filters.path_prefix` accepted. It becomes a regex in the keyword store, which
 /// tantivy compiles to an automaton of at most 1,000 states, about one per byte: a longer
@@ -65,6 +65,10 @@ pub struct QueryRequestBody {
     #[serde(default)]
     #[schemars(range(max = MAX_GRAPH_DEPTH))]
     pub graph_depth: Option<u64>,
+    /// ragstream extension: how hybrid scales its two branches for this query. Absent: the
+    /// index's fusion setting, else contract.
+    #[serde(default)]
+    pub fusion: Option<BranchFusion>,
 }
 
 /// The filters of a contract 002 query; every one given must match.
@@ -221,6 +225,8 @@ pub struct QueryDebug {
     /// debug only: the semantic weight of fusion.
     #[schemars(range(min = 0.0, max = 1.0))]
     pub semantic_weight_effective: f64,
+    /// debug only: how the two branches were scaled before the weighted sum.
+    pub fusion_effective: BranchFusion,
     /// debug only: what auto found; empty unless auto ran.
     #[schemars(schema_with = "signals")]
     pub auto_signals_detected: Vec<&'static str>,
@@ -263,7 +269,7 @@ fn signals(_: &mut SchemaGenerator) -> Schema {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(
-    description = "Contract 002's index-level defaults. A PUT replaces all three: an absent or \
+    description = "Contract 002's index-level defaults. A PUT replaces every one: an absent or \
                    null key clears that setting. A query's own values beat them."
 )]
 pub struct IndexSettings {
@@ -286,7 +292,12 @@ pub struct IndexSettings {
     #[serde(default)]
     #[schemars(range(min = 0.2, max = 0.8))]
     pub auto_passage_weight: Option<f64>,
-    /// Read-only: how auto_semantic_center and auto_passage_weight were measured (judged
+    /// How hybrid scales its two branches for this index's queries (null: contract, the
+    /// similarity as is and keyword scores min-max scaled); calibration measures it. A
+    /// query's own fusion beats it.
+    #[serde(default)]
+    pub fusion: Option<BranchFusion>,
+    /// Read-only: how auto_semantic_center, auto_passage_weight and fusion were measured (judged
     /// queries, or queries the index cut from its own chunks) and the chunks the index had
     /// then; absent when they were set by hand. A PUT ignores it.
     // Any value is taken and dropped, so that what a GET returns can be PUT back.
@@ -311,6 +322,7 @@ impl From<IndexDefaults> for IndexSettings {
             default_semantic_weight: d.default_semantic_weight,
             auto_semantic_center: d.auto_semantic_center,
             auto_passage_weight: d.auto_passage_weight,
+            fusion: d.fusion,
             auto_calibration: d.auto_calibration,
         }
     }
@@ -328,4 +340,7 @@ pub struct IndexSettingsResponse {
     /// synthetic one, else 0.5.
     #[schemars(range(min = 0.2, max = 0.8))]
     pub auto_center_in_force: f64,
+    /// The fusion queries that name none run with now: fusion, unless the model's measured
+    /// centre replaced a synthetic calibration (it goes with contract), else contract.
+    pub fusion_in_force: BranchFusion,
 }
