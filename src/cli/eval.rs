@@ -86,8 +86,11 @@ pub async fn run(config: Config, command: EvalCommand) -> Result<(), Failure> {
                 }
                 if let Some(r) = scored.first().filter(|_| output.table()) {
                     println!(
-                        "{}: auto ran from centre {}, passages at {}",
-                        r.dataset, r.auto_center, r.auto_passage_weight
+                        "{}: auto ran from centre {}, passages at {}; the profiles fused with {}",
+                        r.dataset,
+                        r.auto_center,
+                        r.auto_passage_weight,
+                        r.fusion.name()
                     );
                 }
                 reports.extend(scored);

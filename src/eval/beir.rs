@@ -180,6 +180,9 @@ pub struct EvalReport {
     pub auto_center: f64,
     /// The weight `auto` gave passages: a calibrated one, or balanced.
     pub auto_passage_weight: f64,
+    /// How the profiles fused their branches: the index's fusion (calibrated or set), else
+    /// contract 000's way. The `… min_max`-style methods name their own.
+    pub fusion: crate::model::BranchFusion,
     pub methods: Vec<MethodReport>,
     /// Where `auto` and a fixed profile both ran.
     pub auto_against_best: Option<AutoAgainstBest>,
@@ -495,6 +498,7 @@ pub async fn evaluate(
             calibration: calibration.clone(),
             auto_center: start.center,
             auto_passage_weight: start.passage_weight,
+            fusion: defaults.fusion_for(None),
             auto_against_best: AutoAgainstBest::of(methods, &reports),
             methods: reports,
         });

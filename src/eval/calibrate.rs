@@ -87,7 +87,7 @@ pub async fn on_judged_queries(
     left_out: LeftOut<'_>,
     progress: bool,
 ) -> Result<Calibration, BeirError> {
-    let swept = sweep(engine, index, queries, qrels, left_out, progress).await?;
+    let swept = sweep(engine, index, queries, qrels, left_out, &FUSIONS, progress).await?;
     Ok(calibration(&swept, Evidence::Judged))
 }
 
@@ -108,6 +108,7 @@ async fn sweep(
     queries: &[&BeirQuery],
     qrels: &Qrels,
     left_out: LeftOut<'_>,
+    fusions: &[BranchFusion],
     progress: bool,
 ) -> Result<Vec<(BranchFusion, Sweep)>, BeirError> {
     let top_k = engine.config().limits.max_top_k.min(100);
@@ -129,8 +130,8 @@ async fn sweep(
         .collect();
     judged.sort_by_key(|(q, _)| *q);
     let empty = HashMap::new();
-    let mut by_fusion = Vec::with_capacity(FUSIONS.len());
-    for fusion in FUSIONS {
+    let mut by_fusion = Vec::with_capacity(fusions.len());
+    for &fusion in fusions {
         let mut swept = Sweep {
             sentences: Vec::with_capacity(CENTERS.len()),
             passages: Vec::with_capacity(CENTERS.len()),
@@ -300,7 +301,10 @@ fn distance_from_balanced(center: f64) -> i64 {
 pub const MIN_SYNTHETIC_QUERIES: usize = 60;
 
 /// Calibrates `auto` on queries cut from the index's own chunks ([`super::synthetic`]): no
-/// judgments needed. `None` when the index has too few documents to cut them from.
+/// judgments needed. `None` when the index has too few documents to cut them from. An index
+/// whose model has a measured centre runs at that centre with contract 000's fusion
+/// (`IndexInfo::query_defaults`), so only that fusion is tried: its passage weight must be
+/// measured with the fusion it runs with.
 pub async fn on_own_queries(
     engine: &Engine,
     index: &IndexName,
@@ -312,7 +316,15 @@ pub async fn on_own_queries(
     }
     let queries: Vec<&BeirQuery> = set.queries.iter().collect();
     let left_out = LeftOut::Chunks(&set.left_out);
-    let swept = sweep(engine, index, &queries, &set.qrels, left_out, progress).await?;
+    let embedder = engine.index(index).await?.info().embedder;
+    let fusions: &[BranchFusion] = match crate::embedding::measured_auto_center(&embedder) {
+        Some(_) => &[BranchFusion::Contract],
+        None => &FUSIONS,
+    };
+    let swept = sweep(
+        engine, index, &queries, &set.qrels, left_out, fusions, progress,
+    )
+    .await?;
     Ok(Some(calibration(&swept, Evidence::Synthetic)))
 }
 
