@@ -204,10 +204,10 @@ async fn c003_empty_results_min_sim_visibility_and_errors() {
     assert_eq!(body["meta"]["visibility_effective"], "deleted");
 }
 
-#[tokio::test]
-async fn the_same_question_gives_the_same_chunks_through_all_five_contracts() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = config(dir.path());
+/// The corpus in index `kb`, the contracts' default index, with a contract 004 retriever
+/// `kb_hybrid` configured as hybrid α 0.5, top 3.
+async fn engine_with_kb(dir: &std::path::Path) -> Engine {
+    let mut c = config(dir);
     c.contracts.default_index = "kb".into();
     c.retrievers.insert(
         "kb_hybrid".into(),
@@ -224,6 +224,106 @@ async fn the_same_question_gives_the_same_chunks_through_all_five_contracts() {
     );
     let e = engine_with(c);
     e.write(&name("kb"), upserts(corpus())).await.unwrap();
+    e
+}
+
+/// Ids and scores of a list of answers.
+fn ranked(items: &Value, id: &str) -> Vec<(String, f64)> {
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let text = i.pointer(id).and_then(Value::as_str).unwrap_or("?");
+            (text.to_string(), i["score"].as_f64().unwrap())
+        })
+        .collect()
+}
+
+/// An index's fusion reaches every contract that states none (002, 003, 004); contract 000
+/// keeps its own rule whatever the index says.
+#[tokio::test]
+async fn an_index_fusion_reaches_002_003_and_004_but_never_000() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_kb(dir.path()).await;
+    let q = "gravitational pull of the Moon on oceans";
+    let c000 = |alpha: f64| {
+        let e = &e;
+        async move {
+            let (status, body) = ask(
+                e,
+                Contract::C000,
+                json!({"retrieval": {"index": "kb", "query": q,
+                "search_method": "hybrid", "hybrid_alpha": alpha, "top_k": 3}}),
+            )
+            .await;
+            assert_eq!(status, 200, "{body}");
+            ranked(&body["retrieval_calls"][0]["results"], "/text")
+        }
+    };
+    let c002 = |weight: f64, fusion: &str| {
+        let e = &e;
+        let body = json!({"query": q, "semantic_weight": weight, "top_k": 3, "fusion": fusion});
+        async move {
+            let r = answer(
+                e,
+                Contract::C002,
+                Some(name("kb")),
+                body.to_string().as_bytes(),
+            )
+            .await;
+            assert_eq!(r.status, 200, "{}", r.body);
+            ranked(&r.body["results"], "/text")
+        }
+    };
+    let c003 = || {
+        let e = &e;
+        async move {
+            let (status, body) = ask(
+                e,
+                Contract::C003,
+                json!({"query": q, "hybrid": {"alpha": 0.7, "min_sim": 0.0,
+                "diversify_strength": 0.0, "top_k": 3, "vec_limit": 10, "lex_limit": 10}}),
+            )
+            .await;
+            assert_eq!(status, 200, "{body}");
+            ranked(&body["matches"], "/text")
+        }
+    };
+    let c004 = || {
+        let e = &e;
+        async move {
+            let body = json!({"query": q}).to_string();
+            let r =
+                ragstream::contracts::c004_retriever::answer(e, "kb_hybrid", body.as_bytes()).await;
+            assert_eq!(r.status, 200, "{}", r.body);
+            ranked(&r.body, "/content")
+        }
+    };
+    let (c000_before, c003_before, c004_before) = (c000(0.5).await, c003().await, c004().await);
+    assert_eq!(c004_before, c002(0.5, "contract").await);
+    assert_eq!(c003_before, c002(0.7, "contract").await);
+
+    let r = ragstream::contracts::c002_retrieval_api::settings(
+        &e,
+        &name("kb"),
+        &json!({"fusion": "min_max"}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(c000(0.5).await, c000_before, "contract 000's rule stays");
+    let scaled = c002(0.5, "min_max").await;
+    assert_ne!(scaled, c004_before, "min-max scaling moves the scores");
+    assert_eq!(c004().await, scaled);
+    let scaled = c002(0.7, "min_max").await;
+    assert_ne!(scaled, c003_before, "min-max scaling moves the scores");
+    assert_eq!(c003().await, scaled);
+}
+
+#[tokio::test]
+async fn the_same_question_gives_the_same_chunks_through_all_five_contracts() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_kb(dir.path()).await;
     let q = "gravitational pull of the Moon on oceans";
     let (_, c000) = ask(
         &e,
