@@ -182,7 +182,7 @@ pub struct EvalReport {
     pub auto_passage_weight: f64,
     /// How the profiles fused their branches: the index's fusion (calibrated or set), else
     /// contract 000's way. The `… min_max`-style methods name their own.
-    pub fusion: crate::model::BranchFusion,
+    pub fusion: BranchFusion,
     pub methods: Vec<MethodReport>,
     /// Where `auto` and a fixed profile both ran.
     pub auto_against_best: Option<AutoAgainstBest>,

@@ -362,12 +362,12 @@ fn within_one_standard_error(best: &[f64], other: &[f64]) -> bool {
 pub const SELF_CALIBRATE_MIN_ROWS: u64 = 1_000;
 
 /// Calibrates `auto` on the index's own queries when it is due, and stores the centre,
-/// passage weight and fusion: when it has never been calibrated (and none was set by hand) once it
-/// holds [`SELF_CALIBRATE_MIN_ROWS`] chunks, and again whenever its chunks have doubled since
-/// its last synthetic calibration. A judged or hand-set calibration is never replaced. An
-/// index whose embedder has a measured centre calibrates itself too, for its passage weight:
-/// the model's centre still beats the synthetic one (`IndexInfo::query_defaults`). Returns
-/// the calibration when one ran.
+/// passage weight and fusion: when it has never been calibrated (and none was set by hand)
+/// once it holds [`SELF_CALIBRATE_MIN_ROWS`] chunks, and again whenever its chunks have
+/// doubled since its last synthetic calibration. A judged or hand-set calibration is never
+/// replaced. An index whose embedder has a measured centre calibrates itself too, for its
+/// passage weight: the model's centre (with contract 000's fusion) still beats the synthetic
+/// one (`IndexInfo::query_defaults`). Returns the calibration when one ran.
 pub async fn self_calibrate_if_due(
     engine: &Engine,
     index: &IndexName,

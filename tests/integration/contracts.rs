@@ -829,7 +829,10 @@ async fn c002_fusion_comes_from_the_request_then_the_index_then_contract_000() {
 
     let settings = |body: Value| {
         let e = &e;
-        async move { ragstream::contracts::c002_retrieval_api::settings(e, &name("repo"), &body).await }
+        async move {
+            let index = name("repo");
+            ragstream::contracts::c002_retrieval_api::settings(e, &index, &body).await
+        }
     };
     let r = settings(json!({"fusion": "min_max"})).await;
     assert_eq!(r.status, 200, "{}", r.body);

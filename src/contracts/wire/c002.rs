@@ -297,9 +297,9 @@ pub struct IndexSettings {
     /// query's own fusion beats it.
     #[serde(default)]
     pub fusion: Option<BranchFusion>,
-    /// Read-only: how auto_semantic_center, auto_passage_weight and fusion were measured (judged
-    /// queries, or queries the index cut from its own chunks) and the chunks the index had
-    /// then; absent when they were set by hand. A PUT ignores it.
+    /// Read-only: how auto_semantic_center, auto_passage_weight and fusion were measured
+    /// (judged queries, or queries the index cut from its own chunks) and the chunks the index
+    /// had then; absent when they were set by hand. A PUT ignores it.
     // Any value is taken and dropped, so that what a GET returns can be PUT back.
     #[serde(
         default,
