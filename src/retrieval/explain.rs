@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::filters::{sql_string, FilterTarget, Filters, Visibility};
-use super::fusion::semantic_similarity;
+use super::fusion::{semantic_similarity, BranchFusion};
 use super::rerank::Reranker;
 use super::search::{
     effective_filters, embed_query, keyword_top, search, semantic_branch, with_query_vector,
@@ -75,6 +75,8 @@ pub struct Explanation {
     pub search_method: &'static str,
     /// The semantic weight (hybrid only).
     pub hybrid_alpha: Option<f64>,
+    /// How the two branches were scaled before the weighted sum (hybrid only).
+    pub fusion: Option<BranchFusion>,
     /// Results asked for.
     #[schemars(range(min = 1))]
     pub top_k: usize,
@@ -184,7 +186,8 @@ pub struct BranchPosition {
     pub depth: usize,
     /// Similarity in [0, 1] (semantic), or BM25 (keyword; none when no query term matched).
     pub score: Option<f64>,
-    /// The score fusion used: min-max scaled over the pool (keyword, hybrid only).
+    /// The score fusion used: scaled over the pool as the query's fusion scales it (keyword,
+    /// hybrid only).
     pub normalized: Option<f64>,
     pub in_pool: bool,
     pub pool: usize,
@@ -249,7 +252,7 @@ pub async fn explain(
         Branches::run(index, embedder, &snapshot, &pinned, &query),
         rows,
     )?;
-    let branches = branches.with_pools(std::mem::take(&mut answer.pools), pinned.method);
+    let branches = branches.with_pools(std::mem::take(&mut answer.pools), &pinned);
     let returned: Vec<Returned> = answer
         .hits
         .iter()
@@ -294,6 +297,7 @@ pub async fn explain(
         query: answer.query,
         search_method: request.method.name(),
         hybrid_alpha: (request.method == SearchMethod::Hybrid).then_some(request.hybrid_alpha),
+        fusion: (request.method == SearchMethod::Hybrid).then_some(request.fusion),
         top_k: request.top_k,
         pools: Pools {
             semantic: branches.semantic_pool,
@@ -319,7 +323,7 @@ struct Branches {
     keyword_pooled: HashSet<String>,
     /// Fused scores of the candidates (hybrid only), as the search fused them.
     fused: HashMap<String, f64>,
-    /// The keyword pool's scores, min-max scaled as fusion scaled them.
+    /// The keyword pool's scores, scaled as fusion scaled them.
     keyword_scaled: HashMap<String, f64>,
 }
 
@@ -396,17 +400,17 @@ impl Branches {
 
     /// Adds what the query's own branches ranked and how it fused them (`search` kept its
     /// pools), so an explanation compares a chunk with exactly what the answer saw.
-    fn with_pools(mut self, pools: BranchPools, method: SearchMethod) -> Branches {
+    fn with_pools(mut self, pools: BranchPools, request: &SearchRequest) -> Branches {
         self.semantic_pooled = pools.semantic.iter().map(|(id, _)| id.clone()).collect();
         self.keyword_pooled = pools.keyword.iter().map(|(id, _)| id.clone()).collect();
-        // The keyword scores as contract fusion scales them (hybrid only).
-        if method == SearchMethod::Hybrid {
+        // The keyword scores as the query's fusion scales them (hybrid only).
+        if request.method == SearchMethod::Hybrid {
             let raw: Vec<f64> = pools.keyword.iter().map(|(_, s)| *s).collect();
             self.keyword_scaled = pools
                 .keyword
                 .iter()
                 .map(|(id, _)| id.clone())
-                .zip(super::fusion::min_max(&raw))
+                .zip(request.fusion.scale_keyword(&raw))
                 .collect();
         }
         self.fused = pools.fused;

@@ -47,6 +47,11 @@ pub struct Fused<K> {
 pub use crate::model::BranchFusion;
 
 impl BranchFusion {
+    /// The keyword branch's scores on the fusion scale; `scores` in any order.
+    pub fn scale_keyword(self, scores: &[f64]) -> Vec<f64> {
+        self.scale(scores, false)
+    }
+
     /// One branch's scores on the fusion scale; `scores` in any order.
     fn scale(self, scores: &[f64], is_similarity: bool) -> Vec<f64> {
         match self {
@@ -99,7 +104,7 @@ pub fn fuse<K: Clone + Eq + std::hash::Hash>(
     let scaled: HashMap<&K, f64> = keyword
         .iter()
         .map(|(k, _)| k)
-        .zip(how.scale(&raw, false))
+        .zip(how.scale_keyword(&raw))
         .collect();
     let mut keys: Vec<&K> = semantic.keys().collect();
     keys.extend(

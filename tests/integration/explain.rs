@@ -119,6 +119,39 @@ async fn each_target_gets_a_verdict_that_matches_what_the_query_returned() {
     assert_eq!(g["targets"][0]["verdict"], target(&v, 0)["verdict"]);
 }
 
+/// An explanation names the fusion the query ran with, and scales the keyword scores as that
+/// fusion did.
+#[tokio::test]
+async fn an_explanation_scales_the_keyword_branch_as_the_query_fusion_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_projects(dir.path()).await;
+    let explained = |fusion: &str| {
+        let e = &e;
+        let body = json!({"request": {"query": "espresso coffee pressure", "top_k": 1,
+                "retrieval_profile": "balanced", "fusion": fusion},
+               "targets": [{"document_id": "coffee"}]});
+        async move {
+            let (status, v) = explain(e, body).await;
+            assert_eq!(status, 200, "{v}");
+            v
+        }
+    };
+    for (fusion, top_keyword) in [("contract", 1.0), ("min_max", 1.0), ("rrf", 1.0 / 61.0)] {
+        let v = explained(fusion).await;
+        assert_eq!(v["fusion"], fusion, "{v}");
+        let chunk = &target(&v, 0)["chunks"][0];
+        assert_eq!(chunk["keyword"]["rank"], 1, "{chunk}");
+        assert_eq!(
+            chunk["keyword"]["normalized"], top_keyword,
+            "{fusion}: {chunk}"
+        );
+        assert_eq!(
+            chunk["fused_score"], v["results"][0]["score"],
+            "{fusion}: {v}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn filters_deletes_and_versions_are_named() {
     let dir = tempfile::tempdir().unwrap();
