@@ -636,6 +636,17 @@ impl Engine {
         result
     }
 
+    /// How hybrid queries on `name` that name no fusion scale their branches: the index's
+    /// `fusion` setting (set by hand or calibrated), else contract 000's way, which is also
+    /// the answer for an index that cannot be opened (its search reports why). Contract 000
+    /// never asks: its fusion is part of the contract.
+    pub async fn index_fusion(&self, name: &IndexName) -> crate::model::BranchFusion {
+        match self.index(name).await {
+            Ok(index) => index.query_defaults().fusion_for(None),
+            Err(_) => Default::default(),
+        }
+    }
+
     /// `request` with its query vector set, embedded here unless the request has one or its
     /// method needs none: a caller that runs one query many times (calibration) embeds it
     /// once.

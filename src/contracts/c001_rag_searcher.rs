@@ -186,6 +186,8 @@ pub async fn answer(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         Err(e) => return super::error_reply(&e.into()),
     };
     let mut request = query.search;
+    // Contract 001 states no fusion of its own: the index's applies.
+    request.fusion = engine.index_fusion(index).await;
     let mut lookup = None;
     if let Some(depth) = query.depth {
         match engine

@@ -376,12 +376,8 @@ async fn retrieve(
     let mut request = SearchRequest::new(input.query.clone(), SearchMethod::Hybrid, h.top_k);
     request.filters = filters;
     request.hybrid_alpha = h.alpha;
-    // Contract 003 states no fusion of its own: the index's applies (contract 000's way
-    // unless set or calibrated).
-    request.fusion = match engine.index(index).await {
-        Ok(handle) => handle.query_defaults().fusion_for(None),
-        Err(_) => Default::default(),
-    };
+    // Contract 003 states no fusion of its own: the index's applies.
+    request.fusion = engine.index_fusion(index).await;
     request.candidates = Candidates {
         semantic: Some(h.vec_limit),
         keyword: Some(h.lex_limit),

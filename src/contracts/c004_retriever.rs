@@ -134,11 +134,8 @@ async fn leaf(
     let index = IndexName::parse(r.index.as_deref().unwrap_or_default())?;
     let mut request = SearchRequest::new(query, r.method.unwrap_or(SearchMethod::Hybrid), r.top_k);
     request.hybrid_alpha = r.alpha.unwrap_or(0.5);
-    // The index's fusion (contract 000's way unless set or calibrated).
-    request.fusion = match engine.index(&index).await {
-        Ok(handle) => handle.query_defaults().fusion_for(None),
-        Err(_) => Default::default(),
-    };
+    // Contract 004 states no fusion of its own: the index's applies.
+    request.fusion = engine.index_fusion(&index).await;
     request.filters = Filters::parse(&r.filters)?;
     match engine.search(&index, &request).await {
         Ok(result) => Ok(result
