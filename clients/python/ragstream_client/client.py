@@ -270,12 +270,14 @@ class RagstreamClient:
         rerank: Optional[bool] = None,
         index_version: Optional[int] = None,
         graph_depth: Optional[int] = None,
+        fusion: Optional[str] = None,
     ) -> QueryResponse:
         """Contract 002, ``POST /v1/indexes/{index}/query``.
 
         ``retrieval_profile``: ``auto``, ``exact``, ``balanced`` or ``semantic``;
         ``filters`` keys: ``project_id``, ``path_prefix``, ``tags`` (a list),
-        ``updated_after`` (RFC 3339)."""
+        ``updated_after`` (RFC 3339); ``fusion``: ``contract``, ``min_max``, ``z_score``
+        or ``rrf`` (absent: the index's)."""
         body = _drop_none(
             {
                 "query": query,
@@ -287,6 +289,7 @@ class RagstreamClient:
                 "rerank": rerank,
                 "index_version": index_version,
                 "graph_depth": graph_depth,
+                "fusion": fusion,
             }
         )
         return self._model(QueryResponse, "POST", self._index(index) + "/query", body)
@@ -323,6 +326,7 @@ class RagstreamClient:
         default_semantic_weight: Optional[float] = None,
         auto_semantic_center: Optional[float] = None,
         auto_passage_weight: Optional[float] = None,
+        fusion: Optional[str] = None,
     ) -> IndexSettingsResponse:
         """Contract 002, ``PUT /v1/indexes/{index}/settings`` (admin scope). It replaces all
         settings: one left ``None`` is cleared. The index must exist."""
@@ -331,6 +335,7 @@ class RagstreamClient:
             "default_semantic_weight": default_semantic_weight,
             "auto_semantic_center": auto_semantic_center,
             "auto_passage_weight": auto_passage_weight,
+            "fusion": fusion,
         }
         return self._model(IndexSettingsResponse, "PUT", self._index(index) + "/settings", body)
 

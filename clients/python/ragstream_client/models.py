@@ -549,6 +549,8 @@ class QueryResponse(Model):
     rewrite_terms: Optional[List[str]] = None
     retrieval_profile_effective: Optional[str] = None
     semantic_weight_effective: Optional[float] = None
+    #: How the branches were scaled: ``contract``, ``min_max``, ``z_score`` or ``rrf``.
+    fusion_effective: Optional[str] = None
     auto_signals_detected: Optional[List[str]] = None
     lexical_candidates: Optional[int] = None
     semantic_candidates: Optional[int] = None
@@ -616,7 +618,8 @@ class HydrateResponse(Model):
 
 @dataclass
 class AutoCalibration(Model):
-    """How ``auto_semantic_center`` and ``auto_passage_weight`` were measured (read-only)."""
+    """How ``auto_semantic_center``, ``auto_passage_weight`` and ``fusion`` were measured
+    (read-only)."""
 
     source: str
     rows: int
@@ -631,6 +634,8 @@ class IndexSettings(Model):
     auto_semantic_center: Optional[float] = None
     #: The weight ``auto`` gives a passage (41 words or more); ``None`` is 0.5.
     auto_passage_weight: Optional[float] = None
+    #: How hybrid scales its branches on this index; ``None`` is ``contract``.
+    fusion: Optional[str] = None
     auto_calibration: Optional[AutoCalibration] = None
 
 
@@ -640,6 +645,8 @@ class IndexSettingsResponse(Model):
     settings: IndexSettings
     #: Where ``auto`` starts now: the settings' centre, else the model's measured one, else 0.5.
     auto_center_in_force: Optional[float] = None
+    #: The fusion of queries that name none, now.
+    fusion_in_force: Optional[str] = None
 
 
 @dataclass

@@ -462,9 +462,18 @@ class LiveTest(unittest.TestCase):
             center = resp.auto_center_in_force
             self.assertIsNotNone(center)
             self.assertTrue(0.2 <= (center or 0.0) <= 0.8, center)
+            self.assertEqual(resp.fusion_in_force, "contract")
             q = self.client.query(self.index, "valves", debug=True)
             self.assertEqual(q.retrieval_profile_effective, "semantic")
             self.assertAlmostEqual(q.semantic_weight_effective or 0.0, 0.8)
+            self.assertEqual(q.fusion_effective, "contract")
+            scaled = self.typed(self.client.put_settings(self.index, fusion="min_max"))
+            self.assertEqual(scaled.settings.fusion, "min_max")
+            self.assertEqual(scaled.fusion_in_force, "min_max")
+            q = self.client.query(self.index, "valves", debug=True)
+            self.assertEqual(q.fusion_effective, "min_max")
+            q = self.client.query(self.index, "valves", debug=True, fusion="rrf")
+            self.assertEqual(q.fusion_effective, "rrf", "the query's own beats the index's")
         finally:
             cleared = self.typed(self.client.put_settings(self.index))
         self.assertIsNone(cleared.settings.default_retrieval_profile)
