@@ -42,8 +42,8 @@ pub struct IndexDefaults {
     /// queries); `None` is balanced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_passage_weight: Option<f64>,
-    /// How contract 002's hybrid scales its branches on this index (calibration measures
-    /// it); `None` is contract 000's way.
+    /// How hybrid scales its branches on this index, for every contract but 000 (calibration
+    /// measures it); `None` is contract 000's way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fusion: Option<BranchFusion>,
     /// How `auto_semantic_center`, `auto_passage_weight` and `fusion` were measured; `None`
@@ -53,8 +53,8 @@ pub struct IndexDefaults {
 }
 
 impl IndexDefaults {
-    /// How a contract 002 query fuses on this index: its own choice, else the index's, else
-    /// contract 000's way.
+    /// How a query fuses on this index: its own choice (contract 002's `fusion`), else the
+    /// index's, else contract 000's way.
     pub fn fusion_for(&self, requested: Option<BranchFusion>) -> BranchFusion {
         requested.or(self.fusion).unwrap_or_default()
     }

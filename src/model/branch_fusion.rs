@@ -1,12 +1,12 @@
 //! The names of the ways hybrid search can put its two branches on one scale. An index stores
-//! the one its contract 002 queries use, so the name lives here; what each does is
-//! `retrieval::fusion`.
+//! the one its queries use (every contract but 000), so the name lives here; what each does
+//! is `retrieval::fusion`.
 
 use serde::{Deserialize, Serialize};
 
 /// How a hybrid search scales its branches before the weighted sum. Contract 000 states
-/// [`BranchFusion::Contract`]; the others are measured alternatives (BENCHMARKS.md,
-/// "Fusion") that an index or a contract 002 request picks.
+/// [`BranchFusion::Contract`]; the others are measured alternatives (BENCHMARKS.md, "A
+/// fusion of its own") that an index or a contract 002 request picks.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
 )]
