@@ -218,23 +218,18 @@ impl Evidence {
 /// weight from the passages when there are enough of them; then the fusion from every query,
 /// each fusion at its own weights.
 fn calibration(swept: &[(BranchFusion, Sweep)], evidence: Evidence) -> Calibration {
-    let per_fusion: Vec<(Calibration, Vec<f64>)> = swept
+    let (per_fusion, by_fusion): (Vec<Calibration>, Vec<(BranchFusion, Vec<f64>)>) = swept
         .iter()
         .map(|(fusion, s)| {
             let c = with_one_fusion(s, *fusion, evidence);
             let scores = scores_at(s, &c);
-            (c, scores)
+            (c, (*fusion, scores))
         })
-        .collect();
-    let by_fusion: Vec<(BranchFusion, Vec<f64>)> = per_fusion
-        .iter()
-        .map(|(c, scores)| (c.fusion, scores.clone()))
-        .collect();
+        .unzip();
     let chosen = evidence.fusion(&by_fusion);
     let ndcg_at_10_by_fusion = by_fusion.iter().map(|(f, s)| (*f, mean(s))).collect();
     per_fusion
         .into_iter()
-        .map(|(c, _)| c)
         .find(|c| c.fusion == chosen)
         .map(|c| Calibration {
             ndcg_at_10_by_fusion,

@@ -3,6 +3,7 @@
 pub mod diff;
 mod error;
 pub mod explain;
+mod explanation;
 pub use crate::store::filters;
 pub mod fusion;
 pub mod hydration;
