@@ -378,23 +378,34 @@ pub async fn self_calibrate_if_due(
     let Some(c) = on_own_queries(engine, index, false).await? else {
         return Ok(None);
     };
-    store(engine, index, &c, CalibrationSource::Synthetic).await?;
+    if !store_own(engine, index, &c).await? {
+        tracing::info!(index = %index, "settings changed while auto calibrated; they stand");
+        return Ok(None);
+    }
     tracing::info!(index = %index, center = c.center, passage_weight = c.passage_weight,
         queries = c.queries, passage_queries = c.passage_queries, rows,
         "auto calibrated on the index's own queries");
     Ok(Some(c))
 }
 
-/// Whether an index with `defaults` and `rows` chunks calibrates itself now (see
-/// [`self_calibrate_if_due`]).
-pub fn calibration_due(defaults: &IndexDefaults, rows: u64) -> bool {
+/// Whether a calibration on the index's own queries may replace `defaults`: nothing of
+/// theirs was set by hand or measured on judged queries.
+pub fn may_self_calibrate(defaults: &IndexDefaults) -> bool {
     match defaults.auto_calibration {
         None => {
             defaults.auto_semantic_center.is_none()
                 && defaults.auto_passage_weight.is_none()
                 && defaults.fusion.is_none()
-                && rows >= SELF_CALIBRATE_MIN_ROWS
         }
+        Some(AutoCalibration { source, .. }) => source == CalibrationSource::Synthetic,
+    }
+}
+
+/// Whether an index with `defaults` and `rows` chunks calibrates itself now (see
+/// [`self_calibrate_if_due`]).
+pub fn calibration_due(defaults: &IndexDefaults, rows: u64) -> bool {
+    match defaults.auto_calibration {
+        None => may_self_calibrate(defaults) && rows >= SELF_CALIBRATE_MIN_ROWS,
         Some(AutoCalibration {
             source: CalibrationSource::Synthetic,
             rows: then,
@@ -412,21 +423,57 @@ pub async fn store(
     calibration: &Calibration,
     source: CalibrationSource,
 ) -> Result<(), BeirError> {
+    store_if(engine, index, calibration, source, |_| true).await?;
+    Ok(())
+}
+
+/// Records a calibration on the index's own queries as [`store`] does, unless the defaults
+/// were set by hand or calibrated on judged queries while it ran ([`may_self_calibrate`]);
+/// returns whether it stored.
+pub async fn store_own(
+    engine: &Engine,
+    index: &IndexName,
+    calibration: &Calibration,
+) -> Result<bool, BeirError> {
+    store_if(
+        engine,
+        index,
+        calibration,
+        CalibrationSource::Synthetic,
+        may_self_calibrate,
+    )
+    .await
+}
+
+/// [`store`], when `may_replace` holds for the defaults as they are at the write (not as
+/// they were when the calibration began: a setting made while it ran stands); returns whether
+/// it stored.
+async fn store_if(
+    engine: &Engine,
+    index: &IndexName,
+    calibration: &Calibration,
+    source: CalibrationSource,
+    may_replace: impl FnOnce(&IndexDefaults) -> bool,
+) -> Result<bool, BeirError> {
     let handle = engine.index(index).await?;
     // The manifest's row count (deleted rows included): no data is read, and this runs
     // after every maintenance pass.
     let rows = handle.lance().shape().await.map_err(EngineError::from)?.1 as u64;
-    let mut defaults = handle.info().defaults;
-    defaults.auto_semantic_center = Some(calibration.center);
-    defaults.auto_passage_weight = calibration.passage_weight;
-    defaults.fusion = Some(calibration.fusion);
-    defaults.auto_calibration = Some(AutoCalibration { source, rows });
+    let mut stored = false;
     handle
         .writer()
-        .set_defaults(defaults)
+        .update_defaults(|defaults| {
+            if may_replace(defaults) {
+                defaults.auto_semantic_center = Some(calibration.center);
+                defaults.auto_passage_weight = calibration.passage_weight;
+                defaults.fusion = Some(calibration.fusion);
+                defaults.auto_calibration = Some(AutoCalibration { source, rows });
+                stored = true;
+            }
+        })
         .await
         .map_err(crate::engine::EngineError::from)?;
-    Ok(())
+    Ok(stored)
 }
 
 #[cfg(test)]

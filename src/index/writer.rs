@@ -518,8 +518,18 @@ impl Writer<'_> {
 
     /// Records new query defaults in `index.json`.
     pub async fn set_defaults(&self, defaults: IndexDefaults) -> Result<IndexInfo, StoreError> {
+        self.update_defaults(|d| *d = defaults).await
+    }
+
+    /// Changes the query defaults in `index.json` from what they are when the change is
+    /// written: a change computed from an earlier read (a calibration that ran for minutes)
+    /// would overwrite whatever was set meanwhile.
+    pub async fn update_defaults(
+        &self,
+        change: impl FnOnce(&mut IndexDefaults),
+    ) -> Result<IndexInfo, StoreError> {
         self.index
-            .update_info(|info| info.defaults = defaults)
+            .update_info(|info| change(&mut info.defaults))
             .await
     }
 }

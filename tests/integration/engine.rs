@@ -703,3 +703,85 @@ async fn a_batch_prepared_while_others_commit_appends_unless_they_gave_its_docum
     );
     assert!(nova[0].row.text.contains("recurrent"));
 }
+
+/// A calibration on the index's own queries can run for minutes. What is set meanwhile, by
+/// hand or on judged queries, stands: the calibration stores only over defaults it may
+/// replace as they are when it writes.
+#[tokio::test]
+async fn a_self_calibration_never_overwrites_settings_made_while_it_ran() {
+    use ragstream::eval::calibrate::{store, store_own, Calibration};
+    use ragstream::index::{CalibrationSource, IndexDefaults};
+    use ragstream::model::BranchFusion;
+
+    let dir = tempfile::tempdir().unwrap();
+    let engine = hashing_engine(dir.path());
+    let kb = name("kb");
+    engine.write(&kb, upserts(corpus())).await.unwrap();
+    let handle = engine.index(&kb).await.unwrap();
+    let measured = Calibration {
+        center: 0.3,
+        ndcg_at_10_by_center: Vec::new(),
+        queries: 10,
+        passage_weight: Some(0.2),
+        ndcg_at_10_by_passage_weight: Vec::new(),
+        passage_queries: 10,
+        fusion: BranchFusion::MinMax,
+        ndcg_at_10_by_fusion: Vec::new(),
+    };
+
+    // Set by hand while the calibration ran: it stands.
+    let by_hand = IndexDefaults {
+        auto_semantic_center: Some(0.8),
+        ..Default::default()
+    };
+    handle.writer().set_defaults(by_hand).await.unwrap();
+    assert!(!store_own(&engine, &kb, &measured).await.unwrap());
+    assert_eq!(handle.info().defaults, by_hand);
+
+    // Cleared by hand: the calibration may fill them.
+    handle
+        .writer()
+        .set_defaults(IndexDefaults::default())
+        .await
+        .unwrap();
+    assert!(store_own(&engine, &kb, &measured).await.unwrap());
+    let stored = handle.info().defaults;
+    assert_eq!(stored.auto_semantic_center, Some(0.3));
+    assert_eq!(stored.auto_passage_weight, Some(0.2));
+    assert_eq!(stored.fusion, Some(BranchFusion::MinMax));
+    assert_eq!(
+        stored.auto_calibration.map(|c| c.source),
+        Some(CalibrationSource::Synthetic)
+    );
+
+    // A later self-calibration replaces its own; a judged one it never replaces.
+    let later = Calibration {
+        center: 0.6,
+        ..measured.clone()
+    };
+    assert!(store_own(&engine, &kb, &later).await.unwrap());
+    assert_eq!(handle.info().defaults.auto_semantic_center, Some(0.6));
+    let judged = Calibration {
+        center: 0.9,
+        ..measured.clone()
+    };
+    store(&engine, &kb, &judged, CalibrationSource::Judged)
+        .await
+        .unwrap();
+    assert!(!store_own(&engine, &kb, &later).await.unwrap());
+    assert_eq!(handle.info().defaults.auto_semantic_center, Some(0.9));
+    // And what was stored is what a reopened index reads.
+    drop(handle);
+    drop(engine);
+    let reopened = engine_with(config(dir.path()));
+    assert_eq!(
+        reopened
+            .index(&kb)
+            .await
+            .unwrap()
+            .info()
+            .defaults
+            .auto_semantic_center,
+        Some(0.9)
+    );
+}
