@@ -252,11 +252,12 @@ pub enum LeftOut<'a> {
 }
 
 impl LeftOut<'_> {
-    fn excludes(&self, query: &str, hit: &crate::retrieval::SearchHit) -> bool {
+    /// Whether the chunk `chunk_id` of document `document_id` does not count for `query`.
+    pub fn excludes(&self, query: &str, document_id: &str, chunk_id: &str) -> bool {
         match self {
             LeftOut::Nothing => false,
-            LeftOut::QueryDocument => hit.row.document_id == query,
-            LeftOut::Chunks(chunks) => chunks.get(query) == Some(&hit.row.chunk_id),
+            LeftOut::QueryDocument => document_id == query,
+            LeftOut::Chunks(chunks) => chunks.get(query).is_some_and(|c| c == chunk_id),
         }
     }
 }
@@ -339,7 +340,7 @@ pub async fn run_queries(
         // Hits arrive best first.
         let docs = run.entry(q.id.clone()).or_default();
         for hit in result.hits {
-            if !left_out.excludes(&q.id, &hit) {
+            if !left_out.excludes(&q.id, &hit.row.document_id, &hit.row.chunk_id) {
                 docs.entry(hit.row.document_id).or_insert(hit.score);
             }
         }

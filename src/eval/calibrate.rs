@@ -11,15 +11,15 @@
 //! training split and reports the test split).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::beir::{run_queries, BeirError, BeirQuery, EvalMethod, LeftOut};
-use super::metrics::{ndcg_at, Qrels};
+use super::beir::{BeirError, BeirQuery, EvalMethod, LeftOut};
+use super::metrics::{ndcg_at, Qrels, Run};
 use crate::engine::{Engine, EngineError};
 use crate::index::{AutoCalibration, CalibrationSource, IndexDefaults};
 use crate::model::{BranchFusion, IndexName};
+use crate::retrieval::fusion_input::FusionInput;
 use crate::retrieval::profiles::{
     is_passage, Profile, DEFAULT_AUTO_CENTER, DEFAULT_PASSAGE_WEIGHT,
 };
@@ -98,10 +98,11 @@ struct Sweep {
     passages: Vec<(f64, Vec<f64>)>,
 }
 
-/// Runs every judged query with `auto` started at each weight in [`CENTERS`], centre and
+/// Scores every judged query with `auto` started at each weight in [`CENTERS`], centre and
 /// passage weight alike, with each fusion in [`FUSIONS`]: a sentence reads only the centre, a
-/// passage only the passage weight, so one run per weight and fusion measures both. Each
-/// query is embedded once for all the runs.
+/// passage only the passage weight, so one ranking per weight and fusion measures both. Each
+/// query is searched once with its candidates kept, and every setting ranks them again
+/// ([`FusionInput::rank`]: what a search at that setting returns).
 async fn sweep(
     engine: &Engine,
     index: &IndexName,
@@ -114,12 +115,7 @@ async fn sweep(
     let top_k = engine.config().limits.max_top_k.min(100);
     let mut defaults = engine.index(index).await?.info().defaults;
     let auto = EvalMethod::Profile(Profile::Auto);
-    let mut vectors: HashMap<&str, Option<Arc<Vec<f32>>>> = HashMap::new();
-    for q in queries {
-        let request = auto.request(&q.text, top_k, &defaults);
-        let embedded = engine.with_query_vector(&request).await?;
-        vectors.insert(q.text.as_str(), embedded.query_vector);
-    }
+    let kept = kept_candidates(engine, index, queries, top_k, &defaults, progress).await?;
     let passage: HashMap<&str, bool> = queries
         .iter()
         .map(|q| (q.id.as_str(), is_passage(&q.text)))
@@ -140,13 +136,16 @@ async fn sweep(
         for weight in CENTERS {
             defaults.auto_semantic_center = Some(weight);
             defaults.auto_passage_weight = Some(weight);
-            let name = format!("auto at {weight}, {}", fusion.name());
-            let (run, _) = run_queries(engine, index, queries, &name, progress, left_out, |q| {
-                let mut request = auto.request(q, top_k, &defaults);
-                request.query_vector = vectors.get(q).cloned().flatten();
-                request
-            })
-            .await?;
+            let mut run: Run = HashMap::with_capacity(queries.len());
+            for (q, input) in queries.iter().zip(&kept) {
+                let request = auto.request(&q.text, top_k, &defaults);
+                let docs = run.entry(q.id.clone()).or_default();
+                for (c, score) in input.rank(request.hybrid_alpha, request.fusion, top_k) {
+                    if !left_out.excludes(&q.id, &c.document_id, &c.chunk_id) {
+                        docs.entry(c.document_id.clone()).or_insert(score);
+                    }
+                }
+            }
             let (mut sentences, mut passages) = (Vec::new(), Vec::new());
             for (q, j) in &judged {
                 let score = ndcg_at(run.get(*q).unwrap_or(&empty), j, 10);
@@ -162,6 +161,29 @@ async fn sweep(
         by_fusion.push((fusion, swept));
     }
     Ok(by_fusion)
+}
+
+/// Each query's hybrid candidates as `auto` on an index with `defaults` fetches them, in
+/// query order: a hybrid query's pools do not depend on its weight or fusion.
+async fn kept_candidates(
+    engine: &Engine,
+    index: &IndexName,
+    queries: &[&BeirQuery],
+    top_k: usize,
+    defaults: &IndexDefaults,
+    progress: bool,
+) -> Result<Vec<FusionInput>, BeirError> {
+    let bar = crate::ingest::progress_bar(progress, queries.len() as u64, "calibration queries");
+    let mut kept = Vec::with_capacity(queries.len());
+    for q in queries {
+        let mut request = EvalMethod::Profile(Profile::Auto).request(&q.text, top_k, defaults);
+        request.keep_pools = true;
+        let result = engine.search(index, &request).await?;
+        kept.push(result.pools.fusion_input);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(kept)
 }
 
 /// Each weight with its mean score.

@@ -94,7 +94,7 @@ pub fn reciprocal_ranks(scores: &[f64]) -> Vec<f64> {
 /// Fuses branch results. `semantic` holds the similarity of every candidate (both branches);
 /// `keyword` holds raw keyword scores of the keyword branch. The output is unordered. A
 /// candidate the keyword branch did not return takes keyword 0.0.
-pub fn fuse<K: Clone + Eq + std::hash::Hash>(
+pub fn fuse<K: Clone + Ord + std::hash::Hash>(
     semantic: &HashMap<K, f64>,
     keyword: &[(K, f64)],
     alpha: f64,
@@ -106,7 +106,10 @@ pub fn fuse<K: Clone + Eq + std::hash::Hash>(
         .map(|(k, _)| k)
         .zip(how.scale_keyword(&raw))
         .collect();
+    // In key order, not the map's: a z-score's mean is a sum, and a sum's last bit depends
+    // on its order, so the same candidates always fuse to the same scores.
     let mut keys: Vec<&K> = semantic.keys().collect();
+    keys.sort_unstable();
     keys.extend(
         keyword
             .iter()

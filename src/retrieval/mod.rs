@@ -6,6 +6,7 @@ pub mod explain;
 mod explanation;
 pub use crate::store::filters;
 pub mod fusion;
+pub mod fusion_input;
 pub mod hydration;
 pub mod preprocessing;
 pub mod profiles;

@@ -8,6 +8,7 @@ use tracing::Instrument;
 
 use super::filters::{Filters, Visibility};
 use super::fusion::{fuse, overfetch, semantic_similarity, BranchFusion};
+use super::fusion_input::{FusionCandidate, FusionInput};
 use super::hydration::{hydrate, sort_ranked, Ranked};
 use super::preprocessing::QueryPreprocessing;
 use super::rerank::Reranker;
@@ -206,6 +207,9 @@ pub struct BranchPools {
     pub semantic: Vec<(String, f64)>,
     pub keyword: Vec<(String, f64)>,
     pub fused: HashMap<String, f64>,
+    /// What the fusion read (hybrid): enough to rank the candidates at another weight or
+    /// with another fusion without searching again.
+    pub fusion_input: FusionInput,
 }
 
 /// A candidate the reranker scored: its rank in the fused order it was given, and its score.
@@ -641,6 +645,18 @@ async fn hybrid(
         .in_scope(|| fuse(&similarity, &keyword, request.hybrid_alpha, request.fusion));
     if request.keep_pools {
         pools.fused = fused.iter().map(|f| (f.key.clone(), f.score)).collect();
+        pools.fusion_input = FusionInput {
+            candidates: candidates
+                .values()
+                .map(|c| FusionCandidate {
+                    chunk_id: c.chunk_id.clone(),
+                    document_id: c.document_id.clone(),
+                    chunk_index: c.chunk_index,
+                    similarity: similarity[&c.chunk_id],
+                })
+                .collect(),
+            keyword: keyword.clone(),
+        };
     }
     let ranked = fused
         .into_iter()

@@ -785,3 +785,78 @@ async fn a_self_calibration_never_overwrites_settings_made_while_it_ran() {
         Some(0.9)
     );
 }
+
+/// A hybrid search that keeps its candidates ranks them again, at any weight and with any
+/// fusion, exactly as a search at that weight and fusion does: calibration searches each
+/// query once and ranks it at every setting it tries.
+#[tokio::test]
+async fn a_kept_fusion_input_ranks_as_the_search_at_every_setting() {
+    use ragstream::model::BranchFusion;
+
+    let dir = tempfile::tempdir().unwrap();
+    let engine = hashing_engine(dir.path());
+    let kb = name("kb");
+    // Many documents of few words: pools larger than `top_k`, and documents alike word for
+    // word, whose equal scores the ranking order settles.
+    let words = [
+        "yeast", "bread", "carbon", "dioxide", "rust", "memory", "safety", "ocean", "salt", "tide",
+        "river", "stone",
+    ];
+    let docs = (0..80)
+        .map(|i| {
+            let text: Vec<&str> = (0..12).map(|j| words[(i * 7 + j * j * 3) % 12]).collect();
+            doc(
+                &format!("d{i:02}"),
+                &format!("notes on {}", words[i % 12]),
+                &text.join(" "),
+            )
+        })
+        .collect();
+    engine.write(&kb, upserts(docs)).await.unwrap();
+    let top_k = 5;
+    for query in [
+        "bread yeast",
+        "carbon dioxide in the ocean",
+        "memory safety",
+        "salt",
+    ] {
+        let mut keeping = request(query, SearchMethod::Hybrid, top_k);
+        keeping.keep_pools = true;
+        let input = engine
+            .search(&kb, &keeping)
+            .await
+            .unwrap()
+            .pools
+            .fusion_input;
+        assert!(
+            input.candidates.len() > top_k && !input.keyword.is_empty(),
+            "{query}: {input:?}"
+        );
+        for alpha in [0.0, 0.2, 0.5, 0.7, 1.0] {
+            for fusion in [
+                BranchFusion::Contract,
+                BranchFusion::MinMax,
+                BranchFusion::ZScore,
+                BranchFusion::Rrf,
+            ] {
+                let mut r = request(query, SearchMethod::Hybrid, top_k);
+                r.hybrid_alpha = alpha;
+                r.fusion = fusion;
+                let searched: Vec<(String, f64)> = engine
+                    .search(&kb, &r)
+                    .await
+                    .unwrap()
+                    .hits
+                    .into_iter()
+                    .map(|h| (h.row.chunk_id, h.score))
+                    .collect();
+                let ranked: Vec<(String, f64)> = input
+                    .rank(alpha, fusion, top_k)
+                    .into_iter()
+                    .map(|(c, score)| (c.chunk_id.clone(), score))
+                    .collect();
+                assert_eq!(ranked, searched, "{query} at {alpha} with {fusion:?}");
+            }
+        }
+    }
+}
