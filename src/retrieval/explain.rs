@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use super::filters::{sql_string, FilterTarget, Filters, Visibility};
 use super::fusion::semantic_similarity;
+use super::fusion_input::FusionInput;
 use super::rerank::Reranker;
 use super::search::{
     effective_filters, embed_query, keyword_top, search, semantic_branch, with_query_vector,
@@ -140,6 +141,29 @@ pub async fn explain(
     })
 }
 
+/// Ascending weights a tenth apart read as ranges: `0.0–0.2 or 0.8`; `None` for none.
+fn weight_ranges(weights: &[f64]) -> Option<String> {
+    let mut runs: Vec<(f64, f64)> = Vec::new();
+    for &w in weights {
+        match runs.last_mut() {
+            Some((_, last)) if ((w - *last) * 10.0 - 1.0).abs() < 1e-6 => *last = w,
+            _ => runs.push((w, w)),
+        }
+    }
+    (!runs.is_empty()).then(|| {
+        runs.iter()
+            .map(|&(from, to)| {
+                if from == to {
+                    format!("{from:.1}")
+                } else {
+                    format!("{from:.1}–{to:.1}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" or ")
+    })
+}
+
 /// Both branches of the query: the pools the query used, and each branch at the largest.
 struct Branches {
     query_vector: Option<Vec<f32>>,
@@ -154,6 +178,8 @@ struct Branches {
     fused: HashMap<String, f64>,
     /// The keyword pool's scores, scaled as fusion scaled them.
     keyword_scaled: HashMap<String, f64>,
+    /// What the query's fusion read (hybrid only): ranks the candidates at other weights.
+    fusion_input: FusionInput,
 }
 
 impl Branches {
@@ -224,6 +250,7 @@ impl Branches {
             keyword_pooled: Default::default(),
             fused: HashMap::new(),
             keyword_scaled: HashMap::new(),
+            fusion_input: FusionInput::default(),
         })
     }
 
@@ -243,6 +270,7 @@ impl Branches {
                 .collect();
         }
         self.fused = pools.fused;
+        self.fusion_input = pools.fusion_input;
         self
     }
 }
@@ -447,6 +475,7 @@ impl Context<'_> {
             fused_score,
             fused_rank,
             rerank,
+            returned_at_semantic_weights: self.weights_returning(id),
             verdict: String::new(),
         };
         chunk.verdict = self.verdict(&chunk, hidden_by_deletion);
@@ -622,11 +651,41 @@ impl Context<'_> {
             }
             (None, _) => format!("not returned: outside the top {returned}"),
         };
+        let head = match &c.returned_at_semantic_weights {
+            Some(weights) if c.fused_score.is_some() => match weight_ranges(weights) {
+                Some(ranges) => format!("{head}; a semantic_weight of {ranges} would return it"),
+                None => format!("{head}; no semantic_weight would return it"),
+            },
+            _ => head,
+        };
         if why.is_empty() {
             head
         } else {
             format!("{head}; {}", why.join("; "))
         }
+    }
+
+    /// Hybrid, unless a reranker or diversification ordered the results: the semantic
+    /// weights of 0, 0.1, … 1 at which the query's candidates, fused as it fused them, return
+    /// chunk `id` (a ranking of the kept candidates per weight, no search).
+    fn weights_returning(&self, id: &str) -> Option<Vec<f64>> {
+        let r = self.request;
+        if r.method != SearchMethod::Hybrid || self.reranker_applied || r.diversify > 0.0 {
+            return None;
+        }
+        let input = &self.branches.fusion_input;
+        Some(
+            (0..=10)
+                .map(|tenths| f64::from(tenths) / 10.0)
+                .filter(|&weight| {
+                    input
+                        .rank(weight, r.fusion, r.top_k)
+                        .iter()
+                        .filter(|(_, score)| r.min_score.is_none_or(|min| *score >= min))
+                        .any(|(c, _)| c.chunk_id == id)
+                })
+                .collect(),
+        )
     }
 
     /// What else drops a candidate after ranking: the request's cut-offs.
@@ -791,6 +850,17 @@ fn field_value(row: &ChunkRow, field: &str) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn weights_read_as_ranges() {
+        assert_eq!(weight_ranges(&[]), None);
+        assert_eq!(weight_ranges(&[0.7]).as_deref(), Some("0.7"));
+        assert_eq!(
+            weight_ranges(&[0.0, 0.1, 0.2, 0.8, 0.9, 1.0]).as_deref(),
+            Some("0.0–0.2 or 0.8–1.0")
+        );
+        assert_eq!(weight_ranges(&[0.3, 0.5]).as_deref(), Some("0.3 or 0.5"));
+    }
 
     #[test]
     fn ordinals_read_as_english() {

@@ -120,6 +120,12 @@ pub struct ChunkExplanation {
     /// When the reranker ran and scored it: its place among the reranker's candidates.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank: Option<RerankPosition>,
+    /// Hybrid: the semantic weights of 0, 0.1, … 1 at which the query would return the
+    /// chunk, its candidates fused as it fused them (empty: none would). Absent where a
+    /// reranker or diversification ordered the results, since then the weight alone does
+    /// not decide.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub returned_at_semantic_weights: Option<Vec<f64>>,
     /// What decided, in one line.
     pub verdict: String,
 }

@@ -152,6 +152,73 @@ async fn an_explanation_scales_the_keyword_branch_as_the_query_fusion_did() {
     }
 }
 
+/// For a hybrid query, each chunk's explanation lists the semantic weights that would return
+/// it, and they are the weights at which the query does return it.
+#[tokio::test]
+async fn an_explanation_names_the_semantic_weights_that_would_return_a_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine_with_projects(dir.path()).await;
+    let documents = ["apollo", "bread", "rust", "tides", "coffee"];
+    let targets: Vec<Value> = documents
+        .iter()
+        .map(|d| json!({"document_id": d}))
+        .collect();
+    let mut returned_elsewhere = 0;
+    for query in [
+        "moon oceans",
+        "carbon dioxide pressure",
+        "memory of the moon",
+    ] {
+        let ask = |weight: f64| {
+            let (e, targets) = (&e, targets.clone());
+            let body = json!({"request": {"query": query, "top_k": 1, "semantic_weight": weight},
+                   "targets": targets});
+            async move {
+                let (status, v) = explain(e, body).await;
+                assert_eq!(status, 200, "{v}");
+                v
+            }
+        };
+        // What the query returns at each weight.
+        let mut returning: std::collections::HashMap<String, Vec<f64>> = Default::default();
+        for tenths in 0..=10 {
+            let weight = f64::from(tenths) / 10.0;
+            let v = ask(weight).await;
+            for r in v["results"].as_array().unwrap() {
+                let chunk = r["chunk_id"].as_str().unwrap().to_string();
+                returning.entry(chunk).or_default().push(weight);
+            }
+        }
+        let v = ask(0.5).await;
+        for (i, document) in documents.iter().enumerate() {
+            let chunk = &target(&v, i)["chunks"][0];
+            let id = chunk["chunk_id"].as_str().unwrap();
+            let expected = returning.get(id).cloned().unwrap_or_default();
+            assert_eq!(
+                chunk["returned_at_semantic_weights"],
+                json!(expected),
+                "{query}, {document}: {chunk}"
+            );
+            let verdict = chunk["verdict"].as_str().unwrap();
+            if chunk["rank"].is_null() && chunk["fused_score"].is_number() {
+                if expected.is_empty() {
+                    assert!(
+                        verdict.contains("no semantic_weight would return it"),
+                        "{verdict}"
+                    );
+                } else {
+                    returned_elsewhere += 1;
+                    assert!(verdict.contains("a semantic_weight of "), "{verdict}");
+                }
+            }
+        }
+    }
+    assert!(
+        returned_elsewhere > 0,
+        "no chunk another weight returns: a weak test"
+    );
+}
+
 #[tokio::test]
 async fn filters_deletes_and_versions_are_named() {
     let dir = tempfile::tempdir().unwrap();
