@@ -653,8 +653,8 @@ impl Context<'_> {
         };
         let head = match &c.returned_at_semantic_weights {
             Some(weights) if c.fused_score.is_some() => match weight_ranges(weights) {
-                Some(ranges) => format!("{head}; a semantic_weight of {ranges} would return it"),
-                None => format!("{head}; no semantic_weight would return it"),
+                Some(ranges) => format!("{head}; a semantic weight of {ranges} would return it"),
+                None => format!("{head}; no semantic weight would return it"),
             },
             _ => head,
         };

@@ -203,12 +203,12 @@ async fn an_explanation_names_the_semantic_weights_that_would_return_a_chunk() {
             if chunk["rank"].is_null() && chunk["fused_score"].is_number() {
                 if expected.is_empty() {
                     assert!(
-                        verdict.contains("no semantic_weight would return it"),
+                        verdict.contains("no semantic weight would return it"),
                         "{verdict}"
                     );
                 } else {
                     returned_elsewhere += 1;
-                    assert!(verdict.contains("a semantic_weight of "), "{verdict}");
+                    assert!(verdict.contains("a semantic weight of "), "{verdict}");
                 }
             }
         }
