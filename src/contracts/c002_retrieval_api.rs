@@ -294,6 +294,7 @@ pub async fn query(engine: &Engine, index: &IndexName, body: &Value) -> Reply {
         semantic_candidates: result.semantic_candidates,
         reranker_applied: result.reranker_applied,
         keyword_terms_dropped: result.keyword_terms_dropped.clone(),
+        vector_search_effective: result.vector_search,
         filters_applied: req.filters_given.clone(),
     });
     let answer = QueryResponse {

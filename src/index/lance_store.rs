@@ -621,6 +621,13 @@ impl LanceStore {
             .await
     }
 
+    /// Whether [`LanceStore::nearest`] on `ds` is approximate: it searches through the
+    /// vector index (and the resident shortlists) once `ds` has one, and may then miss a
+    /// near row; without one it compares every vector.
+    pub async fn nearest_is_approximate(&self, ds: &Dataset) -> Result<bool, StoreError> {
+        super::vector_index::has_index(ds).await
+    }
+
     /// Exact nearest neighbours over every row, ignoring the vector index (what the
     /// index's recall is measured against).
     pub async fn nearest_exact(

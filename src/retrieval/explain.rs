@@ -18,7 +18,7 @@ use super::fusion::semantic_similarity;
 use super::fusion_input::FusionInput;
 use super::rerank::Reranker;
 use super::search::{
-    effective_filters, embed_query, keyword_top, search, semantic_branch, with_query_vector,
+    effective_filters, VectorSearch, embed_query, keyword_top, search, semantic_branch, with_query_vector,
     BranchPools,
 };
 use super::{RetrievalError, SearchMethod, SearchRequest};
@@ -112,6 +112,7 @@ pub async fn explain(
         graph_terms,
         keyword_query,
         reranker_applied: answer.reranker_applied,
+        vector_search: answer.vector_search,
         reranked: &answer.reranked,
         reveal_deleted,
     };
@@ -137,6 +138,7 @@ pub async fn explain(
         results: returned,
         keyword_terms_dropped: answer.keyword_terms_dropped,
         keyword_expansion: pinned.keyword_expansion.clone(),
+        vector_search: answer.vector_search,
         targets: explained,
     })
 }
@@ -173,6 +175,8 @@ struct Branches {
     keyword_wide: Ranking,
     /// The chunks each branch's real pool held.
     semantic_pooled: HashSet<String>,
+    /// The similarities the semantic pool held, in any order.
+    semantic_pool_scores: Vec<f64>,
     keyword_pooled: HashSet<String>,
     /// Fused scores of the candidates (hybrid only), as the search fused them.
     fused: HashMap<String, f64>,
@@ -247,6 +251,7 @@ impl Branches {
             semantic_wide,
             keyword_wide,
             semantic_pooled: Default::default(),
+            semantic_pool_scores: Vec::new(),
             keyword_pooled: Default::default(),
             fused: HashMap::new(),
             keyword_scaled: HashMap::new(),
@@ -258,6 +263,7 @@ impl Branches {
     /// pools), so an explanation compares a chunk with exactly what the answer saw.
     fn with_pools(mut self, pools: BranchPools, request: &SearchRequest) -> Branches {
         self.semantic_pooled = pools.semantic.iter().map(|(id, _)| id.clone()).collect();
+        self.semantic_pool_scores = pools.semantic.iter().map(|(_, s)| *s).collect();
         self.keyword_pooled = pools.keyword.iter().map(|(id, _)| id.clone()).collect();
         // The keyword scores as the query's fusion scales them (hybrid only).
         if request.method == SearchMethod::Hybrid {
@@ -292,6 +298,8 @@ struct Context<'a> {
     reranker_applied: bool,
     /// The candidates the reranker scored, in its order (empty when it did not run).
     reranked: &'a [crate::retrieval::search::Reranked],
+    /// How the query's semantic branch searched, when it ran.
+    vector_search: Option<VectorSearch>,
     /// The caller may see deleted chunks (their ids, text and metadata).
     reveal_deleted: bool,
 }
@@ -594,6 +602,12 @@ impl Context<'_> {
             why.push(branch_words("semantic", s, |v| {
                 format!("similarity {v:.4}")
             }));
+            if let Some(place) = self.missed_by_approximate_search(s) {
+                why.push(format!(
+                    "the approximate vector search missed it: its similarity places it {} in the pool",
+                    ordinal(place)
+                ));
+            }
         }
         if let Some(k) = &c.keyword {
             if k.matched_terms.as_ref().is_some_and(Vec::is_empty) {
@@ -663,6 +677,24 @@ impl Context<'_> {
         } else {
             format!("{head}; {}", why.join("; "))
         }
+    }
+
+    /// Where a chunk the approximate vector search left out of the semantic pool would have
+    /// been in it by its similarity (a search of every vector would have pooled it); `None`
+    /// when the search was exact, pooled it, or its similarity does not reach the pool. An
+    /// equal similarity does not count: an exact search may order such a tie either way.
+    fn missed_by_approximate_search(&self, b: &BranchPosition) -> Option<usize> {
+        let similarity = b.score?;
+        if self.vector_search != Some(VectorSearch::Approximate) || b.in_pool {
+            return None;
+        }
+        let above = self
+            .branches
+            .semantic_pool_scores
+            .iter()
+            .filter(|&&pooled| pooled >= similarity)
+            .count();
+        (above < b.pool).then_some(above + 1)
     }
 
     /// Hybrid, unless a reranker or diversification ordered the results: the semantic

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::fusion::BranchFusion;
+use super::search::VectorSearch;
 
 /// What to explain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -63,6 +64,9 @@ pub struct Explanation {
     /// `graph_depth`): the names and aliases of the entities the query named. A chunk's
     /// `matched_terms` and `term_scores` include them.
     pub keyword_expansion: Vec<String>,
+    /// How the semantic branch searched (`exact`, or `approximate` through the vector
+    /// index), when it ran.
+    pub vector_search: Option<VectorSearch>,
     /// One explanation per target, in request order.
     pub targets: Vec<TargetExplanation>,
 }

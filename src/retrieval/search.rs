@@ -198,6 +198,36 @@ pub struct SearchResult {
     pub reranked: Vec<Reranked>,
     /// With `keep_pools`: what each branch ranked, and the fused scores.
     pub pools: BranchPools,
+    /// How the semantic branch searched, when it ran.
+    pub vector_search: Option<VectorSearch>,
+}
+
+/// How the semantic branch found its candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VectorSearch {
+    /// Every vector was compared with the query's: these are the nearest chunks.
+    Exact,
+    /// Through the index's vector index, which it has once it holds `index.vector.min_rows`
+    /// chunks: fast, and it may miss a near chunk (recall in BENCHMARKS.md).
+    Approximate,
+}
+
+impl VectorSearch {
+    /// How the semantic branch searches `snapshot` of `index`.
+    async fn of(index: &Index, snapshot: &Snapshot) -> Result<VectorSearch, RetrievalError> {
+        Ok(
+            if index
+                .lance()
+                .nearest_is_approximate(&snapshot.dataset)
+                .await?
+            {
+                VectorSearch::Approximate
+            } else {
+                VectorSearch::Exact
+            },
+        )
+    }
 }
 
 /// What each branch ranked for a query, best first (chunk id and similarity, or BM25), and
@@ -254,6 +284,12 @@ pub async fn search(
     let mut counts = (0, 0);
     let mut keyword_terms_dropped = Vec::new();
     let mut pools = BranchPools::default();
+    let vector_search = match request.method {
+        SearchMethod::Keyword => None,
+        SearchMethod::Semantic | SearchMethod::Hybrid => {
+            Some(VectorSearch::of(index, &snapshot).await?)
+        }
+    };
     let (mut hits, vectors) = match request.method {
         SearchMethod::Semantic => {
             index.check_embedder_at(snapshot.version, embedder.id(), embedder.dimensions())?;
@@ -388,6 +424,7 @@ pub async fn search(
         keyword_terms_dropped,
         reranked,
         pools,
+        vector_search,
     })
 }
 

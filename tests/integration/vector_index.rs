@@ -5,6 +5,7 @@
 use lance::index::DatasetIndexExt;
 use ragstream::index::vector_index::{coverage, ID_INDEX, VECTOR_INDEX};
 use ragstream::retrieval::filters::{Filters, Visibility};
+use ragstream::retrieval::search::VectorSearch;
 use ragstream::retrieval::{SearchMethod, SearchRequest};
 
 use crate::common::{config, delete, doc, engine_with, name, upserts, wait_for_vector_index};
@@ -98,6 +99,20 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
     }
     let recall = found as f64 / wanted as f64;
     assert!(recall >= 0.9, "recall@10 {recall}");
+    // Each answer says how its semantic branch searched.
+    let q = text(7);
+    for (version, how) in [
+        (exact_version, VectorSearch::Exact),
+        (indexed_version, VectorSearch::Approximate),
+    ] {
+        let r = e.search(&kb, &semantic(&q, Some(version))).await.unwrap();
+        assert_eq!(r.vector_search, Some(how), "version {version}");
+    }
+    let keyword_only = SearchRequest::new(&q, SearchMethod::Keyword, 10);
+    assert_eq!(
+        e.search(&kb, &keyword_only).await.unwrap().vector_search,
+        None
+    );
 
     // A new document is findable at once: its fragment is not indexed yet and is searched
     // exactly.
@@ -491,4 +506,88 @@ async fn without_scratch_files_candidates_and_hits_are_read_from_lance_and_answe
     std::fs::write(&scratch, b"not a directory").unwrap();
     let e = engine_with(c);
     assert_eq!(answers(&e, &kb, &queries, version).await, with_files);
+}
+
+/// An approximate search says so, in a contract 002 query's debug and in an explanation, and
+/// an explanation names a chunk it missed that a search of every vector would have found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approximate_search_says_so_and_explain_names_what_it_missed() {
+    use ragstream::contracts::Contract;
+    use serde_json::{json, Value};
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.vector.min_rows = 600;
+    c.index.vector.partitions = 8;
+    // One partition of eight probed, nothing re-ranked, no resident shortlists: a search
+    // that misses neighbours.
+    c.index.vector.nprobes = 1;
+    c.index.vector.refine_factor = 1;
+    c.index.vector.resident_shortlist = 0;
+    let e = engine_with(c);
+    let kb = name("kb");
+    let docs: Vec<_> = (0..800)
+        .map(|i| doc(&format!("d{i}"), "", &text(i)))
+        .collect();
+    e.write(&kb, upserts(docs)).await.unwrap();
+    let index = e.index(&kb).await.unwrap();
+    let debug_of = |version: u64| {
+        let e = &e;
+        let kb = kb.clone();
+        async move {
+            let body = json!({"query": text(3), "index_version": version, "debug": true});
+            let reply = crate::common::answer(
+                e,
+                Contract::C002,
+                Some(kb),
+                body.to_string().as_bytes(),
+            )
+            .await;
+            assert_eq!(reply.status, 200, "{}", reply.body);
+            reply.body["debug"]["vector_search_effective"].clone()
+        }
+    };
+    let exact_version = index.latest_version();
+    assert_eq!(debug_of(exact_version).await, "exact");
+    wait_for_vector_index(&e, &index).await;
+    let indexed_version = index.latest_version();
+    assert_eq!(debug_of(indexed_version).await, "approximate");
+
+    // A chunk that a search of every vector ranks in the top 10 and the index misses.
+    let mut missed = None;
+    for i in (0..800).step_by(7) {
+        let q = text(i);
+        let exact = e
+            .search(&kb, &semantic(&q, Some(exact_version)))
+            .await
+            .unwrap();
+        let approx = e
+            .search(&kb, &semantic(&q, Some(indexed_version)))
+            .await
+            .unwrap();
+        let kept: Vec<&str> = approx.hits.iter().map(|h| h.row.chunk_id.as_str()).collect();
+        if let Some(h) = exact
+            .hits
+            .iter()
+            .find(|h| !kept.contains(&h.row.chunk_id.as_str()))
+        {
+            missed = Some((q, h.row.chunk_id.clone()));
+            break;
+        }
+    }
+    let (q, chunk) = missed.expect("one probe of eight partitions missed no neighbour");
+    let body = json!({"contract": "000",
+        "request": {"retrieval": {"index": "kb", "query": q, "top_k": 10,
+                                  "search_method": "semantic"}},
+        "targets": [{"chunk_id": chunk}]});
+    let r = ragstream::contracts::explain::answer(&e, &kb, &body, true).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let v: &Value = &r.body;
+    assert_eq!(v["index_version"], indexed_version, "{v}");
+    assert_eq!(v["vector_search"], "approximate", "{v}");
+    let verdict = v["targets"][0]["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("the approximate vector search missed it"),
+        "{verdict}"
+    );
 }

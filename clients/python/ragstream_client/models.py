@@ -556,6 +556,8 @@ class QueryResponse(Model):
     semantic_candidates: Optional[int] = None
     reranker_applied: Optional[bool] = None
     keyword_terms_dropped: Optional[List[str]] = None
+    #: How the semantic branch searched: ``exact`` or ``approximate`` (the vector index).
+    vector_search_effective: Optional[str] = None
     filters_applied: Optional[Dict[str, Any]] = None
 
 

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use super::{present, IndexVersion, Offsets};
 use crate::index::{AutoCalibration, IndexDefaults};
 use crate::model::{BranchFusion, Profile};
+use crate::retrieval::search::VectorSearch;
 
 /// Longest `filters.path_prefix` accepted. It becomes a regex in the keyword store, which
 /// tantivy compiles to an automaton of at most 1,000 states, about one per byte: a longer
@@ -239,6 +240,10 @@ pub struct QueryDebug {
     /// debug only: query terms the keyword branch left out as too common (only with
     /// `index.keyword.max_query_terms` set; empty by default).
     pub keyword_terms_dropped: Vec<String>,
+    /// debug only: how the semantic branch searched: `exact` (every vector) or `approximate`
+    /// (the index's vector index, which it builds once it holds `index.vector.min_rows`
+    /// chunks, and which may miss a near chunk).
+    pub vector_search_effective: Option<VectorSearch>,
     /// debug only: the filters as given.
     pub filters_applied: Map<String, Value>,
 }
