@@ -18,8 +18,8 @@ use super::fusion::semantic_similarity;
 use super::fusion_input::FusionInput;
 use super::rerank::Reranker;
 use super::search::{
-    effective_filters, VectorSearch, embed_query, keyword_top, search, semantic_branch, with_query_vector,
-    BranchPools,
+    effective_filters, embed_query, keyword_top, search, semantic_branch, with_query_vector,
+    BranchPools, VectorSearch,
 };
 use super::{RetrievalError, SearchMethod, SearchRequest};
 use crate::embedding::Embedder;
@@ -809,6 +809,11 @@ fn branch_words(name: &str, b: &BranchPosition, score: impl Fn(f64) -> String) -
     let score = b.score.map(score).unwrap_or_default();
     match b.rank {
         Some(r) if b.in_pool => format!("{name} rank {r} within the pool of {} ({score})", b.pool),
+        // An approximate search, or a tie, can order a deeper search otherwise.
+        Some(r) if r <= b.pool => format!(
+            "{name} rank {r} in a search {} deep, yet not in the pool of {} ({score})",
+            b.depth, b.pool
+        ),
         Some(r) => format!(
             "{name} rank {r} outside the pool of {}, {} places short ({score})",
             b.pool,
@@ -929,6 +934,15 @@ mod tests {
         assert_eq!(
             branch_words("semantic", &b, |v| format!("similarity {v:.2}")),
             "semantic rank 63 outside the pool of 50, 13 places short (similarity 0.21)"
+        );
+        let deeper = BranchPosition {
+            rank: Some(7),
+            pool: 10,
+            ..b
+        };
+        assert_eq!(
+            branch_words("semantic", &deeper, |v| format!("similarity {v:.2}")),
+            "semantic rank 7 in a search 200 deep, yet not in the pool of 10 (similarity 0.21)"
         );
     }
 }
