@@ -209,7 +209,8 @@ pub enum VectorSearch {
     /// Every vector was compared with the query's: these are the nearest chunks.
     Exact,
     /// Through the index's vector index, which it has once it holds `index.vector.min_rows`
-    /// chunks: fast, and it may miss a near chunk (recall in BENCHMARKS.md).
+    /// chunks: fast, and it may miss a near chunk (its recall: BENCHMARKS.md, "Current
+    /// figures").
     Approximate,
 }
 
