@@ -29,6 +29,13 @@ fn text(i: usize) -> String {
     )
 }
 
+/// Documents `d0` … `d{n-1}`, each with [`text`] of its number.
+fn numbered(n: usize) -> Vec<ragstream::model::Document> {
+    (0..n)
+        .map(|i| doc(&format!("d{i}"), "", &text(i)))
+        .collect()
+}
+
 /// No filter: every row, soft-deleted or not.
 fn everything() -> Filters {
     Filters {
@@ -54,9 +61,7 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
     c.index.vector.refine_factor = 10;
     let e = engine_with(c);
     let kb = name("kb");
-    let docs: Vec<_> = (0..800)
-        .map(|i| doc(&format!("d{i}"), "", &text(i)))
-        .collect();
+    let docs = numbered(800);
     e.write(&kb, upserts(docs)).await.unwrap();
     let index = e.index(&kb).await.unwrap();
     let exact_version = index.latest_version();
@@ -197,9 +202,7 @@ async fn a_build_racing_ingestion_commits_and_blocks_nothing() {
     c.index.vector.partitions = 4;
     let e = std::sync::Arc::new(engine_with(c));
     let kb = name("kb");
-    let docs: Vec<_> = (0..500)
-        .map(|i| doc(&format!("d{i}"), "", &text(i)))
-        .collect();
+    let docs = numbered(500);
     e.write(&kb, upserts(docs)).await.unwrap();
     let index = e.index(&kb).await.unwrap();
     // Commits keep coming (and some replace earlier documents) while the build trains.
@@ -234,9 +237,7 @@ async fn a_rebuild_applies_changed_graph_settings_whether_or_not_a_build_is_due(
     c.index.vector.refine_factor = 10;
     let e = engine_with(c.clone());
     let kb = name("kb");
-    let docs: Vec<_> = (0..300)
-        .map(|i| doc(&format!("d{i}"), "", &text(i)))
-        .collect();
+    let docs = numbered(300);
     e.write(&kb, upserts(docs)).await.unwrap();
     let index = e.index(&kb).await.unwrap();
     assert_eq!(coverage(&index.lance().latest()).await.unwrap(), (0, 300));
@@ -346,9 +347,7 @@ async fn resident_vectors_find_the_neighbours_and_reproduce_a_pinned_version() {
     let queries: Vec<String> = (0..800).step_by(40).map(text).collect();
     let (pinned, before) = {
         let e = engine_with(c.clone());
-        let docs: Vec<_> = (0..800)
-            .map(|i| doc(&format!("d{i}"), "", &text(i)))
-            .collect();
+        let docs = numbered(800);
         // Two commits: two fragments, each read into the resident vectors.
         e.write(&kb, upserts(docs[..500].to_vec())).await.unwrap();
         e.write(&kb, upserts(docs[500..].to_vec())).await.unwrap();
@@ -526,9 +525,7 @@ async fn an_approximate_search_says_so_and_explain_names_what_it_missed() {
     c.index.vector.resident_shortlist = 0;
     let e = engine_with(c);
     let kb = name("kb");
-    let docs: Vec<_> = (0..800)
-        .map(|i| doc(&format!("d{i}"), "", &text(i)))
-        .collect();
+    let docs = numbered(800);
     e.write(&kb, upserts(docs)).await.unwrap();
     let index = e.index(&kb).await.unwrap();
     let debug_of = |version: u64| {
