@@ -193,6 +193,17 @@ scopes = ["read", "write"]
         "{missing}"
     );
     assert_eq!(missing["chunk_rows"], 1);
+    // Its row shows the weights that would return it, as its verdict words them.
+    let verdict = missing["verdict"].as_str().unwrap();
+    let weights = missing["cells"][5].as_str().unwrap();
+    match verdict.split_once("a semantic weight of ") {
+        Some((_, rest)) => assert_eq!(
+            Some(weights),
+            rest.split(" would return it").next(),
+            "{missing}"
+        ),
+        None => assert_eq!(weights, "none", "{missing}"),
+    }
 
     // The page's link reopens that view in a new tab: same query, pinned to the version that
     // answered, same results, same explanation.

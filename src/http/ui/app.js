@@ -245,18 +245,40 @@ function branchCell(b) {
     b.matched_terms ? h("div", { class: "terms" }, `terms: ${terms}`) : null);
 }
 
+/// Ascending weights a tenth apart read as ranges ("0.0–0.2 or 0.8"), as the verdict reads them.
+function weightRanges(weights) {
+  const runs = [];
+  for (const w of weights) {
+    const last = runs[runs.length - 1];
+    if (last && Math.abs((w - last[1]) * 10 - 1) < 1e-6) last[1] = w;
+    else runs.push([w, w]);
+  }
+  return runs.map(([a, b]) => (a === b ? a.toFixed(1) : `${a.toFixed(1)}–${b.toFixed(1)}`)).join(" or ");
+}
+
+/// Which semantic weights, 0 to 1 by tenths, would return the chunk: a strip of eleven marks
+/// and the ranges in words. "—" where the explanation has none (no hybrid, or a reranker).
+function weightsCell(weights) {
+  if (!Array.isArray(weights)) return h("td", { class: "weights" }, "—");
+  const on = new Set(weights.map((w) => Math.round(w * 10)));
+  const strip = h("span", { class: "strip" }, [...Array(11).keys()].map((i) =>
+    h("span", { class: on.has(i) ? "on" : null, title: (i / 10).toFixed(1) })));
+  return h("td", { class: "weights" }, strip, h("div", {}, weights.length ? weightRanges(weights) : "none"));
+}
+
 function targetView(t) {
   const [kind, value] = Object.entries(t.target)[0];
   return h("article", { class: "target", "data-presence": t.presence },
     h("h3", {}, `${kind.replace("_", " ")} `, h("code", {}, value), ` — ${t.presence.replace("_", " ")}`),
     h("p", { class: "verdict" }, t.verdict),
     t.chunks.length ? h("table", {},
-      h("thead", {}, h("tr", {}, ["chunk", "rank", "semantic", "keyword", "fused", "verdict"].map((c) => h("th", {}, c)))),
+      h("thead", {}, h("tr", {}, ["chunk", "rank", "semantic", "keyword", "fused", "returned at weights", "verdict"].map((c) => h("th", {}, c)))),
       h("tbody", {}, t.chunks.map((c) => h("tr", { "data-chunk-id": c.chunk_id },
         h("td", {}, h("code", {}, `${c.document_id} #${c.chunk_index}`)),
         h("td", {}, c.rank ?? "—"),
         branchCell(c.semantic), branchCell(c.keyword),
         h("td", {}, fmt(c.fused_score)),
+        weightsCell(c.returned_at_semantic_weights),
         h("td", {}, c.verdict))))) : null);
 }
 
