@@ -253,7 +253,7 @@ pub enum LeftOut<'a> {
 
 impl LeftOut<'_> {
     /// Whether the chunk `chunk_id` of document `document_id` does not count for `query`.
-    pub fn excludes(&self, query: &str, document_id: &str, chunk_id: &str) -> bool {
+    pub(super) fn excludes(&self, query: &str, document_id: &str, chunk_id: &str) -> bool {
         match self {
             LeftOut::Nothing => false,
             LeftOut::QueryDocument => document_id == query,

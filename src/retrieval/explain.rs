@@ -174,9 +174,8 @@ struct Branches {
     semantic_wide: Ranking,
     keyword_wide: Ranking,
     /// The chunks each branch's real pool held.
-    semantic_pooled: HashSet<String>,
-    /// The similarities the semantic pool held, in any order.
-    semantic_pool_scores: Vec<f64>,
+    /// The semantic pool: each chunk's similarity.
+    semantic_pooled: HashMap<String, f64>,
     keyword_pooled: HashSet<String>,
     /// Fused scores of the candidates (hybrid only), as the search fused them.
     fused: HashMap<String, f64>,
@@ -251,7 +250,6 @@ impl Branches {
             semantic_wide,
             keyword_wide,
             semantic_pooled: Default::default(),
-            semantic_pool_scores: Vec::new(),
             keyword_pooled: Default::default(),
             fused: HashMap::new(),
             keyword_scaled: HashMap::new(),
@@ -262,14 +260,14 @@ impl Branches {
     /// Adds what the query's own branches ranked and how it fused them (`search` kept its
     /// pools), so an explanation compares a chunk with exactly what the answer saw.
     fn with_pools(mut self, pools: BranchPools, request: &SearchRequest) -> Branches {
-        self.semantic_pooled = pools.semantic.iter().map(|(id, _)| id.clone()).collect();
-        self.semantic_pool_scores = pools.semantic.iter().map(|(_, s)| *s).collect();
         self.keyword_pooled = pools.keyword.iter().map(|(id, _)| id.clone()).collect();
-        // The keyword scores as the query's fusion scales them (hybrid only).
+        self.semantic_pooled = pools.semantic.into_iter().collect();
+        // The keyword scores as the query's fusion scaled them: the list the fusion read
+        // (hybrid only).
         if request.method == SearchMethod::Hybrid {
-            let raw: Vec<f64> = pools.keyword.iter().map(|(_, s)| *s).collect();
-            self.keyword_scaled = pools
-                .keyword
+            let keyword = &pools.fusion_input.keyword;
+            let raw: Vec<f64> = keyword.iter().map(|(_, s)| *s).collect();
+            self.keyword_scaled = keyword
                 .iter()
                 .map(|(id, _)| id.clone())
                 .zip(request.fusion.scale_keyword(&raw))
@@ -415,7 +413,7 @@ impl Context<'_> {
                 depth: pool.max(WIDE_POOL),
                 score: similarity,
                 normalized: None,
-                in_pool: b.semantic_pooled.contains(id),
+                in_pool: b.semantic_pooled.contains_key(id),
                 pool,
                 matched_terms: None,
                 term_scores: None,
@@ -690,8 +688,8 @@ impl Context<'_> {
         }
         let above = self
             .branches
-            .semantic_pool_scores
-            .iter()
+            .semantic_pooled
+            .values()
             .filter(|&&pooled| pooled >= similarity)
             .count();
         (above < b.pool).then_some(above + 1)
