@@ -128,7 +128,7 @@ impl Engine {
         };
         let cache = if config.model.cache {
             let path = config.storage.data_dir.join("embedding-cache.redb");
-            match EmbeddingCache::open(&path) {
+            match EmbeddingCache::open(&path, config.model.cache_max_mb) {
                 Ok(cache) => Some(Arc::new(cache)),
                 // Another process (a running daemon) holds the cache: embed without it.
                 Err(e) => {

@@ -240,6 +240,9 @@ pub struct ModelConfig {
     /// Keep chunk vectors in `<data_dir>/embedding-cache.redb`, keyed by embedder and text, so
     /// that re-ingesting unchanged or moved text never embeds it again.
     pub cache: bool,
+    /// The embedding cache's size limit, keys and vectors (0: no limit). Vectors not used
+    /// for a while are dropped first.
+    pub cache_max_mb: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -303,6 +306,7 @@ impl Default for ModelConfig {
             max_sequence_tokens: 256,
             simulated_latency_ms: 0,
             cache: true,
+            cache_max_mb: 4096,
         }
     }
 }

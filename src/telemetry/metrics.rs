@@ -88,6 +88,8 @@ pub struct Metrics {
     pub embedder_circuit_opened_total: IntCounterVec,
     /// Embedding-cache lookups, by result (`hit`, `miss`).
     pub embedding_cache_lookups_total: IntCounterVec,
+    /// Vectors the embedding cache dropped to stay within `model.cache_max_mb`.
+    pub embedding_cache_evicted_total: IntCounterVec,
     /// Messages waiting in an actor's mailbox.
     pub actor_mailbox_depth: IntGaugeVec,
     /// Time senders spent waiting for room in an actor's mailbox (backpressure).
@@ -316,6 +318,11 @@ impl Metrics {
                 "Embedding-cache lookups, by result (hit or miss).",
                 &["result"],
             ),
+            embedding_cache_evicted_total: counter(
+                "ragstream_embedding_cache_evicted_total",
+                "Vectors the embedding cache dropped to stay within its size limit.",
+                &[],
+            ),
             actor_mailbox_depth: gauge(
                 "ragstream_actor_mailbox_depth",
                 "Messages waiting in an actor's mailbox.",
@@ -375,6 +382,7 @@ impl Metrics {
             m.actor_restarts_total.clone(),
             m.messages_consumed_total.clone(),
             m.embedding_cache_lookups_total.clone(),
+            m.embedding_cache_evicted_total.clone(),
             m.embedder_circuit_opened_total.clone(),
             m.graph_extraction_failures_total.clone(),
             m.maintenance_runs_total.clone(),
@@ -478,6 +486,8 @@ impl Metrics {
             self.embedding_cache_lookups_total
                 .with_label_values(&[result]);
         }
+        self.embedding_cache_evicted_total
+            .with_label_values::<&str>(&[]);
         for reason in ["malformed", "refused"] {
             self.graph_extraction_failures_total
                 .with_label_values(&[reason]);

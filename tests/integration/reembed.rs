@@ -11,7 +11,7 @@ use ragstream::index::{StoreError, KAFKA_CHECKPOINT};
 use ragstream::retrieval::{SearchMethod, SearchRequest};
 use ragstream::Engine;
 
-use crate::common::{config, corpus, name, upserts};
+use crate::common::{config, corpus, doc, name, upserts};
 
 fn engine(dir: &std::path::Path, dimensions: usize) -> Engine {
     Engine::new(
@@ -148,4 +148,53 @@ async fn re_ingesting_moved_text_is_served_from_the_embedding_cache() {
     let e = engine(dir.path(), 128);
     e.write(&name("third"), upserts(corpus())).await.unwrap();
     assert_eq!(e.embedding_report()["cache"]["hits"], 0);
+}
+
+#[tokio::test]
+async fn the_embedding_cache_keeps_to_its_limit_and_drops_what_was_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    // 1 MiB: a 384-dimension vector and its key take 1,568 bytes, so a generation holds
+    // about 330.
+    cfg.model.cache_max_mb = 1;
+    let e = Engine::new(
+        cfg,
+        Arc::new(HashingEmbedder::new(384)) as Arc<dyn Embedder>,
+    );
+    let docs = |from: usize, to: usize| -> Vec<_> {
+        (from..to)
+            .map(|i| doc(&format!("d{i}"), "", &format!("passage number {i} of many")))
+            .collect()
+    };
+    for start in (0..8_000).step_by(100) {
+        e.write(&name("kb"), upserts(docs(start, start + 100)))
+            .await
+            .unwrap();
+    }
+    let report = e.embedding_report();
+    let entries = report["cache"]["entries"].as_u64().unwrap();
+    assert!((300..=800).contains(&entries), "{report}");
+    // The newest are served from the cache; the oldest are embedded again.
+    let misses = |r: &serde_json::Value| r["cache"]["misses"].as_u64().unwrap();
+    let before = misses(&e.embedding_report());
+    e.write(&name("copy"), upserts(docs(7_950, 8_000)))
+        .await
+        .unwrap();
+    assert_eq!(
+        misses(&e.embedding_report()),
+        before,
+        "the newest were kept"
+    );
+    e.write(&name("copy"), upserts(docs(0, 50))).await.unwrap();
+    assert_eq!(
+        misses(&e.embedding_report()),
+        before + 50,
+        "the oldest were dropped"
+    );
+    let file = std::fs::metadata(dir.path().join("embedding-cache.redb")).unwrap();
+    assert!(
+        file.len() < 8 << 20,
+        "{} bytes for 8,000 vectors of 1.5 KiB",
+        file.len()
+    );
 }
