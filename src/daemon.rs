@@ -125,6 +125,16 @@ impl Daemon {
         // credentials stop start-up with the key to fix.
         let storage = engine.storage().await?;
         tracing::info!(role = ?role, storage = %storage.describe(), "starting");
+        // A misconfigured embedder (a wrong key, model or dimensions) stops start-up with
+        // the provider's answer; one that is down is waited for, as ingestion waits for it.
+        match engine.probe_embedder().await {
+            Ok(()) => tracing::info!(embedder = %engine.embedder().id(), "embedder answered"),
+            Err(crate::engine::EngineError::Embed(e)) if e.is_transient() => tracing::warn!(
+                error = %e,
+                "embedder unavailable at start-up; ingestion and queries wait for it"
+            ),
+            Err(e) => return Err(e.into()),
+        }
         let on_object_store = storage.object().is_some();
         let indexes = engine.list_indexes().await?;
         let (broker, bootstrap) = if kafka.brokers.trim().is_empty() {

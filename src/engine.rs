@@ -188,6 +188,26 @@ impl Engine {
         self
     }
 
+    /// Embeds one short text as a query would, so that a daemon learns at start-up whether
+    /// its embedder answers, and with the configured dimensions. An HTTP provider's client
+    /// checks the count and dimensions of every answer; the check here covers the rest.
+    pub async fn probe_embedder(&self) -> Result<(), EngineError> {
+        let vector =
+            crate::retrieval::search::embed_query(&self.query_embedder, "ragstream start-up probe")
+                .await?;
+        let dimensions = self.query_embedder.dimensions();
+        if vector.len() != dimensions {
+            return Err(EngineError::Embed(EmbedError::Rejected {
+                provider: self.query_embedder.id().to_string(),
+                reason: format!(
+                    "got a {}-dimensional vector, configured dimensions are {dimensions}",
+                    vector.len()
+                ),
+            }));
+        }
+        Ok(())
+    }
+
     /// Where indexes live. Opened on first use; on an object store that checks the bucket
     /// can be written and read, so a daemon calls it at start-up to fail early.
     pub async fn storage(&self) -> Result<&IndexStorage, EngineError> {

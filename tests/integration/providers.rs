@@ -429,3 +429,56 @@ async fn chunks_and_queries_carry_their_own_prefixes_and_the_index_records_them(
         "names the recorded embedder: {err}"
     );
 }
+
+/// `ragstream serve` with `config`, waited for until it exits: it must not start.
+fn serve_until_it_exits(config: &std::path::Path) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = crate::daemon::serve_command(
+        dir.path(),
+        &[
+            ("RAGSTREAM_CONFIG", config.to_str().unwrap()),
+            ("RAGSTREAM_MODEL_EMBEDDER", "fake"),
+        ],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!(
+                "the daemon started: {:?}",
+                child.wait_with_output().unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_whose_provider_is_misconfigured_stops_at_start_up_with_the_providers_answer() {
+    for (reply, needle) in [
+        (Reply::Dimensions(DIMS + 1), "17-dimensional"),
+        (Reply::Status(401, None), "HTTP 401"),
+    ] {
+        let p = FakeProvider::start(ProviderApi::Openai, DIMS);
+        p.script([reply]);
+        let dir = tempfile::tempdir().unwrap();
+        let config = daemon_config(dir.path(), &p);
+        let out = tokio::task::spawn_blocking(move || serve_until_it_exits(&config))
+            .await
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{err}");
+        assert!(err.contains(needle), "{needle}: {err}");
+        assert!(err.contains("openai:m"), "names the embedder: {err}");
+        assert_eq!(
+            p.texts(),
+            vec![vec!["ragstream start-up probe".to_string()]],
+            "one probe, not retried"
+        );
+    }
+}
