@@ -786,34 +786,50 @@ impl LanceStore {
             .store(dimensions, std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// Replaces every row with `rows` (vectors of `dimensions`, which may differ from the
-    /// previous versions') in one new version; older versions stay readable.
-    pub async fn overwrite(
+    /// Rewrites every row of `ds` as one new version, each scanned batch passed through
+    /// `rewrite` first (for a new model: the same rows with new vectors of `dimensions`).
+    /// A batch at a time: memory holds a scan batch, not the index. Nothing is committed
+    /// unless every batch was rewritten.
+    pub async fn overwrite_rewritten<F, Fut>(
         &self,
-        rows: &[ChunkRow],
+        ds: &Dataset,
         dimensions: usize,
         properties: HashMap<String, String>,
-    ) -> Result<u64, StoreError> {
+        rewrite: F,
+    ) -> Result<u64, StoreError>
+    where
+        F: Fn(Vec<ChunkRow>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Vec<ChunkRow>, StoreError>> + Send + 'static,
+    {
+        use lance::deps::datafusion::error::DataFusionError;
+        use lance::deps::datafusion::physical_plan::stream::RecordBatchStreamAdapter;
         let schema = chunk_schema(dimensions);
-        let batches = if rows.is_empty() {
-            Vec::new()
-        } else {
-            vec![Ok(
-                rows_to_batch(rows, dimensions).map_err(StoreError::Corrupt)?
-            )]
-        };
+        let rewrite = Arc::new(rewrite);
+        let failed = |e: StoreError| DataFusionError::External(Box::new(e));
+        let batches = self
+            .stream(ds, &row_columns(false), None)
+            .await?
+            .map_err(move |e| failed(e.into()))
+            .and_then(move |batch| {
+                let rewrite = rewrite.clone();
+                async move {
+                    let rows = batch_to_rows(&batch).map_err(|e| failed(StoreError::Corrupt(e)))?;
+                    let rows = rewrite(rows).await.map_err(failed)?;
+                    rows_to_batch(&rows, dimensions).map_err(|e| failed(StoreError::Corrupt(e)))
+                }
+            });
+        let source: lance::deps::datafusion::execution::SendableRecordBatchStream =
+            Box::pin(RecordBatchStreamAdapter::new(schema, batches));
         let params = WriteParams {
             mode: WriteMode::Overwrite,
             store_params: self.location.store_params(),
             ..Default::default()
         }
         .with_transaction_properties(properties);
-        let written = Dataset::write(
-            RecordBatchIterator::new(batches, schema),
-            self.location.uri.as_str(),
-            Some(params),
-        )
-        .await?;
+        let written = InsertBuilder::new(self.location.uri.as_str())
+            .with_params(&params)
+            .execute_stream(source)
+            .await?;
         let version = written.version_id();
         self.set_dimensions(dimensions);
         *self.latest.lock().expect("lance latest lock") = written;

@@ -491,25 +491,6 @@ impl Maintenance<'_> {
         batch: usize,
     ) -> Result<u64, StoreError> {
         let _guard = self.index.lock_for_write().await?;
-        let mut rows = self
-            .index
-            .lance
-            .rows_where(&self.index.lance.latest(), None, false)
-            .await?;
-        // Embedding runs on the blocking pool, a batch at a time.
-        for part in rows.chunks_mut(batch.max(1)) {
-            let texts: Vec<String> = part.iter().map(ChunkRow::search_text).collect();
-            let e = embedder.clone();
-            let vectors = tokio::task::spawn_blocking(move || {
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                e.embed(&refs)
-            })
-            .await
-            .map_err(|e| StoreError::TaskFailed(e.to_string()))??;
-            for (row, v) in part.iter_mut().zip(vectors) {
-                row.vector = Some(v);
-            }
-        }
         let (id, dimensions) = (embedder.id().to_string(), embedder.dimensions());
         let mut properties = std::collections::HashMap::from([(
             EMBEDDER_PROPERTY.to_string(),
@@ -533,10 +514,31 @@ impl Maintenance<'_> {
                 graph.to_property(),
             );
         }
+        // Embedding runs on the blocking pool, `batch` texts at a time.
+        let rewrite = move |mut rows: Vec<ChunkRow>| {
+            let embedder = embedder.clone();
+            async move {
+                for part in rows.chunks_mut(batch.max(1)) {
+                    let texts: Vec<String> = part.iter().map(ChunkRow::search_text).collect();
+                    let e = embedder.clone();
+                    let vectors = tokio::task::spawn_blocking(move || {
+                        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                        e.embed(&refs)
+                    })
+                    .await
+                    .map_err(|e| StoreError::TaskFailed(e.to_string()))??;
+                    for (row, v) in part.iter_mut().zip(vectors) {
+                        row.vector = Some(v);
+                    }
+                }
+                Ok(rows)
+            }
+        };
+        let latest = self.index.lance.latest();
         let version = self
             .index
             .lance
-            .overwrite(&rows, dimensions, properties)
+            .overwrite_rewritten(&latest, dimensions, properties, rewrite)
             .await?;
         crate::failpoint::abort_at("after-reembed-commit");
         self.index.commit_keyword(version, &[], &[])?;

@@ -198,3 +198,109 @@ async fn the_embedding_cache_keeps_to_its_limit_and_drops_what_was_not_used() {
         file.len()
     );
 }
+
+/// Embeds as `HashingEmbedder` until it has embedded `fail_after` texts, then refuses.
+struct FailsPartWay {
+    inner: HashingEmbedder,
+    embedded: std::sync::atomic::AtomicUsize,
+    fail_after: usize,
+}
+
+impl Embedder for FailsPartWay {
+    fn id(&self) -> &str {
+        self.inner.id()
+    }
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ragstream::embedding::EmbedError> {
+        use std::sync::atomic::Ordering;
+        if self.embedded.fetch_add(texts.len(), Ordering::SeqCst) >= self.fail_after {
+            return Err(ragstream::embedding::EmbedError::Rejected {
+                provider: "test".into(),
+                reason: "refused part-way".into(),
+            });
+        }
+        self.inner.embed(texts)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reembed_streams_an_index_larger_than_a_scan_batch_and_a_failure_part_way_commits_nothing(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let kb = name("kb");
+    // More rows than one scan batch of Lance's (8,192), so the rewrite spans several.
+    let rows = 20_000;
+    let docs: Vec<_> = (0..rows)
+        .map(|i| {
+            doc(
+                &format!("d{i}"),
+                "",
+                &format!("row {i} about topic {}", i % 97),
+            )
+        })
+        .collect();
+    let before = {
+        let e = engine(dir.path(), 384);
+        let mut version = 0;
+        for part in docs.chunks(5_000) {
+            version = e
+                .write(&kb, upserts(part.to_vec()))
+                .await
+                .unwrap()
+                .index_version
+                .unwrap();
+        }
+        version
+    };
+
+    // A model that fails part-way: nothing is committed, the old model still answers.
+    let failing = Engine::new(
+        config(dir.path()),
+        Arc::new(FailsPartWay {
+            inner: HashingEmbedder::new(64),
+            embedded: Default::default(),
+            fail_after: 10_000,
+        }) as Arc<dyn Embedder>,
+    );
+    let err = failing.reembed(&kb).await.unwrap_err();
+    assert!(err.to_string().contains("refused part-way"), "{err}");
+    drop(failing);
+    let e384 = engine(dir.path(), 384);
+    let stats = e384.stats(&kb).await.unwrap();
+    assert_eq!(
+        (stats.dimensions, stats.chunks, stats.index_version),
+        (384, rows, before),
+        "{stats:?}"
+    );
+    drop(e384);
+
+    // A model that works: every row once, with the new vectors.
+    let e32 = engine(dir.path(), 32);
+    let after = e32.reembed(&kb).await.unwrap();
+    assert!(after > before);
+    let stats = e32.stats(&kb).await.unwrap();
+    assert_eq!(
+        (stats.dimensions, stats.documents, stats.chunks),
+        (32, rows, rows),
+        "{stats:?}"
+    );
+    // Each row's vector is its own text's under the new model (several rows may share it).
+    for i in [0, 8_191, 8_192, 16_500, rows - 1] {
+        let text = format!("row {i} about topic {}", i % 97);
+        let hits = e32
+            .search(&kb, &SearchRequest::new(&text, SearchMethod::Semantic, 50))
+            .await
+            .unwrap();
+        let own = hits
+            .hits
+            .iter()
+            .find(|h| h.row.document_id == format!("d{i}"));
+        assert!(
+            own.is_some_and(|h| h.score > 0.9999),
+            "d{i}: {:?}",
+            own.map(|h| h.score)
+        );
+    }
+}
