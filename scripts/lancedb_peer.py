@@ -58,6 +58,10 @@ def main():
     ef = args.ef or search["ef"]
     dims = meta["dimensions"]
     chunks = read_lines(args.export / "chunks.jsonl")
+    # The partitions ragstream's default builds: one per 100,000 rows (IVF_HNSW_SQ); its
+    # nprobes 0 probes every one.
+    partitions = max(1, len(chunks) // 100_000)
+    nprobes = nprobes or partitions
     vectors = np.fromfile(args.export / "vectors.f32", dtype="<f4").reshape(-1, dims)
     queries = [q["text"] for q in read_lines(args.export / "queries.jsonl")]
     query_vectors = np.fromfile(args.export / "query_vectors.f32", dtype="<f4").reshape(-1, dims)
@@ -93,7 +97,7 @@ def main():
         metric="cosine",
         vector_column_name="vector",
         index_type="IVF_HNSW_SQ",
-        num_partitions=max(1, len(chunks) // 100_000),
+        num_partitions=partitions,
     )
     # lancedb 0.40 removed its tantivy-based index ("Tantivy-based FTS has been removed"):
     # its native full-text index (Lance's own BM25 inverted index) is what it offers now.

@@ -823,7 +823,7 @@ fn bench_scale_with_a_steady_phase_then_export_maintain_and_tag() {
     // The peer searches with the settings the index searches with (here a configured ef).
     assert_eq!(
         meta["vector_search"],
-        serde_json::json!({"nprobes": 10, "refine_factor": 2, "ef": 123})
+        serde_json::json!({"nprobes": 0, "refine_factor": 2, "ef": 123})
     );
     let lines = std::fs::read_to_string(export.join("chunks.jsonl"))
         .unwrap()

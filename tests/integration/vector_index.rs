@@ -590,3 +590,50 @@ async fn an_approximate_search_says_so_and_explain_names_what_it_missed() {
         "{verdict}"
     );
 }
+
+/// By default (`nprobes` 0) a search probes every partition: the index finds what a search of
+/// every vector finds, where one probe of eight misses neighbours (the test above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_every_partition_is_probed_and_no_neighbour_is_missed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.index.vector.min_rows = 600;
+    c.index.vector.partitions = 8;
+    c.index.vector.resident_shortlist = 0;
+    assert_eq!(c.index.vector.nprobes, 0, "the default");
+    let e = engine_with(c);
+    let kb = name("kb");
+    e.write(&kb, upserts(numbered(800))).await.unwrap();
+    let index = e.index(&kb).await.unwrap();
+    let exact_version = index.latest_version();
+    wait_for_vector_index(&e, &index).await;
+    let indexed_version = index.latest_version();
+    for i in (0..800).step_by(7) {
+        let q = text(i);
+        let exact = e
+            .search(&kb, &semantic(&q, Some(exact_version)))
+            .await
+            .unwrap();
+        let approx = e
+            .search(&kb, &semantic(&q, Some(indexed_version)))
+            .await
+            .unwrap();
+        assert_eq!(
+            approx.vector_search,
+            Some(ragstream::retrieval::search::VectorSearch::Approximate)
+        );
+        let kept: Vec<&str> = approx
+            .hits
+            .iter()
+            .map(|h| h.row.chunk_id.as_str())
+            .collect();
+        let last = approx.hits.last().map_or(0.0, |h| h.score);
+        let missed: Vec<&str> = exact
+            .hits
+            .iter()
+            .filter(|h| !kept.contains(&h.row.chunk_id.as_str()) && h.score > last)
+            .map(|h| h.row.chunk_id.as_str())
+            .collect();
+        assert!(missed.is_empty(), "{q}: missed {missed:?}");
+    }
+}
