@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition, WriteTransaction};
+use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -185,16 +185,6 @@ impl EmbeddingCache {
     /// the previous generation and starts a new one. Returns how many vectors were dropped.
     pub fn put_many(&self, entries: &[([u8; 32], &[f32])]) -> Result<u64, CacheError> {
         let tx = self.db.begin_write().map_err(|e| self.err(e))?;
-        let dropped = self.put_in(&tx, entries)?;
-        tx.commit().map_err(|e| self.err(e))?;
-        Ok(dropped)
-    }
-
-    fn put_in(
-        &self,
-        tx: &WriteTransaction,
-        entries: &[([u8; 32], &[f32])],
-    ) -> Result<u64, CacheError> {
         let mut meta = tx.open_table(META).map_err(|e| self.err(e))?;
         let current = self.current(&meta)?;
         let mut bytes = meta
@@ -229,6 +219,8 @@ impl EmbeddingCache {
             bytes = 0;
         }
         meta.insert(CURRENT_BYTES, bytes).map_err(|e| self.err(e))?;
+        drop(meta);
+        tx.commit().map_err(|e| self.err(e))?;
         Ok(dropped)
     }
 
