@@ -4,9 +4,11 @@
 
 use lance::index::DatasetIndexExt;
 use ragstream::index::vector_index::{coverage, ID_INDEX, VECTOR_INDEX};
+use ragstream::model::IndexName;
 use ragstream::retrieval::filters::{Filters, Visibility};
 use ragstream::retrieval::search::VectorSearch;
 use ragstream::retrieval::{SearchMethod, SearchRequest};
+use ragstream::Engine;
 
 use crate::common::{config, delete, doc, engine_with, name, upserts, wait_for_vector_index};
 
@@ -90,15 +92,8 @@ async fn the_index_is_built_in_the_background_and_new_rows_are_found_at_once() {
     let mut found = 0;
     let mut wanted = 0;
     for i in (0..800).step_by(40) {
-        let q = text(i);
-        let exact = e
-            .search(&kb, &semantic(&q, Some(exact_version)))
-            .await
-            .unwrap();
-        let approx = e
-            .search(&kb, &semantic(&q, Some(indexed_version)))
-            .await
-            .unwrap();
+        let (exact, approx) =
+            exact_and_approximate(&e, &kb, &text(i), (exact_version, indexed_version)).await;
         wanted += exact.hits.len();
         found += found_of(&exact, &approx);
     }
@@ -326,6 +321,43 @@ fn found_of(
         .count()
 }
 
+/// A semantic search for `q` at the version before the vector index (exact) and at the one
+/// with it (approximate).
+async fn exact_and_approximate(
+    e: &Engine,
+    kb: &IndexName,
+    q: &str,
+    (exact_version, indexed_version): (u64, u64),
+) -> (
+    ragstream::retrieval::SearchResult,
+    ragstream::retrieval::SearchResult,
+) {
+    let exact = e
+        .search(kb, &semantic(q, Some(exact_version)))
+        .await
+        .unwrap();
+    let approx = e
+        .search(kb, &semantic(q, Some(indexed_version)))
+        .await
+        .unwrap();
+    (exact, approx)
+}
+
+/// The chunks the exact search ranks above the approximate one's last hit that the
+/// approximate one left out (above it: not a tie that either search may order its way).
+fn missed_by(
+    exact: &ragstream::retrieval::SearchResult,
+    approx: &ragstream::retrieval::SearchResult,
+) -> Vec<String> {
+    let last = approx.hits.last().map_or(0.0, |h| h.score);
+    exact
+        .hits
+        .iter()
+        .filter(|h| h.score > last && !approx.hits.iter().any(|a| a.row.chunk_id == h.row.chunk_id))
+        .map(|h| h.row.chunk_id.clone())
+        .collect()
+}
+
 /// The ids and scores of a search's hits, for comparing two answers exactly.
 fn answer_of(r: &ragstream::retrieval::SearchResult) -> Vec<(String, u64)> {
     r.hits
@@ -550,27 +582,10 @@ async fn an_approximate_search_says_so_and_explain_names_what_it_missed() {
     let mut missed = None;
     for i in (0..800).step_by(7) {
         let q = text(i);
-        let exact = e
-            .search(&kb, &semantic(&q, Some(exact_version)))
-            .await
-            .unwrap();
-        let approx = e
-            .search(&kb, &semantic(&q, Some(indexed_version)))
-            .await
-            .unwrap();
-        let kept: Vec<&str> = approx
-            .hits
-            .iter()
-            .map(|h| h.row.chunk_id.as_str())
-            .collect();
-        let last = approx.hits.last().map_or(0.0, |h| h.score);
-        // Above the last pooled similarity: not a tie that either search may order its way.
-        if let Some(h) = exact
-            .hits
-            .iter()
-            .find(|h| !kept.contains(&h.row.chunk_id.as_str()) && h.score > last)
-        {
-            missed = Some((q, h.row.chunk_id.clone()));
+        let (exact, approx) =
+            exact_and_approximate(&e, &kb, &q, (exact_version, indexed_version)).await;
+        if let Some(chunk) = missed_by(&exact, &approx).into_iter().next() {
+            missed = Some((q, chunk));
             break;
         }
     }
@@ -610,30 +625,10 @@ async fn by_default_every_partition_is_probed_and_no_neighbour_is_missed() {
     let indexed_version = index.latest_version();
     for i in (0..800).step_by(7) {
         let q = text(i);
-        let exact = e
-            .search(&kb, &semantic(&q, Some(exact_version)))
-            .await
-            .unwrap();
-        let approx = e
-            .search(&kb, &semantic(&q, Some(indexed_version)))
-            .await
-            .unwrap();
-        assert_eq!(
-            approx.vector_search,
-            Some(ragstream::retrieval::search::VectorSearch::Approximate)
-        );
-        let kept: Vec<&str> = approx
-            .hits
-            .iter()
-            .map(|h| h.row.chunk_id.as_str())
-            .collect();
-        let last = approx.hits.last().map_or(0.0, |h| h.score);
-        let missed: Vec<&str> = exact
-            .hits
-            .iter()
-            .filter(|h| !kept.contains(&h.row.chunk_id.as_str()) && h.score > last)
-            .map(|h| h.row.chunk_id.as_str())
-            .collect();
+        let (exact, approx) =
+            exact_and_approximate(&e, &kb, &q, (exact_version, indexed_version)).await;
+        assert_eq!(approx.vector_search, Some(VectorSearch::Approximate));
+        let missed = missed_by(&exact, &approx);
         assert!(missed.is_empty(), "{q}: missed {missed:?}");
     }
 }
