@@ -713,9 +713,9 @@ impl LanceStore {
             scanner.use_index(false);
         } else if super::vector_index::has_index(ds).await? {
             let (nprobes, refine, ef) = *self.vector_search.lock().expect("vector search lock");
-            // HNSW must look at least as wide as the candidates it hands to the re-ranking.
             // 0 probes every partition (Lance clamps the count to the partitions there are).
             let nprobes = if nprobes == 0 { 1 << 20 } else { nprobes };
+            // HNSW must look at least as wide as the candidates it hands to the re-ranking.
             scanner
                 .nprobes(nprobes)
                 .refine(refine)

@@ -113,11 +113,13 @@ impl VectorIndexSettings {
     }
 
     pub fn check(&self, dimensions: Option<usize>) -> Result<(), (String, String)> {
-        if self.refine_factor == 0 || self.ef == 0 {
-            return Err((
-                "index.vector.refine_factor".into(),
-                "refine_factor and ef must be at least 1".into(),
-            ));
+        for (key, value) in [
+            ("refine_factor", self.refine_factor as usize),
+            ("ef", self.ef),
+        ] {
+            if value == 0 {
+                return Err((format!("index.vector.{key}"), "must be at least 1".into()));
+            }
         }
         if self.hnsw_m < 2 || self.hnsw_ef_construction < self.hnsw_m {
             return Err((
@@ -635,6 +637,31 @@ impl Maintenance<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn search_settings_name_the_key_at_fault_and_nprobes_0_means_every_partition() {
+        let ok = VectorIndexSettings::default();
+        assert_eq!(ok.nprobes, 0);
+        assert!(ok.check(None).is_ok());
+        for (key, settings) in [
+            (
+                "index.vector.ef",
+                VectorIndexSettings {
+                    ef: 0,
+                    ..ok.clone()
+                },
+            ),
+            (
+                "index.vector.refine_factor",
+                VectorIndexSettings {
+                    refine_factor: 0,
+                    ..ok.clone()
+                },
+            ),
+        ] {
+            assert_eq!(settings.check(None).unwrap_err().0, key);
+        }
+    }
 
     #[test]
     fn new_rows_merge_with_the_newest_deltas_no_larger_than_the_merge_so_far() {
