@@ -644,18 +644,12 @@ mod tests {
         assert_eq!(ok.nprobes, 0);
         assert!(ok.check(None).is_ok());
         for (key, settings) in [
-            (
-                "index.vector.ef",
-                VectorIndexSettings {
-                    ef: 0,
-                    ..ok.clone()
-                },
-            ),
+            ("index.vector.ef", VectorIndexSettings { ef: 0, ..ok }),
             (
                 "index.vector.refine_factor",
                 VectorIndexSettings {
                     refine_factor: 0,
-                    ..ok.clone()
+                    ..ok
                 },
             ),
         ] {
