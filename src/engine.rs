@@ -189,22 +189,11 @@ impl Engine {
     }
 
     /// Embeds one short text as a query would, so that a daemon learns at start-up whether
-    /// its embedder answers, and with the configured dimensions. An HTTP provider's client
-    /// checks the count and dimensions of every answer; the check here covers the rest.
+    /// its embedder answers. An HTTP provider's client checks the count and dimensions of
+    /// every answer; the local models make theirs by construction.
     pub async fn probe_embedder(&self) -> Result<(), EngineError> {
-        let vector =
-            crate::retrieval::search::embed_query(&self.query_embedder, "ragstream start-up probe")
-                .await?;
-        let dimensions = self.query_embedder.dimensions();
-        if vector.len() != dimensions {
-            return Err(EngineError::Embed(EmbedError::Rejected {
-                provider: self.query_embedder.id().to_string(),
-                reason: format!(
-                    "got a {}-dimensional vector, configured dimensions are {dimensions}",
-                    vector.len()
-                ),
-            }));
-        }
+        crate::retrieval::search::embed_query(&self.query_embedder, "ragstream start-up probe")
+            .await?;
         Ok(())
     }
 
@@ -750,10 +739,7 @@ impl Engine {
         let index = self.index(name).await?;
         index
             .maintenance()
-            .reembed(
-                self.ingest_embedder.clone(),
-                self.config.model.batch_size.max(64),
-            )
+            .reembed(self.ingest_embedder.clone())
             .await
             .map_err(EngineError::from)
     }

@@ -488,7 +488,6 @@ impl Maintenance<'_> {
     pub async fn reembed(
         &self,
         embedder: std::sync::Arc<dyn crate::embedding::Embedder>,
-        batch: usize,
     ) -> Result<u64, StoreError> {
         let _guard = self.index.lock_for_write().await?;
         let (id, dimensions) = (embedder.id().to_string(), embedder.dimensions());
@@ -514,22 +513,20 @@ impl Maintenance<'_> {
                 graph.to_property(),
             );
         }
-        // Embedding runs on the blocking pool, `batch` texts at a time.
+        // A scan batch in one call, on the blocking pool: the embedder cuts it into its own
+        // batches (and an HTTP provider's client sends them in parallel).
         let rewrite = move |mut rows: Vec<ChunkRow>| {
             let embedder = embedder.clone();
             async move {
-                for part in rows.chunks_mut(batch.max(1)) {
-                    let texts: Vec<String> = part.iter().map(ChunkRow::search_text).collect();
-                    let e = embedder.clone();
-                    let vectors = tokio::task::spawn_blocking(move || {
-                        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                        e.embed(&refs)
-                    })
-                    .await
-                    .map_err(|e| StoreError::TaskFailed(e.to_string()))??;
-                    for (row, v) in part.iter_mut().zip(vectors) {
-                        row.vector = Some(v);
-                    }
+                let texts: Vec<String> = rows.iter().map(ChunkRow::search_text).collect();
+                let vectors = tokio::task::spawn_blocking(move || {
+                    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                    embedder.embed(&refs)
+                })
+                .await
+                .map_err(|e| StoreError::TaskFailed(e.to_string()))??;
+                for (row, v) in rows.iter_mut().zip(vectors) {
+                    row.vector = Some(v);
                 }
                 Ok(rows)
             }
