@@ -430,6 +430,13 @@ mod tests {
         })
     }
 
+    /// A counting model of 64 dimensions behind a cache at `path` of `max_mb`.
+    fn cached_at(path: &Path, max_mb: u64) -> (Arc<Counting>, CachedEmbedder) {
+        let model = counting(64);
+        let cache = Arc::new(EmbeddingCache::open(path, max_mb).unwrap());
+        (model.clone(), CachedEmbedder::new(model, cache))
+    }
+
     fn texts(prefix: &str, n: usize) -> Vec<String> {
         (0..n).map(|i| format!("{prefix} {i}")).collect()
     }
@@ -452,12 +459,8 @@ mod tests {
     fn a_bounded_cache_drops_old_vectors_and_its_file_stops_growing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cache.redb");
-        let model = counting(64);
         // 1 MiB; an entry is 32 + 256 bytes, so a generation holds about 1,800.
-        let cached = CachedEmbedder::new(
-            model.clone(),
-            Arc::new(EmbeddingCache::open(&path, 1).unwrap()),
-        );
+        let (model, cached) = cached_at(&path, 1);
         let first = texts("first", 500);
         embed_all(&cached, &first);
         let mut sizes = Vec::new();
@@ -487,11 +490,7 @@ mod tests {
     #[test]
     fn a_vector_used_again_outlives_those_that_were_not() {
         let dir = tempfile::tempdir().unwrap();
-        let model = counting(64);
-        let cached = CachedEmbedder::new(
-            model.clone(),
-            Arc::new(EmbeddingCache::open(&dir.path().join("cache.redb"), 1).unwrap()),
-        );
+        let (model, cached) = cached_at(&dir.path().join("cache.redb"), 1);
         let (used, unused) = (texts("used", 100), texts("unused", 100));
         embed_all(&cached, &used);
         embed_all(&cached, &unused);
@@ -515,11 +514,7 @@ mod tests {
     #[test]
     fn a_cache_without_a_limit_keeps_everything() {
         let dir = tempfile::tempdir().unwrap();
-        let model = counting(64);
-        let cached = CachedEmbedder::new(
-            model.clone(),
-            Arc::new(EmbeddingCache::open(&dir.path().join("cache.redb"), 0).unwrap()),
-        );
+        let (model, cached) = cached_at(&dir.path().join("cache.redb"), 0);
         let all = texts("kept", 10_000);
         embed_all(&cached, &all);
         assert_eq!(cached.cache.len().unwrap(), 10_000);
@@ -530,17 +525,18 @@ mod tests {
     fn a_file_from_before_generations_is_read_and_then_bounded() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cache.redb");
-        let model = counting(64);
         let old = texts("old", 3_000);
+        // Written under the key the cache's model has.
+        let writer = counting(64);
         {
             // What the cache wrote before generations: one table, no metadata.
             let db = Database::create(&path).unwrap();
             let tx = db.begin_write().unwrap();
             {
                 let mut table = tx.open_table(GENERATIONS[0]).unwrap();
-                let (id, recipe, dims) = (model.id(), model.recipe(), model.dimensions());
+                let (id, recipe, dims) = (writer.id(), writer.recipe(), writer.dimensions());
                 for (text, v) in old.iter().zip(
-                    model
+                    writer
                         .inner
                         .embed(&old.iter().map(String::as_str).collect::<Vec<_>>())
                         .unwrap(),
@@ -556,10 +552,7 @@ mod tests {
             }
             tx.commit().unwrap();
         }
-        let cached = CachedEmbedder::new(
-            model.clone(),
-            Arc::new(EmbeddingCache::open(&path, 1).unwrap()),
-        );
+        let (model, cached) = cached_at(&path, 1);
         assert_eq!(
             reembedded(&cached, &model, &old[..10]),
             0,

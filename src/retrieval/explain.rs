@@ -173,8 +173,7 @@ struct Branches {
     keyword_pool: Option<usize>,
     semantic_wide: Ranking,
     keyword_wide: Ranking,
-    /// The chunks each branch's real pool held.
-    /// The semantic pool: each chunk's similarity.
+    /// The chunks each branch's real pool held (the semantic one with each similarity).
     semantic_pooled: HashMap<String, f64>,
     keyword_pooled: HashSet<String>,
     /// Fused scores of the candidates (hybrid only), as the search fused them.
