@@ -13,9 +13,11 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::health::{Health, Impact};
 use crate::http::{self, HttpState};
-use crate::kafka::broker::{announce, EmbeddedBroker};
+use crate::kafka::embedded_broker::{announce, EmbeddedBroker};
+use crate::kafka::topics;
 use crate::kafka::client_config;
 use crate::kafka::dead_letters::DeadLetters;
+use crate::kafka::reply_topics::ReplyTopics;
 use crate::panic_message;
 use crate::pipeline::actor::ActorError;
 use crate::pipeline::ingest_pipeline::IngestPipeline;
@@ -28,7 +30,9 @@ pub enum DaemonError {
     #[error("kafka: {0}")]
     Kafka(#[from] rdkafka::error::KafkaError),
     #[error(transparent)]
-    Broker(#[from] crate::kafka::broker::BrokerError),
+    Broker(#[from] crate::kafka::embedded_broker::BrokerError),
+    #[error(transparent)]
+    Topics(#[from] topics::TopicsError),
     #[error(transparent)]
     Engine(#[from] crate::engine::EngineError),
     #[error("http: {0}")]
@@ -63,11 +67,31 @@ fn record_bootstrap(config: &Config, bootstrap: &str) {
 
 /// `ragstream broker`: the embedded broker as its own process.
 pub async fn run_broker(config: Config) -> Result<(), DaemonError> {
-    let broker = EmbeddedBroker::start(&config.kafka)?;
+    let broker = EmbeddedBroker::start(&config.kafka, &config.storage.data_dir, None)?;
+    create_topics(&config.kafka, broker.bootstrap(), true).await?;
     println!("{}", announce(broker.bootstrap(), &config.kafka));
     record_bootstrap(&config, broker.bootstrap());
     termination().await;
     drop(broker);
+    Ok(())
+}
+
+/// Creates the daemon's topics that are missing. The embedded broker's keep every message
+/// (up to `kafka.embedded_retention_bytes` a partition, if set); a cluster's get its defaults.
+async fn create_topics(
+    kafka: &crate::config::KafkaConfig,
+    bootstrap: &str,
+    embedded: bool,
+) -> Result<(), topics::TopicsError> {
+    let retention_bytes = kafka.embedded_retention_bytes.to_string();
+    let mut configs = Vec::new();
+    if embedded {
+        configs.push(("retention.ms", "-1"));
+        if kafka.embedded_retention_bytes > 0 {
+            configs.push(("retention.bytes", retention_bytes.as_str()));
+        }
+    }
+    topics::ensure(kafka, bootstrap, &topics::daemon_topics(kafka), &configs).await?;
     Ok(())
 }
 
@@ -137,13 +161,15 @@ impl Daemon {
         }
         let on_object_store = storage.object().is_some();
         let indexes = engine.list_indexes().await?;
+        let health = Arc::new(Health::default());
         let (broker, bootstrap) = if kafka.brokers.trim().is_empty() {
-            let b = EmbeddedBroker::start(&kafka)?;
+            let b = EmbeddedBroker::start(&kafka, &config.storage.data_dir, Some(health.clone()))?;
             let addr = b.bootstrap().to_string();
             (Some(b), addr)
         } else {
             (None, kafka.brokers.clone())
         };
+        create_topics(&kafka, &bootstrap, broker.is_some()).await?;
         record_bootstrap(&config, &bootstrap);
         start_metrics_at_zero(&config, &indexes, engine.embedder().id());
         let mut producer_config = client_config(&kafka, &bootstrap);
@@ -154,8 +180,13 @@ impl Daemon {
             let most = (kafka.max_message_bytes + (64 << 10)).clamp(1_000_000, 1_000_000_000);
             producer_config.set("message.max.bytes", most.to_string());
         }
+        // Topics are created on purpose (`kafka::topics`, `kafka::reply_topics`), never by a
+        // reply to a topic a caller made up.
+        producer_config.set("allow.auto.create.topics", "false");
+        // An HTTP request's events are sent together; idempotence keeps their order (and
+        // writes each once) through the producer's retries.
+        producer_config.set("enable.idempotence", "true");
         let producer: FutureProducer = producer_config.create()?;
-        let health = Arc::new(Health::default());
         let dead_letters = DeadLetters::new(
             producer.clone(),
             kafka.dlq_topic.clone(),
@@ -174,10 +205,6 @@ impl Daemon {
                 kafka: kafka.clone(),
                 bootstrap: bootstrap.clone(),
                 report: report.clone(),
-                // The in-process broker's log is new with every start: a name of its own.
-                log_id: broker
-                    .as_ref()
-                    .map(|_| format!("embedded-{}", uuid::Uuid::new_v4())),
                 health: health.clone(),
             }
             .run(stopped.clone()),
@@ -237,6 +264,7 @@ impl Daemon {
         let queries = tokio::spawn(only_if(role.answers_bus_queries(), stopped.clone(), {
             let (engine, producer, stopped) = (engine.clone(), producer.clone(), stopped.clone());
             let consumer = Arc::new(query_consumer);
+            let reply_topics = Arc::new(ReplyTopics::new(&kafka, &bootstrap));
             supervised(
                 "queries",
                 queries_report.clone(),
@@ -247,6 +275,7 @@ impl Daemon {
                         consumer.clone(),
                         producer.clone(),
                         dead_letters.clone(),
+                        reply_topics.clone(),
                         stopped.clone(),
                     )
                 },
@@ -466,7 +495,7 @@ pub async fn serve(config: Config, engine: Arc<Engine>) -> Result<(), DaemonErro
 }
 
 /// The supervised units, as `ragstream_actor_restarts_total` labels them.
-const SUPERVISED: [&str; 3] = ["ingest", "maintenance", "queries"];
+const SUPERVISED: [&str; 4] = ["ingest", "maintenance", "queries", "embedded_broker"];
 
 /// Creates the series of every label value known now at zero ([`Metrics::start_at_zero`]).
 ///

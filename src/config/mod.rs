@@ -60,7 +60,7 @@ pub struct KafkaConfig {
     pub documents_topic: String,
     pub queries_topic: String,
     pub dlq_topic: String,
-    /// Reply topic created with the embedded broker.
+    /// The reply topic the daemon creates when missing.
     pub replies_topic: String,
     /// Where a writer on an object store announces each version it published
     /// (`{"index", "index_version", "committed_at"}`), so that query replicas refresh at
@@ -70,12 +70,21 @@ pub struct KafkaConfig {
     /// matches any run of characters). The documents, queries and dead-letter topics are
     /// never allowed, nor the versions topic, whatever the patterns say.
     pub reply_topics: String,
+    /// How many missing reply topics one daemon run may create (for callers who
+    /// authenticate); 0 creates none: reply topics are made beforehand.
+    pub reply_topics_create_max: usize,
     pub group_id: String,
-    /// Partitions of the topics the embedded broker creates.
+    /// Partitions of the documents and queries topics the daemon creates when missing.
     pub partitions: i32,
-    /// The embedded broker's retention: bytes each partition's log keeps in memory. Past
-    /// it the oldest messages are deleted, read or not, as `retention.bytes` does on a real
-    /// broker; a consumer that had not read them reports them in
+    /// The embedded broker's program (nisshi); empty: the copy `scripts/setup` installs,
+    /// else `nisshi` on the PATH.
+    pub embedded_broker: String,
+    /// The embedded broker's port on 127.0.0.1; 0: the port of its last run if free, else
+    /// any free port.
+    pub embedded_port: u16,
+    /// The embedded broker's retention: bytes each partition of the topics it creates keeps
+    /// on disk (`retention.bytes`); 0 keeps everything. Past it the oldest messages are
+    /// deleted, read or not; a consumer that had not read them reports them in
     /// `ragstream_kafka_messages_lost_total`.
     pub embedded_retention_bytes: u64,
     /// How much the ingest consumer prefetches from Kafka (librdkafka's
@@ -138,9 +147,12 @@ impl Default for KafkaConfig {
             replies_topic: "ragstream.replies".into(),
             versions_topic: "ragstream.versions".into(),
             reply_topics: "ragstream.replies*".into(),
+            reply_topics_create_max: 100,
             group_id: "ragstream".into(),
             partitions: 4,
-            embedded_retention_bytes: 256 << 20,
+            embedded_broker: String::new(),
+            embedded_port: 0,
+            embedded_retention_bytes: 0,
             consumer_queue_kbytes: 16384,
             batch_max_documents: 256,
             batch_max_chunks: 1024,
@@ -387,10 +399,11 @@ pub struct LoadReport {
 
 impl Config {
     /// The configuration as TOML, every secret (tokens, passwords, API keys, any key naming
-    /// a secret, `[kafka.client]` entries included) replaced by `<redacted>`.
+    /// a secret, and every `[kafka.client]` entry but a few harmless ones) replaced by
+    /// `<redacted>`.
     pub fn redacted_toml(&self) -> String {
         let mut value = toml::Value::try_from(self).expect("a configuration serialises");
-        secrets::redact(&mut value);
+        secrets::redact_config(&mut value);
         toml::to_string_pretty(&value).expect("a TOML table serialises")
     }
 
@@ -553,10 +566,12 @@ impl Config {
         if self.kafka.partitions < 1 {
             return bad("kafka.partitions", "must be at least 1");
         }
-        if self.kafka.embedded_retention_bytes < self.kafka.max_message_bytes as u64 {
+        if self.kafka.embedded_retention_bytes != 0
+            && self.kafka.embedded_retention_bytes < self.kafka.max_message_bytes as u64
+        {
             return bad(
                 "kafka.embedded_retention_bytes",
-                "must be at least kafka.max_message_bytes",
+                "must be 0 (keep everything) or at least kafka.max_message_bytes",
             );
         }
         if !(1..=2_097_151).contains(&self.kafka.consumer_queue_kbytes) {

@@ -16,7 +16,40 @@ fn is_secret(key: &str) -> bool {
             || k.contains("secret"))
 }
 
-pub(super) fn redact(value: &mut toml::Value) {
+/// The `[kafka.client]` settings `config show` prints as they are. librdkafka takes secrets
+/// under many names (`ssl.key.pem`, `sasl.oauthbearer.config`, `ssl.keystore.password`, …), so
+/// every other entry of that table is redacted: a new secret-bearing key stays hidden.
+const HARMLESS_KAFKA_CLIENT_KEYS: &[&str] = &[
+    "acks",
+    "client.id",
+    "compression.type",
+    "enable.idempotence",
+    "linger.ms",
+    "message.max.bytes",
+    "request.timeout.ms",
+    "sasl.mechanism",
+    "sasl.mechanisms",
+    "security.protocol",
+    "socket.timeout.ms",
+    "ssl.endpoint.identification.algorithm",
+];
+
+/// Redacts every secret of a configuration rendered as TOML: keys that name a secret
+/// anywhere, and every `[kafka.client]` entry but the harmless ones and `*_env` names.
+pub(super) fn redact_config(config: &mut toml::Value) {
+    redact(config);
+    let client = config
+        .get_mut("kafka")
+        .and_then(|k| k.get_mut("client"))
+        .and_then(toml::Value::as_table_mut);
+    for (key, value) in client.into_iter().flatten() {
+        if !key.ends_with("_env") && !HARMLESS_KAFKA_CLIENT_KEYS.contains(&key.as_str()) {
+            *value = toml::Value::String("<redacted>".into());
+        }
+    }
+}
+
+fn redact(value: &mut toml::Value) {
     match value {
         toml::Value::Table(table) => {
             for (key, v) in table.iter_mut() {
@@ -72,6 +105,27 @@ pub(super) fn resolve_indirect(
 #[cfg(test)]
 mod tests {
     use super::super::Config;
+
+    #[test]
+    fn config_show_hides_every_kafka_client_value_but_the_harmless_ones() {
+        let mut c = Config::default();
+        for (k, v) in [
+            ("ssl.key.pem", "-----BEGIN PRIVATE KEY-----abc"),
+            ("sasl.oauthbearer.config", "principal=x secret=y"),
+            ("sasl.username", "alice"),
+            ("security.protocol", "SASL_SSL"),
+            ("sasl.mechanism", "PLAIN"),
+        ] {
+            c.kafka.client.insert(k.into(), v.into());
+        }
+        let shown: toml::Value = toml::from_str(&c.redacted_toml()).unwrap();
+        let client = &shown["kafka"]["client"];
+        for secret in ["ssl.key.pem", "sasl.oauthbearer.config", "sasl.username"] {
+            assert_eq!(client[secret].as_str(), Some("<redacted>"), "{secret}");
+        }
+        assert_eq!(client["security.protocol"].as_str(), Some("SASL_SSL"));
+        assert_eq!(client["sasl.mechanism"].as_str(), Some("PLAIN"));
+    }
 
     #[test]
     fn kafka_client_secrets_come_from_the_variable_an_env_key_names() {

@@ -460,7 +460,8 @@ async fn delete_document(
     produce(&state, &req, std::slice::from_ref(&event)).await
 }
 
-/// Produces document events to the documents topic in order; 202 with their offsets. The
+/// Produces document events to the documents topic in order; 202 with their offsets once
+/// the broker has acknowledged every one (503 `bus_unavailable` if any was refused). The
 /// request's trace goes with each event (`traceparent` header) into the pipeline.
 /// The caller's `Authorization` header goes with each event: the pipeline checks every
 /// event's token, whichever way it arrived (HTTP or straight onto the topic).
@@ -481,16 +482,24 @@ async fn produce_events(
     events: &[DocumentEvent],
     authorization: Option<&str>,
 ) -> HttpResponse {
-    let mut offsets = Vec::new();
-    for event in events {
-        let (key, payload) = (event.key(), event.to_json().to_string());
-        let span = tracing::info_span!(
-            "produce",
-            otel.kind = "producer",
-            messaging.system = "kafka",
-            messaging.destination.name = %state.documents_topic,
-            document_id = event.op.document_id(),
-        );
+    let records: Vec<(String, String, tracing::Span)> = events
+        .iter()
+        .map(|event| {
+            let span = tracing::info_span!(
+                "produce",
+                otel.kind = "producer",
+                messaging.system = "kafka",
+                messaging.destination.name = %state.documents_topic,
+                document_id = event.op.document_id(),
+            );
+            (event.key(), event.to_json().to_string(), span)
+        })
+        .collect();
+    // Every event is handed to the producer before any acknowledgement is awaited: one
+    // round of the broker's acknowledgements for the request, not one per event. Each send
+    // is queued when first polled, in the request's order, and the idempotent producer
+    // keeps that order through retries.
+    let sends = records.iter().map(|(key, payload, span)| {
         let mut headers = propagation::into_kafka(&span.context(), OwnedHeaders::new());
         if let Some(value) = authorization {
             headers = headers.insert(rdkafka::message::Header {
@@ -500,31 +509,36 @@ async fn produce_events(
         }
         let record = FutureRecord::to(&state.documents_topic)
             .key(key.as_str())
-            .payload(&payload)
+            .payload(payload)
             .headers(headers);
-        let sent = state
+        state
             .producer
             .send(record, Duration::from_secs(10))
-            .instrument(span)
-            .await;
-        match sent {
+            .instrument(span.clone())
+    });
+    let sent = futures::future::join_all(sends).await;
+    let mut offsets = Vec::with_capacity(sent.len());
+    let mut failure = None;
+    for result in sent {
+        match result {
             Ok(d) => offsets.push(EventOffset {
                 partition: d.partition,
                 offset: d.offset,
             }),
-            Err((e, _)) => {
-                return error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "bus_unavailable",
-                    &format!(
-                        "{e}; {} of {} events were accepted",
-                        offsets.len(),
-                        events.len()
-                    ),
-                    None,
-                )
-            }
+            Err((e, _)) => failure = failure.or(Some(e)),
         }
+    }
+    if let Some(e) = failure {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "bus_unavailable",
+            &format!(
+                "{e}; {} of {} events were accepted",
+                offsets.len(),
+                events.len()
+            ),
+            None,
+        );
     }
     HttpResponse::Accepted().json(IngestAccepted {
         accepted: events.len(),

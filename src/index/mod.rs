@@ -572,13 +572,14 @@ impl Index {
     pub(crate) async fn read_resident(&self) -> Result<(), StoreError> {
         self.ensure_resident_center().await?;
         let ds = self.lance.latest();
-        if let (Some((_, bytes)), Some(m)) = (
-            self.lance.prewarm_resident(&ds).await?,
-            crate::telemetry::metrics(),
-        ) {
+        let resident = self.lance.prewarm_resident(&ds).await?;
+        // An index without resident vectors holds none: 0, not a missing series, so that a
+        // dashboard's sum over indexes stays whole.
+        let bytes = resident.map_or(0, |(_, bytes)| bytes);
+        if let Some(m) = crate::telemetry::metrics() {
             m.index_resident_vector_bytes
                 .with_label_values(&[self.name.as_str()])
-                .set(bytes as i64);
+                .set(i64::try_from(bytes).unwrap_or(i64::MAX));
         }
         Ok(())
     }

@@ -1,9 +1,11 @@
 //! Kafka plumbing below the pipeline: client settings shared by every consumer and producer,
 //! message keys and headers, the embedded broker, and the dead-letter topic.
 
-pub mod broker;
 pub mod dead_letter_replay;
 pub mod dead_letters;
+pub mod embedded_broker;
+pub mod reply_topics;
+pub mod topics;
 
 use rdkafka::ClientConfig;
 
@@ -32,10 +34,10 @@ pub fn header(msg: &impl rdkafka::Message, name: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Whether a bus query may have its reply written to `topic`: it is `kafka.replies_topic`
-/// or matches one of the comma-separated glob patterns of `kafka.reply_topics` (`*`
-/// matches any run of characters), and it is none of the daemon's own input topics
-/// (documents, queries, dead letters, versions), whatever the patterns say.
+/// Whether a bus query may have its reply written to `topic`: it is a legal topic name, it
+/// is `kafka.replies_topic` or matches one of the comma-separated glob patterns of
+/// `kafka.reply_topics` (`*` matches any run of characters), and it is none of the daemon's
+/// own input topics (documents, queries, dead letters, versions), whatever the patterns say.
 pub fn reply_topic_allowed(kafka: &KafkaConfig, topic: &str) -> bool {
     let own = [
         &kafka.documents_topic,
@@ -43,7 +45,7 @@ pub fn reply_topic_allowed(kafka: &KafkaConfig, topic: &str) -> bool {
         &kafka.dlq_topic,
         &kafka.versions_topic,
     ];
-    !topic.is_empty()
+    topics::is_legal_name(topic)
         && !own.iter().any(|t| t.as_str() == topic)
         && (topic == kafka.replies_topic
             || kafka
@@ -249,6 +251,10 @@ mod tests {
         assert!(!reply_topic_allowed(&kafka, ""));
         kafka.reply_topics = "*".into();
         assert!(reply_topic_allowed(&kafka, "anything"));
+        // Matching names that no broker takes: refused, not answered into the void.
+        assert!(!reply_topic_allowed(&kafka, "a/b"));
+        assert!(!reply_topic_allowed(&kafka, &"r".repeat(250)));
+        assert!(reply_topic_allowed(&kafka, &"r".repeat(249)));
         for own in ["ragstream.documents", "ragstream.queries", "ragstream.dlq"] {
             assert!(!reply_topic_allowed(&kafka, own), "{own}");
         }

@@ -157,16 +157,16 @@ impl Checkpoints {
         };
         let c = match self.check(&stored).await {
             Some(Err(why)) => {
-                // Expected after every restart of the in-process broker (its log is new);
+                // Expected once after an upgrade from the in-memory broker of earlier
+                // versions (its logs were named `embedded-…` and died with the process);
                 // anything else (another cluster, a topic made again) deserves attention.
                 let expected = stored
                     .log
                     .as_deref()
-                    .is_some_and(|l| l.starts_with("embedded-"))
-                    && self.log_id().is_some_and(|l| l.starts_with("embedded-"));
+                    .is_some_and(|l| l.starts_with("embedded-"));
                 if expected {
                     tracing::warn!(index = %index, reason = %why,
-                        "the in-process broker is new: the index's Kafka checkpoint does not apply; reading its log from the start");
+                        "the checkpoint belongs to the in-memory broker of an earlier version; reading the log from the start");
                 } else {
                     tracing::error!(index = %index, reason = %why,
                         "the index's Kafka checkpoint does not apply to this log; reading every partition from its start");

@@ -36,9 +36,6 @@ pub struct IngestPipeline {
     pub kafka: KafkaConfig,
     pub bootstrap: String,
     pub report: Arc<RestartReport>,
-    /// The identity of the log when this process made it (the in-process broker, whose
-    /// log lives and dies with the process); `None`: the cluster's id, asked at each start.
-    pub log_id: Option<String>,
     /// Where failing commits are reported.
     pub health: Arc<crate::health::Health>,
 }
@@ -168,24 +165,18 @@ impl IngestPipeline {
         Ok(())
     }
 
-    /// The log this incarnation reads: its identity and where the documents topic's
-    /// partitions end now (asked of Kafka; a broker that does not answer fails the
-    /// incarnation, which is retried with backoff).
+    /// The log this incarnation reads: its identity (the cluster's id; the embedded broker
+    /// keeps its own across restarts) and where the documents topic's partitions end now
+    /// (asked of Kafka; a broker that does not answer fails the incarnation, which is
+    /// retried with backoff).
     async fn log(&self) -> Result<KafkaLog, String> {
-        let (kafka, bootstrap, known) = (
-            self.kafka.clone(),
-            self.bootstrap.clone(),
-            self.log_id.clone(),
-        );
+        let (kafka, bootstrap) = (self.kafka.clone(), self.bootstrap.clone());
         tokio::task::spawn_blocking(move || -> Result<KafkaLog, String> {
             let timeout = Duration::from_secs(10);
-            let id = match known {
-                Some(id) => id,
-                None => crate::kafka::cluster_id(&kafka, &bootstrap, timeout)
-                    .map_err(|e| e.to_string())?
-                    .map(|id| format!("kafka-cluster-{id}"))
-                    .ok_or("the brokers did not tell their cluster id")?,
-            };
+            let id = crate::kafka::cluster_id(&kafka, &bootstrap, timeout)
+                .map_err(|e| e.to_string())?
+                .map(|id| format!("kafka-cluster-{id}"))
+                .ok_or("the brokers did not tell their cluster id")?;
             let topic = &kafka.documents_topic;
             let positions =
                 crate::kafka::positions(&kafka, &bootstrap, topic, &kafka.group_id, timeout)

@@ -3,6 +3,9 @@
 //! (`000` when absent, `001` to `004`), `index` the index for contracts whose body names none
 //! (required for 002), `retriever` the named retriever of 004, and `authorization`
 //! (`Bearer <token>`) the caller when authentication is on.
+//! A `reply-to` must be a legal topic name allowed by `kafka.reply_topics`; a missing one is
+//! created only for a caller who authenticates, within `kafka.reply_topics_create_max`
+//! (`kafka::reply_topics`); otherwise the request is dead-lettered `reply_topic_not_allowed`.
 //! The reply (the response or a structured error) goes to the reply topic with the same
 //! `correlation-id`, and `status` (the HTTP status the answer maps to) and
 //! `index-version` headers. Handlers of all daemons form one
@@ -26,6 +29,7 @@ use crate::contracts::{self, Contract, Reply};
 use crate::engine::Engine;
 use crate::kafka::dead_letters::{DeadLetters, Origin};
 use crate::kafka::header;
+use crate::kafka::reply_topics::ReplyTopics;
 use crate::model::IndexName;
 use crate::telemetry::propagation;
 
@@ -37,6 +41,7 @@ pub async fn run(
     consumer: Arc<StreamConsumer>,
     producer: FutureProducer,
     dead_letters: DeadLetters,
+    reply_topics: Arc<ReplyTopics>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let permits = Arc::new(Semaphore::new(CONCURRENCY));
@@ -88,6 +93,7 @@ pub async fn run(
             .await
             .expect("semaphore open");
         let (engine, producer) = (engine.clone(), producer.clone());
+        let (dead_letters, reply_topics) = (dead_letters.clone(), reply_topics.clone());
         let headers = RequestHeaders {
             contract: header(&msg, "contract"),
             index: header(&msg, "index"),
@@ -109,6 +115,24 @@ pub async fn run(
         propagation::follow(&span, &propagation::from_kafka(msg.headers()));
         let task = async move {
             let _permit = permit;
+            // A missing reply topic is made only for a caller who authenticates, and only so
+            // many: checked before any work is done for the request.
+            let known_caller = engine
+                .auth()
+                .authenticate(headers.authorization.as_deref())
+                .is_ok();
+            if let Err(refused) = reply_topics.ready(&reply_to, known_caller).await {
+                dead_letters
+                    .send(
+                        &origin,
+                        msg.key(),
+                        msg.payload(),
+                        super::events::later_codes::REPLY_TOPIC_NOT_ALLOWED,
+                        &refused.to_string(),
+                    )
+                    .await;
+                return;
+            }
             let reply = answer(&engine, &headers, msg.payload()).await;
             let body = serde_json::to_vec(&reply.body).expect("json");
             let status = reply.status.to_string();

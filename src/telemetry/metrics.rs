@@ -472,6 +472,7 @@ impl Metrics {
             self.maintenance_duration_seconds
                 .with_label_values(&[index]);
             self.freshness_seconds.with_label_values(&[index]);
+            self.index_resident_vector_bytes.with_label_values(&[index]);
         }
         for topic in known.topics {
             self.kafka_messages_lost_total.with_label_values(&[topic]);

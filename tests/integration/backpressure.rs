@@ -35,7 +35,7 @@ fn a_slow_embedder_keeps_memory_flat_while_the_backlog_waits_in_kafka() {
             break b.to_string();
         }
     };
-    let mut kcat = Command::new("kcat")
+    let mut kcat = Command::new(crate::common::kcat_program())
         .args(["-P", "-b", &bootstrap, "-t", "ragstream.documents"])
         .stdin(Stdio::piped())
         .spawn()

@@ -162,3 +162,15 @@ pub fn assert_succeeded(what: &str, out: &std::process::Output) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// kcat as `scripts/setup` installs it: Debian's, run against a librdkafka that the embedded
+/// broker (nisshi) accepts. Plain `kcat` where the wrapper is missing.
+pub fn kcat_program() -> std::path::PathBuf {
+    let wrapper = std::path::Path::new(&std::env::var_os("HOME").unwrap_or_default())
+        .join(".cache/ragstream/bin/kcat");
+    if wrapper.is_file() {
+        wrapper
+    } else {
+        "kcat".into()
+    }
+}

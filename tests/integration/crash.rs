@@ -76,7 +76,7 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
     let bootstrap = wait_line(&mut broker_out, "kafka bootstrap: ");
     std::thread::spawn(move || for _ in broker_out {});
 
-    let mut kcat = Command::new("kcat")
+    let mut kcat = Command::new(crate::common::kcat_program())
         .args([
             "-P",
             "-b",

@@ -144,7 +144,7 @@ pub fn start_broker(dir: &std::path::Path, env: &[(&str, &str)]) -> Broker {
 }
 
 pub fn kcat_produce(bootstrap: &str, topic: &str, args: &[&str], lines: &[String]) {
-    let mut child = Command::new("kcat")
+    let mut child = Command::new(crate::common::kcat_program())
         .args(["-P", "-b", bootstrap, "-t", topic])
         .args(args)
         .stdin(Stdio::piped())
@@ -163,7 +163,7 @@ pub fn kcat_consume(bootstrap: &str, topic: &str, count: usize) -> Vec<String> {
     let out = Command::new("timeout")
         .args([
             "30",
-            "kcat",
+            crate::common::kcat_program().to_str().unwrap(),
             "-C",
             "-b",
             bootstrap,
@@ -186,7 +186,7 @@ pub fn kcat_count(bootstrap: &str, topic: &str) -> usize {
     let out = Command::new("timeout")
         .args([
             "30",
-            "kcat",
+            crate::common::kcat_program().to_str().unwrap(),
             "-C",
             "-b",
             bootstrap,

@@ -1,6 +1,7 @@
 //! `ragstream dlq replay` against a standalone broker: a document refused by one daemon's
 //! limit is dead-lettered; a second daemon with the limit raised indexes it once the letter
-//! is replayed, with its key and original headers and without the dead-letter headers.
+//! is replayed, with its key and original headers and without the dead-letter headers. A
+//! replay is idempotent: a letter is re-sent once, and a poison letter does not multiply.
 
 use std::process::Command;
 
@@ -171,8 +172,25 @@ fn replayed_dead_letters_are_indexed_once_the_cause_is_fixed() {
     assert_eq!(status, 200);
     assert_eq!(answer["results"][0]["document_id"], "big", "{answer}");
 
+    // Idempotent: the same replay again re-sends nothing.
+    let (code, report, err) = replay(&brokers, &["--key", "kb/big"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(report["replayed"].as_array().unwrap().len(), 0, "{report}");
+    assert_eq!(report["already_replayed"], 1, "{report}");
+    // A poison letter comes back as one new letter per replay: letters never multiply.
+    for run in 1..=3 {
+        let (code, report, err) = replay(&brokers, &[]);
+        assert_eq!(code, 0, "{err}");
+        let taken = report["replayed"].as_array().unwrap();
+        assert_eq!(taken.len(), 1, "run {run}: {report}");
+        assert_eq!(taken[0]["code"], "bad_json", "run {run}: {report}");
+        wait_for("the poison dead-lettered again", || {
+            kcat_count(&broker.bootstrap, "ragstream.dlq") == 2 + run
+        });
+    }
+
     // What was re-sent: the key and the original header, no dead-letter header.
-    let out = Command::new("kcat")
+    let out = Command::new(crate::common::kcat_program())
         .args([
             "-C",
             "-b",

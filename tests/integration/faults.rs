@@ -67,8 +67,9 @@ fn a_full_disk_fails_readiness_loses_nothing_acknowledged_and_ingestion_resumes(
     let stats = || curl(&[&format!("{}/v1/indexes/kb/stats", d.http)]).1;
     let readyz = || curl(&[&format!("{}/readyz", d.http)]);
 
-    // Write until the disk is full and readiness says so.
+    // Write until the disk is full and a request is refused or readiness says so.
     let mut acknowledged: Vec<String> = Vec::new();
+    let mut refused_batch = 0;
     let started = Instant::now();
     let refusal: Value = loop {
         let batch: Vec<Value> = (0..20)
@@ -89,6 +90,13 @@ fn a_full_disk_fails_readiness_loses_nothing_acknowledged_and_ingestion_resumes(
             &body,
             &format!("{}/v1/indexes/kb/documents", d.http),
         ]);
+        // The embedded broker keeps its messages on the same disk: once it is full, a
+        // request is refused (503) rather than acknowledged.
+        if status == 503 {
+            assert_eq!(v["error"]["code"], "bus_unavailable", "{v}");
+            refused_batch = ids.len();
+            break v;
+        }
         assert_eq!(status, 202, "{v}");
         acknowledged.extend(ids);
         let (status, v) = readyz();
@@ -105,13 +113,17 @@ fn a_full_disk_fails_readiness_loses_nothing_acknowledged_and_ingestion_resumes(
     };
     let message = refusal["error"]["message"].as_str().unwrap_or_default();
     assert!(
-        message.contains("cannot be written") || message.contains("commits to index kb fail"),
+        message.contains("cannot be written")
+            || message.contains("commits to index kb fail")
+            || message.contains("events were accepted"),
         "{refusal}"
     );
-    assert!(
-        stats()["documents"].as_u64().unwrap_or(0) < acknowledged.len() as u64,
-        "some acknowledged documents wait for space"
-    );
+    if refused_batch == 0 {
+        assert!(
+            stats()["documents"].as_u64().unwrap_or(0) < acknowledged.len() as u64,
+            "some acknowledged documents wait for space"
+        );
+    }
 
     // Space returns: readiness recovers, and every acknowledged document arrives once.
     disk.resize(256);
@@ -122,9 +134,14 @@ fn a_full_disk_fails_readiness_loses_nothing_acknowledged_and_ingestion_resumes(
     wait_until(
         "every acknowledged document",
         Duration::from_secs(180),
-        || stats()["documents"].as_u64() == Some(want),
+        || stats()["documents"].as_u64() >= Some(want),
     );
     let s = stats();
+    // Part of a refused request may have reached the broker: at most that many more.
+    assert!(
+        s["documents"].as_u64().unwrap() <= want + refused_batch as u64,
+        "{s}"
+    );
     assert_eq!(s["keyword_chunks"], s["chunks"], "{s}");
     assert_eq!(s["deleted_documents"], 0, "{s}");
     drop(d);
@@ -148,6 +165,7 @@ fn mock_cluster() -> (String, std::sync::mpsc::Sender<BrokerCommand>) {
             ("ragstream.queries", 2),
             ("ragstream.dlq", 1),
             ("ragstream.replies", 1),
+            ("ragstream.versions", 1),
         ] {
             cluster.create_topic(topic, partitions, 1).unwrap();
         }

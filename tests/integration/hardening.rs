@@ -65,8 +65,8 @@ fn acknowledged_writes_after_a_restart_on_the_in_process_broker_are_indexed() {
     });
     assert!(d.terminate().success());
 
-    // A new process: a new in-process broker whose offsets start at 0 again. The stored
-    // checkpoint belongs to the old log and must not hide the new events.
+    // A new process on the same data directory: the embedded broker keeps its log, and
+    // the stored checkpoints go on from where the first run stopped.
     let d = start_daemon_at(dir.path(), &[]);
     let (status, body) = post_documents(&d.http, "kb", &ids(&second), &[]);
     assert_eq!(status, 202, "{body}");
@@ -315,6 +315,68 @@ fn bus_replies_only_go_to_reply_topics() {
         );
     }
     assert_eq!(kcat_count(&d.bootstrap, "ragstream.documents"), before);
+}
+
+/// The cluster's topic names (kcat's metadata listing).
+fn topics(bootstrap: &str) -> Vec<String> {
+    let out = std::process::Command::new(crate::common::kcat_program())
+        .args(["-L", "-J", "-b", bootstrap])
+        .output()
+        .unwrap();
+    let listing: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    listing["topics"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no topic list: {listing}"))
+        .iter()
+        .filter_map(|t| t["topic"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn reply_topics_are_legal_names_and_only_known_callers_have_them_created() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), TENANTS).unwrap();
+    let d = start_daemon_with(&[
+        ("RAGSTREAM_CONFIG", file.path().to_str().unwrap()),
+        ("RAGSTREAM_KAFKA_REPLY_TOPICS_CREATE_MAX", "1"),
+    ]);
+    let query = json!({"retrieval": {"index": "a_kb", "query": "x"}}).to_string();
+    let ask = |reply_to: &str, token: Option<&str>| {
+        let reply = format!("reply-to={reply_to}");
+        let correlation = format!("correlation-id={}", reply_to.len());
+        let bearer = token.map(|t| format!("authorization=Bearer {t}"));
+        let mut args = vec!["-H", reply.as_str(), "-H", correlation.as_str()];
+        if let Some(b) = &bearer {
+            args.extend(["-H", b.as_str()]);
+        }
+        kcat_produce(&d.bootstrap, "ragstream.queries", &args, &[query.clone()]);
+    };
+    // Names the pattern matches but no broker takes; a stranger's new topic; then a known
+    // caller's first new topic (created, answered) and second (over the limit of one).
+    let too_long = format!("ragstream.replies.{}", "x".repeat(240));
+    ask("ragstream.replies/x", Some("secret-a"));
+    ask(&too_long, Some("secret-a"));
+    ask("ragstream.replies.stranger", None);
+    ask("ragstream.replies.first", Some("secret-a"));
+    wait_for("the known caller's reply", || {
+        kcat_count(&d.bootstrap, "ragstream.replies.first") == 1
+    });
+    ask("ragstream.replies.second", Some("secret-a"));
+    wait_for("four dead letters", || {
+        dead_letters(&d.bootstrap).len() == 4
+    });
+    for letter in dead_letters(&d.bootstrap) {
+        assert!(
+            letter.contains("error.code=reply_topic_not_allowed"),
+            "{letter}"
+        );
+    }
+    let mut made: Vec<String> = topics(&d.bootstrap)
+        .into_iter()
+        .filter(|t| t.starts_with("ragstream.replies"))
+        .collect();
+    made.sort();
+    assert_eq!(made, ["ragstream.replies", "ragstream.replies.first"], "{made:?}");
 }
 
 #[test]

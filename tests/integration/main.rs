@@ -15,6 +15,7 @@ mod delete_index;
 mod deletes;
 mod deploy;
 mod diff;
+mod durable_default;
 mod dlq_replay;
 mod doc_examples;
 mod embedder;

@@ -1,6 +1,7 @@
 //! Retention: messages the broker deleted before the pipeline read them are reported with
 //! their count, and ingestion goes on from the oldest message kept — never a silent jump,
-//! never a stall. The embedded broker's retention is `kafka.embedded_retention_bytes`.
+//! never a stall. The broker (the embedded one, nisshi) deletes them as retention does, at
+//! once: through Kafka's DeleteRecords, which moves the oldest kept offset the same way.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -8,7 +9,28 @@ use std::time::{Duration, Instant};
 use crate::crash::{stats, wait_line, Lines};
 use crate::daemon::kcat_produce;
 
-const RETENTION: &str = "2097152";
+/// Deletes partition 0 of `topic` below `offset`, as retention would. Blocking.
+fn delete_below(bootstrap: &str, topic: &str, offset: i64) {
+    use rdkafka::admin::{AdminClient, AdminOptions};
+    use rdkafka::client::DefaultClientContext;
+    let admin: AdminClient<DefaultClientContext> = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .unwrap();
+    let mut list = rdkafka::TopicPartitionList::new();
+    list.add_partition_offset(topic, 0, rdkafka::Offset::Offset(offset))
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let deleted = runtime
+        .block_on(admin.delete_records(&list, &AdminOptions::new()))
+        .unwrap();
+    for p in deleted.elements() {
+        assert!(p.error().is_ok(), "deleting records: {:?}", p.error());
+    }
+}
 
 fn spawn(args: &[&str], data: &std::path::Path, bootstrap: Option<&str>) -> (Child, Lines) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragstream"));
@@ -17,7 +39,6 @@ fn spawn(args: &[&str], data: &std::path::Path, bootstrap: Option<&str>) -> (Chi
         .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
         .env("RAGSTREAM_HTTP_BIND", "127.0.0.1:0")
         .env("RAGSTREAM_KAFKA_PARTITIONS", "1")
-        .env("RAGSTREAM_KAFKA_EMBEDDED_RETENTION_BYTES", RETENTION)
         .env("RAGSTREAM_LOG", "error")
         .stdout(Stdio::piped());
     if let Some(b) = bootstrap {
@@ -53,7 +74,9 @@ fn wait_for_documents(http: &str, want: usize) {
 /// The oldest offset partition 0 of `topic` still keeps.
 fn low_watermark(bootstrap: &str, topic: &str) -> i64 {
     let out = Command::new("timeout")
-        .args(["30", "kcat", "-C", "-b", bootstrap, "-t", topic, "-p", "0"])
+        .arg("30")
+        .arg(crate::common::kcat_program())
+        .args(["-C", "-b", bootstrap, "-t", topic, "-p", "0"])
         .args(["-o", "beginning", "-c", "1", "-e", "-q", "-f", "%o\n"])
         .output()
         .unwrap();
@@ -92,7 +115,7 @@ fn messages_deleted_by_retention_before_they_were_read_are_counted_and_skipped()
     first.kill().unwrap();
     first.wait().unwrap();
 
-    // While no daemon runs, more than the retention arrives: the oldest messages go unread.
+    // While no daemon runs, more arrives, and retention deletes the oldest unread messages.
     let filler = "filler words ".repeat(120);
     kcat_produce(
         &bootstrap,
@@ -100,6 +123,7 @@ fn messages_deleted_by_retention_before_they_were_read_are_counted_and_skipped()
         &["-K", "\t"],
         &documents(EARLY, EARLY + LATER, &filler),
     );
+    delete_below(&bootstrap, topic, (EARLY + LATER / 2) as i64);
     let low = low_watermark(&bootstrap, topic);
     assert!(
         low > EARLY as i64,

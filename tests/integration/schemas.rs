@@ -182,7 +182,7 @@ fn what_the_daemon_sends_and_takes_matches_the_published_schemas() {
     assert_valid("error", &error);
 
     // The dead letter's headers, as kcat reads them.
-    let out = Command::new("kcat")
+    let out = Command::new(crate::common::kcat_program())
         .args([
             "-C",
             "-b",
