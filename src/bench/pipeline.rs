@@ -47,7 +47,13 @@ pub struct PipelineBenchOptions {
     /// Measure freshness while the backlog drains: the backlog goes to every partition but
     /// the first, the freshness documents to the first.
     pub beside_backlog: bool,
+    /// Documents POSTed over HTTP after the throughput phase, in requests of
+    /// [`HTTP_REQUEST_DOCUMENTS`], timed until searchable (0: no HTTP phase).
+    pub http_documents: usize,
 }
+
+/// Documents per request in the HTTP ingest phase.
+pub const HTTP_REQUEST_DOCUMENTS: usize = 250;
 
 #[derive(Debug, Serialize)]
 pub struct Latency {
@@ -98,6 +104,20 @@ pub struct PipelineBenchReport {
     pub freshness_produced_while_draining: f64,
     pub http_query: Latency,
     pub bus_query: Latency,
+    /// The broker: `embedded`, or the bootstrap servers of `kafka.brokers`.
+    pub broker: String,
+    /// The HTTP ingest phase: documents POSTed, posted → searchable, and its rate over the
+    /// Kafka path's documents/s (`None` without the phase).
+    pub http_ingest: Option<HttpIngest>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HttpIngest {
+    pub documents: usize,
+    pub request_documents: usize,
+    pub seconds: f64,
+    pub documents_per_second: f64,
+    pub http_to_kafka_ratio: f64,
 }
 
 /// The throughput phase's time by stage. A stage's busy time includes its waits to send to
@@ -352,7 +372,7 @@ pub async fn run(
     embedder: Arc<dyn Embedder>,
     options: &PipelineBenchOptions,
 ) -> Result<PipelineBenchReport, BenchError> {
-    let need = options.documents + options.freshness_documents;
+    let need = options.documents + options.freshness_documents + options.http_documents;
     let corpus = cycled(read_corpus(&options.corpus)?, need)?;
     // The direct path first, on its own scratch directory (a cold embedding cache).
     let direct_dir = super::scratch_dir();
@@ -374,8 +394,8 @@ pub async fn run(
     };
     let _ = std::fs::remove_dir_all(&direct_dir);
     let direct = direct?;
-    // A scratch daemon: embedded broker, free port, its own data directory.
-    config.kafka.brokers = String::new();
+    // A scratch daemon: the embedded broker unless kafka.brokers names one, a free port,
+    // its own data directory.
     config.http.bind = "127.0.0.1:0".into();
     let scratch = super::scratch_dir();
     config.storage.data_dir = scratch.clone();
@@ -393,6 +413,11 @@ async fn measure(
 ) -> Result<PipelineBenchReport, BenchError> {
     let need = options.documents + options.freshness_documents;
     let embedder_id = embedder.id().to_string();
+    let broker = if config.kafka.brokers.trim().is_empty() {
+        "embedded".to_string()
+    } else {
+        config.kafka.brokers.clone()
+    };
     let engine = Arc::new(Engine::new(config.clone(), embedder));
     let daemon = Daemon::start(config.clone(), engine.clone()).await?;
     let producer: FutureProducer = client_config(&config.kafka, &daemon.bootstrap)
@@ -475,6 +500,42 @@ async fn measure(
             .map(|(p, s)| s.duration_since(*p).as_secs_f64() * 1000.0)
             .collect(),
     );
+
+    // HTTP ingest: requests one after another, until every document is searchable.
+    let http_ingest = if options.http_documents == 0 {
+        None
+    } else {
+        let index = IndexName::parse("bench_http").expect("valid name");
+        let client = reqwest::Client::new();
+        let url = format!("http://{}/v1/indexes/{index}/documents", daemon.http_addr);
+        let docs = &corpus[need..need + options.http_documents];
+        let started = Instant::now();
+        for request in docs.chunks(HTTP_REQUEST_DOCUMENTS) {
+            let response = client
+                .post(&url)
+                .json(&json!({ "documents": request }))
+                .send()
+                .await?;
+            let status = response.status();
+            if status != reqwest::StatusCode::ACCEPTED {
+                let body = response.text().await.unwrap_or_default();
+                return Err(BenchError::Stalled(format!(
+                    "HTTP ingest answered {status}: {body}"
+                )));
+            }
+        }
+        wait_for_documents(&engine, &index, docs.len(), |_, _| {}).await?;
+        let seconds = started.elapsed().as_secs_f64();
+        let documents_per_second = docs.len() as f64 / seconds;
+        Some(HttpIngest {
+            documents: docs.len(),
+            request_documents: HTTP_REQUEST_DOCUMENTS,
+            seconds,
+            documents_per_second,
+            http_to_kafka_ratio: documents_per_second
+                / (options.documents as f64 / ingest_seconds),
+        })
+    };
 
     // 3. Query latency, HTTP then bus, over the throughput index.
     let queries: Vec<String> = corpus
@@ -580,6 +641,8 @@ async fn measure(
         freshness_produced_while_draining,
         http_query: Latency::of(http_ms),
         bus_query: Latency::of(bus_ms),
+        broker,
+        http_ingest,
     })
 }
 

@@ -27,8 +27,9 @@ pub enum BenchCommand {
         #[command(flatten)]
         output: ReportArgs,
     },
-    /// Start a scratch daemon (embedded broker) and measure ingest throughput, freshness
-    /// (produce → searchable) and query latency over HTTP and over the bus.
+    /// Start a scratch daemon (the embedded broker, or kafka.brokers when set) and measure
+    /// ingest throughput, freshness (produce → searchable), HTTP ingest and query latency
+    /// over HTTP and over the bus.
     Pipeline {
         /// Documents as BEIR corpus.jsonl.
         #[arg(long, default_value = "../shared/data/scifact/corpus.jsonl")]
@@ -49,6 +50,10 @@ pub enum BenchCommand {
         /// the first, the freshness documents on the first), not after it.
         #[arg(long)]
         beside_backlog: bool,
+        /// Then POST this many documents over HTTP, 250 a request, and time them until
+        /// searchable (0: skip).
+        #[arg(long, default_value_t = 0)]
+        http_documents: usize,
         #[command(flatten)]
         output: ReportArgs,
     },
@@ -294,6 +299,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             rate,
             queries,
             beside_backlog,
+            http_documents,
             output,
         } => {
             if !(rate > 0.0 && rate.is_finite()) {
@@ -311,6 +317,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                 rate_per_second: rate,
                 queries,
                 beside_backlog,
+                http_documents,
             };
             let report =
                 crate::bench::pipeline::run(config.clone(), load_embedder(&config)?, &options)
@@ -318,8 +325,11 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                     .map_err(failure)?;
             if output.table() {
                 println!(
-                    "embedder {} · batches of {} documents or {} ms",
-                    report.embedder, report.batch_max_documents, report.batch_max_ms
+                    "embedder {} · broker {} · batches of {} documents or {} ms",
+                    report.embedder,
+                    report.broker,
+                    report.batch_max_documents,
+                    report.batch_max_ms
                 );
                 println!(
                     "ingest: {} documents, {} chunks in {:.1} s: {:.2} documents/s, {:.2} chunks/s",
@@ -384,6 +394,12 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                     ),
                     &report.freshness,
                 );
+                if let Some(h) = &report.http_ingest {
+                    println!(
+                        "HTTP ingest: {} documents in requests of {}, posted to searchable in {:.1} s: {:.2} documents/s; HTTP / Kafka path = {:.2}",
+                        h.documents, h.request_documents, h.seconds, h.documents_per_second, h.http_to_kafka_ratio
+                    );
+                }
                 line("query over HTTP (hybrid, top 10)", &report.http_query);
                 line("query over the bus (hybrid, top 10)", &report.bus_query);
             }

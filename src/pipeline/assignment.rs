@@ -98,6 +98,25 @@ impl Assignment {
         }
     }
 
+    /// Counts assignments: it changes whenever partitions were assigned since the last look.
+    pub fn generation(&self) -> u64 {
+        self.state().next_epoch
+    }
+
+    /// The partitions of `topic` assigned now.
+    pub fn assigned(&self, topic: &str) -> Vec<i32> {
+        let mut partitions: Vec<i32> = self
+            .state()
+            .epochs
+            .keys()
+            .filter_map(|key| key.rsplit_once(':'))
+            .filter(|(t, _)| *t == topic)
+            .filter_map(|(_, p)| p.parse().ok())
+            .collect();
+        partitions.sort_unstable();
+        partitions
+    }
+
     /// The epoch a partition is read under now; `None` if it is not assigned.
     pub fn epoch(&self, key: &str) -> Option<u64> {
         self.state().epochs.get(key).copied()

@@ -6,8 +6,7 @@
 //!
 //! Offsets only mean something in the log they were read from. Every commit records that
 //! log's identity next to its checkpoint ([`KafkaLog`]); a checkpoint recorded against
-//! another log (the in-process broker of an earlier run, which kept nothing; another
-//! cluster) does not apply: it is reported loudly and the index reads every partition of
+//! another log (another cluster; the in-memory broker of earlier versions) does not apply: it is reported loudly and the index reads every partition of
 //! this log from its start (upserts are idempotent, so nothing is indexed twice).
 
 use std::collections::{BTreeMap, HashMap};

@@ -116,6 +116,7 @@ impl IngestPipeline {
         };
         let source = IngestSource {
             consumer: consumer.clone(),
+            topic: self.kafka.documents_topic.clone(),
             settings: IngestSourceSettings {
                 batch_max_documents: self.kafka.batch_max_documents,
                 batch_max_chunks: self.kafka.batch_max_chunks,

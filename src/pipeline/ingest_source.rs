@@ -1,7 +1,8 @@
 //! IngestSource: consumes the documents topic without auto-commit, starting every assigned
 //! partition at the checkpoint stored in the indexes, sends poison messages to the DLQ and
-//! hands batches to the Chunker. When the Chunker's mailbox is full the assigned partitions
-//! are paused: the backlog waits in Kafka, not in memory.
+//! hands batches to the Chunker. Partitions are read in turn, each from its own queue, so a
+//! backlog on one does not delay another ([`PartitionQueues`]). When the Chunker's mailbox is
+//! full the assigned partitions are paused: the backlog waits in Kafka, not in memory.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +19,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::actor::{ActorError, Mailbox};
 use super::assignment::Assignment;
+use super::partition_queues::PartitionQueues;
 use super::events::{admit, parse_event};
 use super::{partition_key, Batch, SourcedEvent};
 use crate::kafka::dead_letters::{DeadLetters, Origin};
@@ -98,6 +100,8 @@ pub struct IngestSourceSettings {
 
 pub struct IngestSource {
     pub consumer: Arc<StreamConsumer<CheckpointContext>>,
+    /// The documents topic, whose partitions are read in turn ([`PartitionQueues`]).
+    pub topic: String,
     pub settings: IngestSourceSettings,
     pub dead_letters: DeadLetters,
     pub assignment: Arc<Assignment>,
@@ -114,17 +118,19 @@ impl IngestSource {
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) -> Result<(), ActorError> {
         let mut batch = Batch::default();
         let mut deadline: Option<tokio::time::Instant> = None;
+        let mut queues =
+            PartitionQueues::new(self.consumer.clone(), &self.topic, self.assignment.clone());
         loop {
             let flush_at =
                 deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
             let full = tokio::select! {
                 _ = shutdown.changed() => break,
                 _ = tokio::time::sleep_until(flush_at), if deadline.is_some() => true,
-                received = self.consumer.recv() => {
+                received = queues.recv() => {
                     match received {
                         Ok(m) => {
                             let _busy = super::actor::busy(Self::NAME);
-                            self.accept(&mut batch, &m.detach()).await
+                            self.accept(&mut batch, &m).await
                         }
                         Err(e) => self.on_receive_error(e).await,
                     }

@@ -26,6 +26,7 @@ pub mod ingest_pipeline;
 pub mod ingest_source;
 pub mod keyword_publisher;
 pub mod maintenance;
+pub mod partition_queues;
 pub mod query_handler;
 pub mod query_start;
 pub mod replica_refresh;

@@ -1,5 +1,5 @@
 //! The promises an adversarial operator tried to break, each kept by a regression test
-//! against a live daemon: acknowledged writes survive a restart on the in-process broker,
+//! against a live daemon: acknowledged writes survive a restart on the embedded broker,
 //! one oversize dead letter does not stop ingestion, bus writes are checked like HTTP
 //! writes, replies only go to reply topics, one process owns a data directory, and the
 //! health probes tell the truth.
@@ -51,7 +51,7 @@ fn dead_letters(bootstrap: &str) -> Vec<String> {
 }
 
 #[test]
-fn acknowledged_writes_after_a_restart_on_the_in_process_broker_are_indexed() {
+fn acknowledged_writes_after_a_restart_on_the_embedded_broker_are_indexed() {
     let dir = tempfile::tempdir().unwrap();
     // Ten documents per run, so that both partitions get some in each run: the old bug
     // skipped a new run's events below the old run's offsets, partition by partition.
