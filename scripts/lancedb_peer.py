@@ -48,7 +48,7 @@ def main():
         default=200,
         help="queries whose approximate vector top 10 is compared with an exact scan",
     )
-    parser.add_argument("--json", type=Path)
+    parser.add_argument("--out", type=Path, help="write the report here as JSON")
     args = parser.parse_args()
 
     meta = json.loads((args.export / "meta.json").read_text())
@@ -163,8 +163,8 @@ def main():
         },
     }
     print(json.dumps(report, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2))
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":
