@@ -95,6 +95,23 @@ async fn create_topics(
     Ok(())
 }
 
+/// Connects the producer and learns the documents topic before the first request needs
+/// it, so that the first 202 does not wait for the connection. A broker that does not answer
+/// in time is only logged: requests wait for it as before.
+async fn warm_up(producer: &FutureProducer, topic: &str) {
+    let (producer, topic) = (producer.clone(), topic.to_string());
+    let looked = tokio::task::spawn_blocking(move || {
+        producer
+            .client()
+            .fetch_metadata(Some(&topic), Duration::from_secs(2))
+            .map(|_| ())
+    })
+    .await;
+    if let Ok(Err(e)) = looked {
+        tracing::info!(error = %e, "the producer could not reach the broker at start-up yet");
+    }
+}
+
 /// Starts a new query group at the end of the queries topic (see [`query_start`]). A broker
 /// that cannot say or refuses is logged, and the group starts as Kafka would start it.
 async fn skip_query_history(kafka: &crate::config::KafkaConfig, bootstrap: &str) {
@@ -187,6 +204,7 @@ impl Daemon {
         // writes each once) through the producer's retries.
         producer_config.set("enable.idempotence", "true");
         let producer: FutureProducer = producer_config.create()?;
+        warm_up(&producer, &kafka.documents_topic).await;
         let dead_letters = DeadLetters::new(
             producer.clone(),
             kafka.dlq_topic.clone(),

@@ -89,8 +89,7 @@ pub struct KafkaConfig {
     pub embedded_retention_bytes: u64,
     /// How much the ingest consumer prefetches from Kafka (librdkafka's
     /// `queued.max.messages.kbytes`): memory held for the backlog. Below the default a
-    /// backlog drains slower, and a quiet partition beside it is no fresher (BENCHMARKS.md,
-    /// "Freshness beside a draining backlog").
+    /// backlog drains slower (BENCHMARKS.md, "Freshness beside a draining backlog").
     pub consumer_queue_kbytes: u32,
     /// A batch commits when it holds this many documents, or this many chunks...
     pub batch_max_documents: usize,
