@@ -532,8 +532,7 @@ async fn measure(
             request_documents: HTTP_REQUEST_DOCUMENTS,
             seconds,
             documents_per_second,
-            http_to_kafka_ratio: documents_per_second
-                / (options.documents as f64 / ingest_seconds),
+            http_to_kafka_ratio: documents_per_second / (options.documents as f64 / ingest_seconds),
         })
     };
 

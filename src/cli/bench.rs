@@ -326,10 +326,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
             if output.table() {
                 println!(
                     "embedder {} · broker {} · batches of {} documents or {} ms",
-                    report.embedder,
-                    report.broker,
-                    report.batch_max_documents,
-                    report.batch_max_ms
+                    report.embedder, report.broker, report.batch_max_documents, report.batch_max_ms
                 );
                 println!(
                     "ingest: {} documents, {} chunks in {:.1} s: {:.2} documents/s, {:.2} chunks/s",

@@ -228,11 +228,18 @@ fn read_ledger(
 ) -> Result<std::collections::HashSet<String>, ReplayError> {
     let mut done = std::collections::HashSet::new();
     // An absent ledger (no replay yet, or a dry run's) records nothing.
-    read_topic(kafka, bootstrap, ledger, |_| true, (None, None), |msg| {
-        if let Some(key) = msg.key() {
-            done.insert(String::from_utf8_lossy(key).into_owned());
-        }
-    })?;
+    read_topic(
+        kafka,
+        bootstrap,
+        ledger,
+        |_| true,
+        (None, None),
+        |msg| {
+            if let Some(key) = msg.key() {
+                done.insert(String::from_utf8_lossy(key).into_owned());
+            }
+        },
+    )?;
     Ok(done)
 }
 
@@ -352,8 +359,7 @@ fn take_letter(
     let code = super::header(msg, "error.code").unwrap_or_default();
     let key = msg.key().map(|k| String::from_utf8_lossy(k).into_owned());
     let taken = (selection.codes.is_empty() || selection.codes.contains(&code))
-        && (selection.keys.is_empty()
-            || key.as_ref().is_some_and(|k| selection.keys.contains(k)));
+        && (selection.keys.is_empty() || key.as_ref().is_some_and(|k| selection.keys.contains(k)));
     if !taken {
         return;
     }

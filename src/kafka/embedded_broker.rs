@@ -36,7 +36,9 @@ pub enum BrokerError {
     Directory { dir: PathBuf, reason: String },
     #[error("the embedded broker ({program}) could not be started: {reason}")]
     Spawn { program: String, reason: String },
-    #[error("the embedded broker exited during start-up ({status}); its log {log} ends with:\n{tail}")]
+    #[error(
+        "the embedded broker exited during start-up ({status}); its log {log} ends with:\n{tail}"
+    )]
     Exited {
         status: String,
         log: PathBuf,
@@ -92,7 +94,8 @@ impl EmbeddedBroker {
             reason,
         };
         // One broker per directory: SQLite would take two, and they would share a log.
-        let lock = DataDirLock::acquire(&dir, "embedded broker").map_err(|e| in_dir(e.to_string()))?;
+        let lock =
+            DataDirLock::acquire(&dir, "embedded broker").map_err(|e| in_dir(e.to_string()))?;
         let cluster_id = read_or_create(&dir.join("cluster-id"), || {
             format!("ragstream-{}", uuid::Uuid::new_v4())
         })
@@ -281,8 +284,7 @@ fn run(spec: &Spec, shared: &Shared) -> Result<Child, BrokerError> {
             // The broker dies with the thread that started it (SIGKILL of this process
             // included), and a terminal's Ctrl-C reaches only this process, which drains
             // the pipeline before it stops the broker.
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 || libc::setpgid(0, 0) != 0
-            {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 || libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -418,7 +420,10 @@ mod tests {
         let e = find_program("/no/such/nisshi").unwrap_err();
         let text = e.to_string();
         assert!(text.contains("/no/such/nisshi"), "{text}");
-        assert!(text.contains("scripts/setup") && text.contains("kafka.brokers"), "{text}");
+        assert!(
+            text.contains("scripts/setup") && text.contains("kafka.brokers"),
+            "{text}"
+        );
     }
 
     #[test]

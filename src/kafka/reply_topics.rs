@@ -46,7 +46,13 @@ impl ReplyTopics {
 
     /// Makes sure `topic` exists, creating it if `may_create` and the limit allows.
     pub async fn ready(&self, topic: &str, may_create: bool) -> Result<(), ReplyTopicRefused> {
-        if self.state.lock().expect("reply topics").known.contains(topic) {
+        if self
+            .state
+            .lock()
+            .expect("reply topics")
+            .known
+            .contains(topic)
+        {
             return Ok(());
         }
         let unavailable = |reason: String| ReplyTopicRefused::Unavailable {
@@ -54,8 +60,11 @@ impl ReplyTopics {
             reason,
         };
         let exists = {
-            let (kafka, bootstrap, name) =
-                (self.kafka.clone(), self.bootstrap.clone(), topic.to_string());
+            let (kafka, bootstrap, name) = (
+                self.kafka.clone(),
+                self.bootstrap.clone(),
+                topic.to_string(),
+            );
             tokio::task::spawn_blocking(move || exists(&kafka, &bootstrap, &name))
                 .await
                 .map_err(|e| unavailable(e.to_string()))?

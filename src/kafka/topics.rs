@@ -68,13 +68,14 @@ pub async fn ensure(
         })
         .collect();
     let options = AdminOptions::new().operation_timeout(Some(TIMEOUT));
-    let results = admin
-        .create_topics(&new, &options)
-        .await
-        .map_err(|e| TopicsError::NotCreated {
-            topics: missing.iter().map(|(n, _)| n.clone()).collect(),
-            reason: e.to_string(),
-        })?;
+    let results =
+        admin
+            .create_topics(&new, &options)
+            .await
+            .map_err(|e| TopicsError::NotCreated {
+                topics: missing.iter().map(|(n, _)| n.clone()).collect(),
+                reason: e.to_string(),
+            })?;
     let mut created = Vec::new();
     let mut refused = Vec::new();
     for result in results {

@@ -19,8 +19,8 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::actor::{ActorError, Mailbox};
 use super::assignment::Assignment;
-use super::partition_queues::PartitionQueues;
 use super::events::{admit, parse_event};
+use super::partition_queues::PartitionQueues;
 use super::{partition_key, Batch, SourcedEvent};
 use crate::kafka::dead_letters::{DeadLetters, Origin};
 use crate::model::DocumentLimits;

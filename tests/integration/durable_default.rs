@@ -79,14 +79,10 @@ async fn lost_and_duplicated(data: &std::path::Path) -> (usize, usize) {
 
 /// Kills `d` (SIGKILL) while the backlog drains; returns how many were indexed then.
 fn kill_during_drain(mut d: Daemon) -> u64 {
-    wait_for_state_within(
-        "the drain to start",
-        Duration::from_secs(120),
-        || {
-            let n = indexed(&d.http);
-            (n > 0, format!("{n} documents"))
-        },
-    );
+    wait_for_state_within("the drain to start", Duration::from_secs(120), || {
+        let n = indexed(&d.http);
+        (n > 0, format!("{n} documents"))
+    });
     let before = indexed(&d.http);
     d.kill();
     assert!(
@@ -137,7 +133,8 @@ async fn documents_produced_with_kcat_to_the_default_daemon_survive_sigkill() {
     let lines: Vec<String> = (0..DOCUMENTS)
         .map(|i| {
             let doc = document(i);
-            let event = json!({"schema_version": 1, "op": "upsert", "index": "kb", "document": doc});
+            let event =
+                json!({"schema_version": 1, "op": "upsert", "index": "kb", "document": doc});
             format!("kb/{}\t{event}", doc["id"].as_str().unwrap())
         })
         .collect();
@@ -216,11 +213,15 @@ fn the_embedded_broker_is_started_again_when_it_dies_and_dies_with_its_daemon() 
     // SIGKILL of the daemon takes its broker with it.
     let broker = children(d.pid())[0];
     d.kill();
-    wait_for_state_within("the broker to die with its daemon", Duration::from_secs(30), || {
-        let alive = std::path::Path::new(&format!("/proc/{broker}")).exists()
-            && !std::fs::read_to_string(format!("/proc/{broker}/stat"))
-                .unwrap_or_default()
-                .contains(") Z ");
-        (!alive, format!("broker {broker} alive: {alive}"))
-    });
+    wait_for_state_within(
+        "the broker to die with its daemon",
+        Duration::from_secs(30),
+        || {
+            let alive = std::path::Path::new(&format!("/proc/{broker}")).exists()
+                && !std::fs::read_to_string(format!("/proc/{broker}/stat"))
+                    .unwrap_or_default()
+                    .contains(") Z ");
+            (!alive, format!("broker {broker} alive: {alive}"))
+        },
+    );
 }

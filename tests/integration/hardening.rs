@@ -376,7 +376,11 @@ fn reply_topics_are_legal_names_and_only_known_callers_have_them_created() {
         .filter(|t| t.starts_with("ragstream.replies"))
         .collect();
     made.sort();
-    assert_eq!(made, ["ragstream.replies", "ragstream.replies.first"], "{made:?}");
+    assert_eq!(
+        made,
+        ["ragstream.replies", "ragstream.replies.first"],
+        "{made:?}"
+    );
 }
 
 #[test]

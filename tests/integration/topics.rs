@@ -75,9 +75,12 @@ fn a_broker_that_will_not_create_topics_stops_start_up_naming_them() {
     });
     let bootstrap = ready_rx.recv().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let out = serve_command(dir.path(), &[("RAGSTREAM_KAFKA_BROKERS", bootstrap.as_str())])
-        .output()
-        .unwrap();
+    let out = serve_command(
+        dir.path(),
+        &[("RAGSTREAM_KAFKA_BROKERS", bootstrap.as_str())],
+    )
+    .output()
+    .unwrap();
     let _ = stop_tx.send(());
     cluster.join().unwrap();
     assert!(!out.status.success());
