@@ -76,15 +76,18 @@ pub async fn run_broker(config: Config) -> Result<(), DaemonError> {
     Ok(())
 }
 
-/// Creates the daemon's topics that are missing. The embedded broker's keep every message
-/// (up to `kafka.embedded_retention_bytes` a partition, if set); a cluster's get its defaults.
+/// Creates the daemon's topics that are missing. Each takes the largest message the
+/// pipeline accepts, with its dead-letter headers. The embedded broker's keep every message
+/// (up to `kafka.embedded_retention_bytes` a partition, if set); a cluster's retention is its
+/// own.
 async fn create_topics(
     kafka: &crate::config::KafkaConfig,
     bootstrap: &str,
     embedded: bool,
 ) -> Result<(), topics::TopicsError> {
     let retention_bytes = kafka.embedded_retention_bytes.to_string();
-    let mut configs = Vec::new();
+    let largest = crate::kafka::largest_message_bytes(kafka).to_string();
+    let mut configs = vec![("max.message.bytes", largest.as_str())];
     if embedded {
         configs.push(("retention.ms", "-1"));
         if kafka.embedded_retention_bytes > 0 {
@@ -194,8 +197,10 @@ impl Daemon {
         // The producer takes any message the pipeline accepts (dead letters of the largest
         // allowed message included, with their headers), unless [kafka.client] says otherwise.
         if !kafka.client.contains_key("message.max.bytes") {
-            let most = (kafka.max_message_bytes + (64 << 10)).clamp(1_000_000, 1_000_000_000);
-            producer_config.set("message.max.bytes", most.to_string());
+            producer_config.set(
+                "message.max.bytes",
+                crate::kafka::largest_message_bytes(&kafka).to_string(),
+            );
         }
         // Topics are created on purpose (`kafka::topics`, `kafka::reply_topics`), never by a
         // reply to a topic a caller made up.

@@ -22,6 +22,13 @@ pub fn client_config(kafka: &KafkaConfig, bootstrap: &str) -> ClientConfig {
     c
 }
 
+/// The largest message the daemon's topics and producer take: the largest document event
+/// the pipeline accepts (`kafka.max_message_bytes`) with room for a dead letter's headers,
+/// and never below Kafka's default of about a megabyte.
+pub fn largest_message_bytes(kafka: &KafkaConfig) -> usize {
+    (kafka.max_message_bytes + (64 << 10)).clamp(1_048_588, 1_000_000_000)
+}
+
 /// A message header's value as text (`None` when absent or not UTF-8).
 pub fn header(msg: &impl rdkafka::Message, name: &str) -> Option<String> {
     use rdkafka::message::Headers;
