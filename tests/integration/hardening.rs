@@ -349,7 +349,12 @@ fn reply_topics_are_legal_names_and_only_known_callers_have_them_created() {
         if let Some(b) = &bearer {
             args.extend(["-H", b.as_str()]);
         }
-        kcat_produce(&d.bootstrap, "ragstream.queries", &args, std::slice::from_ref(&query));
+        kcat_produce(
+            &d.bootstrap,
+            "ragstream.queries",
+            &args,
+            std::slice::from_ref(&query),
+        );
     };
     // Names the pattern matches but no broker takes; a stranger's new topic; then a known
     // caller's first new topic (created, answered) and second (over the limit of one).
