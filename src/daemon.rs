@@ -287,7 +287,7 @@ impl Daemon {
         let queries = tokio::spawn(only_if(role.answers_bus_queries(), stopped.clone(), {
             let (engine, producer, stopped) = (engine.clone(), producer.clone(), stopped.clone());
             let consumer = Arc::new(query_consumer);
-            let reply_topics = Arc::new(ReplyTopics::new(&kafka, &bootstrap));
+            let reply_topics = Arc::new(ReplyTopics::new(&kafka, &bootstrap)?);
             supervised(
                 "queries",
                 queries_report.clone(),

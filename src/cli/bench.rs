@@ -573,7 +573,16 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                     "--minutes, --rate and --restart-every must be above 0",
                 ));
             }
-            let exe = std::env::current_exe().map_err(failure)?;
+            // The soak runs the daemon's own binary, built beside this one.
+            let exe = std::env::current_exe()
+                .map_err(failure)?
+                .with_file_name("ragstream");
+            if !exe.is_file() {
+                return Err(usage(format!(
+                    "the soak runs {}, which is missing: cargo build --bin ragstream",
+                    exe.display()
+                )));
+            }
             let options = crate::bench::soak::SoakOptions {
                 minutes,
                 rate,

@@ -6,7 +6,7 @@
 //!
 //! The broker is supervised: it dies with its parent (`PR_SET_PDEATHSIG`), a death is
 //! reported to `/healthz` and the broker is started again on the same port, and a stop is
-//! SIGTERM, then SIGKILL after a grace period. Its cluster id, kept in the directory, names
+//! SIGINT, then SIGKILL after a grace period. Its cluster id, kept in the directory, names
 //! the log: checkpoints stored in the indexes stay valid across restarts.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -144,10 +144,12 @@ impl EmbeddedBroker {
         &self.bootstrap
     }
 
-    /// Stops the broker: SIGTERM, then SIGKILL after a grace period.
+    /// Stops the broker: SIGINT, then SIGKILL after a grace period. nisshi ends its
+    /// connections at once on SIGINT (on SIGTERM it waits for its clients to leave); a write
+    /// cut short was never acknowledged, and SQLite rolls it back.
     pub fn stop(&mut self) {
         self.shared.stopping.store(true, Ordering::SeqCst);
-        signal(&self.shared, libc::SIGTERM);
+        signal(&self.shared, libc::SIGINT);
         let deadline = Instant::now() + STOP_GRACE;
         while !self.shared.exited.load(Ordering::SeqCst) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));

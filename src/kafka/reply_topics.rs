@@ -3,7 +3,7 @@
 //! stranger's queries make no topics; a flood of names makes a bounded number.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -26,6 +26,8 @@ pub enum ReplyTopicRefused {
 pub struct ReplyTopics {
     kafka: KafkaConfig,
     bootstrap: String,
+    /// One client for every lookup: a flood of unknown names costs round trips, not clients.
+    lookups: Arc<BaseConsumer>,
     state: Mutex<State>,
 }
 
@@ -36,12 +38,17 @@ struct State {
 }
 
 impl ReplyTopics {
-    pub fn new(kafka: &KafkaConfig, bootstrap: &str) -> Self {
-        ReplyTopics {
+    pub fn new(kafka: &KafkaConfig, bootstrap: &str) -> Result<Self, rdkafka::error::KafkaError> {
+        Ok(ReplyTopics {
             kafka: kafka.clone(),
             bootstrap: bootstrap.to_string(),
+            lookups: Arc::new(
+                client_config(kafka, bootstrap)
+                    .set("allow.auto.create.topics", "false")
+                    .create()?,
+            ),
             state: Mutex::default(),
-        }
+        })
     }
 
     /// Makes sure `topic` exists, creating it if `may_create` and the limit allows.
@@ -60,12 +67,8 @@ impl ReplyTopics {
             reason,
         };
         let exists = {
-            let (kafka, bootstrap, name) = (
-                self.kafka.clone(),
-                self.bootstrap.clone(),
-                topic.to_string(),
-            );
-            tokio::task::spawn_blocking(move || exists(&kafka, &bootstrap, &name))
+            let (lookups, name) = (self.lookups.clone(), topic.to_string());
+            tokio::task::spawn_blocking(move || exists(&lookups, &name))
                 .await
                 .map_err(|e| unavailable(e.to_string()))?
                 .map_err(|e| unavailable(e.to_string()))?
@@ -100,15 +103,8 @@ impl ReplyTopics {
 }
 
 /// Whether the cluster has `topic`, asked without creating it. Blocking.
-fn exists(
-    kafka: &KafkaConfig,
-    bootstrap: &str,
-    topic: &str,
-) -> Result<bool, rdkafka::error::KafkaError> {
-    let consumer: BaseConsumer = client_config(kafka, bootstrap)
-        .set("allow.auto.create.topics", "false")
-        .create()?;
-    let metadata = consumer.fetch_metadata(Some(topic), Duration::from_secs(10))?;
+fn exists(lookups: &BaseConsumer, topic: &str) -> Result<bool, rdkafka::error::KafkaError> {
+    let metadata = lookups.fetch_metadata(Some(topic), Duration::from_secs(10))?;
     Ok(metadata
         .topics()
         .iter()

@@ -1009,3 +1009,27 @@ fn explain_prints_why_each_target_was_or_was_not_returned() {
     assert_eq!(none.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&none.stderr).contains("--document"));
 }
+
+/// The soak runs the daemon's binary beside the bench's (it ran the bench's own, which has no
+/// `broker` or `serve`, since the bench became a binary of its own): a short one on a real
+/// broker, restarted once, loses and duplicates nothing.
+#[test]
+fn bench_soak_runs_the_daemon_on_a_broker_and_counts_nothing_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("soak.json");
+    succeeded(
+        ragstream_bench(&dir.path().join("data"))
+            .args(["soak", "--minutes", "0.3", "--rate", "10"])
+            .args(["--restart-every", "8", "--embedder", "hashing"])
+            .arg("--out")
+            .arg(&report),
+    );
+    let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert!(r["documents_produced"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["restarts"].as_u64().unwrap() >= 1, "{r}");
+    assert_eq!(
+        (r["lost"].as_i64(), r["duplicated"].as_i64()),
+        (Some(0), Some(0)),
+        "{r}"
+    );
+}
