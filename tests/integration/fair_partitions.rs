@@ -1,6 +1,7 @@
 //! A partition with a backlog does not hold up another: each partition is read from its own
 //! queue, in turn. A live document produced to a quiet partition while 20,000 documents of
-//! a backfill wait on the other is searchable before the backfill has drained.
+//! a backfill wait on the other is searchable after a few of the backfill's batches, not
+//! after the backfill's prefetch.
 
 use std::time::Duration;
 
@@ -21,10 +22,14 @@ fn a_live_document_beside_a_backlog_is_searchable_before_the_backlog_drains() {
     // Small batches: the backfill takes many commits, so it drains long after the live
     // document could be read.
     let d = start_daemon_with(&[("RAGSTREAM_KAFKA_BATCH_MAX_DOCUMENTS", "50")]);
+    // About a kilobyte each: the backfill (about 20 MB) is more than the consumer's prefetch
+    // (`kafka.consumer_queue_kbytes`), which one queue for every partition would put ahead
+    // of the live document.
+    let filler = "filler words about nothing in particular ".repeat(25);
     let backlog: Vec<String> = (0..BACKLOG)
         .map(|i| {
             json!({"schema_version": 1, "op": "upsert", "index": "backfill",
-                "document": {"id": format!("b{i}"), "text": format!("Backfill document {i}.")}})
+                "document": {"id": format!("b{i}"), "text": format!("Backfill document {i}. {filler}")}})
             .to_string()
         })
         .collect();
@@ -37,14 +42,17 @@ fn a_live_document_beside_a_backlog_is_searchable_before_the_backlog_drains() {
     let live = json!({"schema_version": 1, "op": "upsert", "index": "live",
         "document": {"id": "fresh", "text": "A correction that must be found at once."}})
     .to_string();
+    let before = documents(&d.http, "backfill");
     kcat_produce(&d.bootstrap, "ragstream.documents", &["-p", "0"], &[live]);
     wait_for_state_within("the live document", Duration::from_secs(300), || {
         let n = documents(&d.http, "live");
         (n == 1, format!("{n} live documents"))
     });
-    let backfilled = documents(&d.http, "backfill");
+    // Read in turn, the live document waits for the few batches already in the pipeline;
+    // behind one queue, for the whole prefetch of the backfill.
+    let meanwhile = documents(&d.http, "backfill") - before;
     assert!(
-        backfilled < BACKLOG as u64,
-        "the live document waited for the whole backfill ({backfilled} of {BACKLOG} indexed first)"
+        meanwhile < (BACKLOG / 4) as u64,
+        "the live document waited for {meanwhile} backfill documents"
     );
 }
