@@ -13,6 +13,7 @@ use serde_json::json;
 
 use crate::common::{hashing_engine, name};
 use crate::daemon::{curl, post_json, start_daemon_at, wait_for_state_within, Daemon};
+use crate::telemetry::{sample, scrape};
 
 const DOCUMENTS: usize = 20_000;
 const PER_REQUEST: usize = 200;
@@ -161,17 +162,6 @@ fn children(parent: u32) -> Vec<u32> {
         .collect()
 }
 
-/// The value of the sample `series` (its name and labels, then a space) on `/metrics`.
-fn metric(http: &str, series: &str) -> Option<f64> {
-    let out = Command::new("curl")
-        .args(["-s", &format!("{http}/metrics")])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
-}
-
 #[test]
 fn the_embedded_broker_is_started_again_when_it_dies_and_dies_with_its_daemon() {
     let dir = tempfile::tempdir().unwrap();
@@ -187,10 +177,10 @@ fn the_embedded_broker_is_started_again_when_it_dies_and_dies_with_its_daemon() 
         .success());
 
     // Started again, counted, on the same port: what is posted now is indexed.
-    let restarts = r#"ragstream_actor_restarts_total{pipeline="embedded_broker"} "#;
+    let restarts = r#"ragstream_actor_restarts_total{pipeline="embedded_broker"}"#;
     wait_for_state_within("a new broker", Duration::from_secs(60), || {
         let now = children(d.pid());
-        let count = metric(&d.http, restarts);
+        let count = sample(&scrape(&d.http), restarts);
         (
             now.len() == 1 && now[0] != first && count == Some(1.0),
             format!("children {now:?}, restarts {count:?}"),

@@ -317,21 +317,6 @@ fn bus_replies_only_go_to_reply_topics() {
     assert_eq!(kcat_count(&d.bootstrap, "ragstream.documents"), before);
 }
 
-/// The cluster's topic names (kcat's metadata listing).
-fn topics(bootstrap: &str) -> Vec<String> {
-    let out = std::process::Command::new(crate::common::kcat_program())
-        .args(["-L", "-J", "-b", bootstrap])
-        .output()
-        .unwrap();
-    let listing: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    listing["topics"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no topic list: {listing}"))
-        .iter()
-        .filter_map(|t| t["topic"].as_str().map(str::to_string))
-        .collect()
-}
-
 #[test]
 fn reply_topics_are_legal_names_and_only_known_callers_have_them_created() {
     let file = tempfile::NamedTempFile::new().unwrap();
@@ -376,11 +361,12 @@ fn reply_topics_are_legal_names_and_only_known_callers_have_them_created() {
             "{letter}"
         );
     }
-    let mut made: Vec<String> = topics(&d.bootstrap)
+    // Listed sorted by name.
+    let made: Vec<String> = crate::topics::topics(&d.bootstrap)
         .into_iter()
+        .map(|(name, _)| name)
         .filter(|t| t.starts_with("ragstream.replies"))
         .collect();
-    made.sort();
     assert_eq!(
         made,
         ["ragstream.replies", "ragstream.replies.first"],

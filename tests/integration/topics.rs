@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::daemon::serve_command;
 
 /// Each topic's name and partition count, from kcat's metadata listing.
-fn topics(bootstrap: &str) -> Vec<(String, usize)> {
+pub fn topics(bootstrap: &str) -> Vec<(String, usize)> {
     let out = std::process::Command::new(crate::common::kcat_program())
         .args(["-L", "-J", "-b", bootstrap])
         .output()
