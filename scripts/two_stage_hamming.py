@@ -9,8 +9,7 @@ the query's centred floats against their signs keep 2,000, byte codes keep 30, e
 give the top 10; the variants first keep a share of the rows by Hamming over 128 bits.
 Queries are rows of the index, left out of their own answers.
 
-    ~/.cache/ragstream/lancedb-venv/bin/python scripts/two_stage_hamming.py \
-        /tmp/scale1m/indexes/scale 300
+    $(scripts/lancedb-venv) scripts/two_stage_hamming.py /tmp/scale1m/indexes/scale 300
 """
 
 import sys
@@ -18,6 +17,13 @@ import time
 
 import lancedb
 import numpy as np
+
+
+def smallest(values, k):
+    """Positions of the k smallest values (all of them when there are fewer)."""
+    if k >= len(values):
+        return np.arange(len(values))
+    return np.argpartition(values, k)[:k]
 
 
 def pack(bits):
@@ -48,14 +54,14 @@ def main(index_dir, queries):
             q_head = pack((q - center > 0)[None, dims])[0]
             distance = np.bitwise_count(codes ^ q_head).sum(axis=1)
             distance[row] = 10**6
-            candidates = np.argpartition(distance, head_keep)[:head_keep]
+            candidates = smallest(distance, head_keep)
         distance = np.bitwise_count(signs[candidates] ^ pack((q - center > 0)[None, :])[0]).sum(axis=1)
         distance[candidates == row] = 10**6
-        keep = candidates[np.argpartition(distance, 8000)[:8000]]
+        keep = candidates[smallest(distance, 8000)]
         by_signs = np.where(bits[keep], 1.0, -1.0) @ (q - center)
-        keep = keep[np.argpartition(-by_signs, 2000)[:2000]]
+        keep = keep[smallest(-by_signs, 2000)]
         by_bytes = (byte_codes[keep].astype(np.float32) @ q) * scale[keep]
-        keep = keep[np.argpartition(-by_bytes, 30)[:30]]
+        keep = keep[smallest(-by_bytes, 30)]
         return set(keep[np.argsort(-(v[keep] @ q))[:10]].tolist())
 
     rng = np.random.default_rng(7)
@@ -65,11 +71,11 @@ def main(index_dir, queries):
         q = v[row]
         exact = v @ q
         exact[row] = -np.inf
-        truth = set(np.argpartition(-exact, 10)[:10].tolist())
+        truth = set(smallest(-exact, 10).tolist())
         runs = [("one stage, 384 bits (what runs)", None, 0)]
         for name, dims in heads.items():
             for share in (0.05, 0.10, 0.20, 0.30):
-                runs.append((f"{name}, keep {share:.0%}", (head_codes[name], dims), int(n * share)))
+                runs.append((f"{name}, keep {share:.0%}", (head_codes[name], dims), max(1, int(n * share))))
         for label, head, keep in runs:
             found[label] = found.get(label, 0) + len(truth & search(q, row, head, keep))
     for label, hits in found.items():

@@ -811,9 +811,16 @@ pub(super) async fn keyword_top(
     if !prepared.dropped_terms().is_empty() {
         span.record("terms_dropped", prepared.dropped_terms().join(" "));
     }
-    let ranked = tokio::task::spawn_blocking(move || span.in_scope(|| prepared.top(limit)))
-        .await
-        .map_err(|e| RetrievalError::Internal(format!("keyword search task failed: {e}")))??;
+    // The span ends on the blocking thread, and its subscriber closes the parent's reference
+    // through that thread's default dispatcher: the caller's must be the default there until
+    // the span is dropped (a thread-local one, as `ragstream-bench telemetry` installs, is not
+    // otherwise).
+    let dispatch = tracing::dispatcher::get_default(tracing::Dispatch::clone);
+    let ranked = tokio::task::spawn_blocking(move || {
+        tracing::dispatcher::with_default(&dispatch, move || span.in_scope(|| prepared.top(limit)))
+    })
+    .await
+    .map_err(|e| RetrievalError::Internal(format!("keyword search task failed: {e}")))??;
     Ok((ranked, dropped))
 }
 

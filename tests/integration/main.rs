@@ -42,6 +42,7 @@ mod retrievers;
 mod schemas;
 mod telemetry;
 mod tenancy_matrix;
+mod tools;
 mod topics;
 mod traces;
 mod vector_index;
