@@ -1,6 +1,6 @@
 //! What ships beside the binary: every kustomization renders, validates and carries the
-//! default configuration verbatim, the alert rules pass their promtool unit tests, and the
-//! Python client works against a live daemon.
+//! default configuration verbatim, the alert rules pass their promtool unit tests, the image
+//! builds and runs, and the Python client works against a live daemon.
 
 use std::path::Path;
 use std::process::Command;
@@ -18,6 +18,19 @@ fn the_python_client_passes_its_live_test_against_a_daemon() {
             .arg(env!("CARGO_BIN_EXE_ragstream"))
             .env_remove("RAGSTREAM_LOG"),
     );
+}
+
+/// `deploy/test-image`: the Dockerfile's models and runtime stages build around the suite's
+/// binary, and the image runs locked down as the manifests run it (ready, healthy, a document
+/// found, SIGTERM exits 0) with the transformer and with the static model.
+#[test]
+fn the_image_builds_and_runs_locked_down() {
+    let out = succeeded(
+        Command::new(repo().join("deploy/test-image"))
+            .env("IMAGE_TEST_BIN", env!("CARGO_BIN_EXE_ragstream")),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("2 passed, 0 failed"), "{stdout}");
 }
 
 #[test]
