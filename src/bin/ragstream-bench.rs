@@ -13,7 +13,7 @@ use ragstream::cli::{self, bench::BenchCommand, Failure};
 /// jemalloc rather than glibc's malloc: queries, commits and compactions allocate and free
 /// on many threads at once, and under steady ingestion glibc spent a large share of the
 /// process's CPU merging fragmented free lists; jemalloc also serves a large index in less
-/// resident memory (BENCHMARKS.md, "The allocator", in docs/benchmark-history.md).
+/// resident memory (docs/benchmark-history.md, "The allocator").
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -11,7 +11,7 @@
 //! The output is deterministic: batches have a fixed size and every sequence has the same
 //! length (3), so each vector is computed identically on every run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use safetensors::tensor::{Dtype, TensorView};
@@ -145,9 +145,7 @@ pub fn distill(
 /// Writes through a temporary file and a rename, so an interrupted run leaves no half file
 /// that a later start would load.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EmbedError> {
-    let tmp: PathBuf = path.with_extension("partial");
-    std::fs::write(&tmp, bytes).map_err(|e| io_err(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| io_err(path, e))
+    crate::data_dir::write_atomically(path, bytes).map_err(|e| io_err(path, e))
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ type RepeatedTerm = (Term, u32);
 const SEARCHER_CACHE: usize = 8;
 
 /// How the keyword store writes and searches: the configuration's `[index.keyword]`
-/// (measured in BENCHMARKS.md, "The keyword store under streaming commits").
+/// (measured in docs/benchmark-history.md, "The keyword store under streaming commits").
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct KeywordSettings {
@@ -63,7 +63,7 @@ pub struct KeywordSettings {
 }
 
 /// How the top-k of a bare disjunction is found (`index.keyword.disjunction_search`).
-/// Measured at a million chunks (BENCHMARKS.md, "MaxScore or block-max WAND, as what
+/// Measured at a million chunks (docs/benchmark-history.md, "MaxScore or block-max WAND, as what
 /// runs"): the hybrid p99 did not move between the two, and MaxScore's keyword step was
 /// the faster when each went first in turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
@@ -82,7 +82,7 @@ impl Default for KeywordSettings {
             writer_memory_bytes: 64 << 20,
             merge_min_segments: 8,
             // Segments of about 100,000 live chunks keep a large index searchable on every
-            // core (BENCHMARKS.md, "The keyword tail at a million chunks").
+            // core (docs/benchmark-history.md, "The keyword tail at a million chunks").
             merge_max_docs: 100_000,
             // Every term: dropping common terms changes answers, and on long queries by far
             // more than on short ones (BENCHMARKS.md, "Exact by default").

@@ -24,11 +24,11 @@
 //! its other columns as stored. A candidate's vector, and a returned hit's text and metadata,
 //! are then one `pread` each on the query's own thread: a Lance read by address costs a few
 //! thread hand-offs per fragment it touches (its I/O and decode tasks), and those made a
-//! hybrid query's reads cost by the fragments, not the rows (BENCHMARKS.md, "Candidates'
-//! vectors from scratch files", "Hits' rows from the scratch files"). The files live in the
-//! page cache like Lance's own data, not in the process's memory. A fragment whose file
-//! could not be written (no space, a read-only directory) has its rows read from Lance, as
-//! before.
+//! hybrid query's reads cost by the fragments, not the rows (docs/benchmark-history.md,
+//! "Candidates' vectors from scratch files"; BENCHMARKS.md, "Hits' rows from the scratch
+//! files"). The files live in the page cache like Lance's own data, not in the process's
+//! memory. A fragment whose file could not be written (no space, a read-only directory) has
+//! its rows read from Lance, as before.
 
 use std::collections::HashMap;
 use std::io::Write;

@@ -60,15 +60,14 @@ pub async fn run(
         let (Some(reply_to), Some(correlation_id)) =
             (header(&msg, "reply-to"), header(&msg, "correlation-id"))
         else {
-            dead_letters
-                .send(
-                    &origin,
-                    msg.key(),
-                    msg.payload(),
-                    super::events::later_codes::MISSING_REPLY_HEADERS,
-                    "query requests need the headers reply-to and correlation-id",
-                )
-                .await;
+            refuse(
+                &dead_letters,
+                &origin,
+                &msg,
+                super::events::later_codes::MISSING_REPLY_HEADERS,
+                "query requests need the headers reply-to and correlation-id",
+            )
+            .await;
             continue;
         };
         if !crate::kafka::reply_topic_allowed(&engine.config().kafka, &reply_to) {
@@ -76,15 +75,14 @@ pub async fn run(
                 "reply-to {reply_to:?} does not match kafka.reply_topics ({})",
                 engine.config().kafka.reply_topics
             );
-            dead_letters
-                .send(
-                    &origin,
-                    msg.key(),
-                    msg.payload(),
-                    super::events::later_codes::REPLY_TOPIC_NOT_ALLOWED,
-                    &message,
-                )
-                .await;
+            refuse(
+                &dead_letters,
+                &origin,
+                &msg,
+                super::events::later_codes::REPLY_TOPIC_NOT_ALLOWED,
+                &message,
+            )
+            .await;
             continue;
         }
         let permit = permits
@@ -122,15 +120,14 @@ pub async fn run(
                 .authenticate(headers.authorization.as_deref())
                 .is_ok();
             if let Err(refused) = reply_topics.ready(&reply_to, known_caller).await {
-                dead_letters
-                    .send(
-                        &origin,
-                        msg.key(),
-                        msg.payload(),
-                        super::events::later_codes::REPLY_TOPIC_NOT_ALLOWED,
-                        &refused.to_string(),
-                    )
-                    .await;
+                refuse(
+                    &dead_letters,
+                    &origin,
+                    &msg,
+                    super::events::later_codes::REPLY_TOPIC_NOT_ALLOWED,
+                    &refused.to_string(),
+                )
+                .await;
                 return;
             }
             let reply = answer(&engine, &headers, msg.payload()).await;
@@ -184,6 +181,20 @@ pub struct RequestHeaders {
     /// When the caller stops waiting: Unix time in milliseconds, or an RFC 3339 timestamp.
     /// A request read after it is answered `deadline_exceeded` (504) without being searched.
     pub deadline: Option<String>,
+}
+
+/// Dead-letters a request the handler will not answer, with the code and reason the caller
+/// finds on the dead-letter topic.
+async fn refuse(
+    dead_letters: &DeadLetters,
+    origin: &Origin,
+    msg: &rdkafka::message::OwnedMessage,
+    code: &str,
+    reason: &str,
+) {
+    dead_letters
+        .send(origin, msg.key(), msg.payload(), code, reason)
+        .await;
 }
 
 /// Milliseconds since the Unix epoch of a `deadline` header; `None` if it is neither an

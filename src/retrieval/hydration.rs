@@ -1,7 +1,7 @@
 //! Late hydration: a query ranks candidates on ids, vectors and scores, and reads the text
 //! and metadata of only the rows it can still return (a hybrid query considers up to 60
 //! candidates and returns 10). Lance's reads cost mostly by the row, so the saving is the
-//! rows not read, not the columns (BENCHMARKS.md, "Late hydration, measured").
+//! rows not read, not the columns (docs/benchmark-history.md, "Late hydration, measured").
 
 use std::collections::HashMap;
 

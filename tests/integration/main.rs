@@ -5,6 +5,7 @@
 mod auth;
 mod azure_blob;
 mod backpressure;
+mod citations;
 mod cli;
 mod common;
 mod contracts;
@@ -46,4 +47,5 @@ mod tools;
 mod topics;
 mod traces;
 mod vector_index;
+mod vendored;
 mod versions;

@@ -370,7 +370,7 @@ fn e5_provider_serves_ragstream_as_an_openai_provider() {
             .args(args);
         cmd
     };
-    succeeded(&mut ragstream(&["ingest", "--index", "e5"]).arg(&docs));
+    succeeded(ragstream(&["ingest", "--index", "e5"]).arg(&docs));
     let out = succeeded(&mut ragstream(&[
         "query",
         "--index",

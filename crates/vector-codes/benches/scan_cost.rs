@@ -1,6 +1,6 @@
 //! What a Hamming scan over a million codes costs one thread, and what it would cost with a
-//! first pass over the codes' first two words (BENCHMARKS.md, "Offline: a first Hamming
-//! stage over 128 of the 384 sign bits"). Random codes: the cost of reading and counting,
+//! first pass over the codes' first two words (docs/benchmark-history.md, "Offline: a first
+//! Hamming stage over 128 of the 384 sign bits"). Random codes: the cost of reading and counting,
 //! not the recall (which `scripts/two_stage_hamming.py` measures on real vectors).
 //!
 //!     cargo bench --manifest-path crates/vector-codes/Cargo.toml --bench scan_cost

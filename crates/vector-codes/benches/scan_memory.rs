@@ -1,7 +1,7 @@
 //! What a Hamming scan of a million codes costs one thread when the codes are not in the
 //! CPU's caches (as in a daemon, where other work evicts them between queries), held in a
 //! heap `Vec` (4 KiB pages) and in a `CodeBuffer` (advised to huge pages); and, for
-//! reference, when they are cached. BENCHMARKS.md, "The resident scan out of cache".
+//! reference, when they are cached. docs/benchmark-history.md, "The resident scan out of cache".
 //!
 //!     cargo bench --manifest-path crates/vector-codes/Cargo.toml --bench scan_memory
 
