@@ -1,8 +1,8 @@
 //! Each vendored crate's version names its content: `+ragstream.` and the first hex digits
 //! of a hash over its files (its `Cargo.toml` with the version left out). Cargo keys a
 //! crate's build by its version, so a changed patch is a new build, whatever the files'
-//! times; that is what lets `scripts/setup` date a fresh clone's vendored files back, and the
-//! clone reuse the shared target directory's build of the same patch (vendor/README.md).
+//! times; that is what lets `scripts/setup` date a fresh clone's files back, and the clone
+//! reuse the shared target directory's build of the same patch (vendor/README.md).
 
 use std::path::{Path, PathBuf};
 
