@@ -3,18 +3,9 @@
 //! move to the history when newer figures replace them; this test fails on a citation whose
 //! section is not where it says.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
+use crate::layering::rust_files;
 
 fn headings(file: &Path) -> Vec<String> {
     std::fs::read_to_string(file)

@@ -12,7 +12,7 @@ pub fn ragstream(data: &std::path::Path) -> Command {
 }
 
 /// The benchmarks' own binary.
-fn ragstream_bench(data: &std::path::Path) -> Command {
+pub fn ragstream_bench(data: &std::path::Path) -> Command {
     on_data(Command::new(env!("CARGO_BIN_EXE_ragstream-bench")), data)
 }
 

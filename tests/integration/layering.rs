@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// `from` module → `to` module → one file that makes the edge.
 type Edges = BTreeMap<String, BTreeMap<String, String>>;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("src is readable") {
         let path = entry.expect("a directory entry").path();
         if path.is_dir() {

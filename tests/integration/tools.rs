@@ -7,18 +7,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::cli::ragstream_bench as bench;
 use crate::common::succeeded;
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn bench(data: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragstream-bench"));
-    cmd.env("RAGSTREAM_STORAGE_DATA_DIR", data)
-        .env("RAGSTREAM_MODEL_EMBEDDER", "hashing")
-        .env_remove("RAGSTREAM_FAILPOINT");
-    cmd
 }
 
 /// A BEIR corpus of `documents` short documents on four topics, and two queries.
