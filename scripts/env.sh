@@ -14,6 +14,6 @@ ragstream_source_tree() {
     GIT_INDEX_FILE="$index" git -C "$root" write-tree 2>/dev/null
   rm -f "$index"
 }
-RAGSTREAM_SOURCE_TREE="$(ragstream_source_tree || true)"
-export RAGSTREAM_SOURCE_TREE
+RS_SOURCE_TREE="$(ragstream_source_tree || true)"
+export RS_SOURCE_TREE
 unset -f ragstream_source_tree

@@ -82,6 +82,19 @@ impl ConsumerContext for CheckpointContext {
                 }
             }
         }
+        if let Some(m) = crate::telemetry::metrics() {
+            let topics: std::collections::BTreeSet<String> = tpl
+                .elements()
+                .iter()
+                .map(|e| e.topic().to_string())
+                .collect();
+            for topic in topics {
+                let owned = self.assignment.assigned(&topic).len();
+                m.partitions_assigned
+                    .with_label_values(&[&topic])
+                    .set(owned as i64);
+            }
+        }
     }
 }
 

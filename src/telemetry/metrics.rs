@@ -98,6 +98,8 @@ pub struct Metrics {
     pub actor_busy_seconds_total: CounterVec,
     /// Consumer lag of the pipeline group, by topic and partition (read at scrape time).
     pub consumer_lag_messages: IntGaugeVec,
+    /// Partitions of a topic this process owns in the pipeline group now.
+    pub partitions_assigned: IntGaugeVec,
     /// Triple extraction that gave nothing, by reason (`malformed` chunks kept without
     /// extracted triples, `refused` documents dead-lettered).
     pub graph_extraction_failures_total: IntCounterVec,
@@ -349,6 +351,11 @@ impl Metrics {
                 "Messages on a partition the pipeline group has not committed yet.",
                 &["topic", "partition"],
             ),
+            partitions_assigned: gauge(
+                "ragstream_partitions_assigned",
+                "Partitions of a topic this process owns in the pipeline group now.",
+                &["topic"],
+            ),
             graph_extraction_failures_total: counter(
                 "ragstream_graph_extraction_failures_total",
                 "Triple extractions that gave nothing, by reason (malformed, refused).",
@@ -404,6 +411,7 @@ impl Metrics {
             m.replica_serving_version.clone(),
             m.actor_mailbox_depth.clone(),
             m.consumer_lag_messages.clone(),
+            m.partitions_assigned.clone(),
         ] {
             r.register(Box::new(g)).expect("registered once");
         }
@@ -476,6 +484,7 @@ impl Metrics {
         }
         for topic in known.topics {
             self.kafka_messages_lost_total.with_label_values(&[topic]);
+            self.partitions_assigned.with_label_values(&[topic]);
         }
         for embedder in known.embedders {
             self.embed_duration_seconds.with_label_values(&[embedder]);

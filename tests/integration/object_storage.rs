@@ -628,6 +628,15 @@ fn two_writers_share_the_indexes_and_one_takes_over_from_a_killed_one() {
         )
     };
 
+    // Both writers in the group before the first documents: a writer joining later takes
+    // partitions (and their indexes) over from the one already reading.
+    wait_for("both writers owning partitions", || {
+        let owned: Vec<f64> = writers
+            .iter()
+            .map(|w| metric(&w.http, "ragstream_partitions_assigned", ""))
+            .collect();
+        owned.iter().all(|n| *n > 0.0) && owned.iter().sum::<f64>() == 4.0
+    });
     produce(0, 20);
     wait_for("every index's first documents on the replica", || {
         all_at(20)
