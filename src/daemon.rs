@@ -77,7 +77,7 @@ pub async fn run_broker(config: Config) -> Result<(), DaemonError> {
 }
 
 /// Creates the daemon's topics that are missing. Each takes the largest message the
-/// pipeline accepts, with its dead-letter headers. The embedded broker's keep every message
+/// pipeline accepts, with its dead-letter headers. The embedded broker keeps every message
 /// (up to `kafka.embedded_retention_bytes` a partition, if set); a cluster's retention is its
 /// own.
 async fn create_topics(

@@ -31,8 +31,8 @@
 //!    `mark_background_thread(nice)`, which routes a marked thread's tasks to a second pool.
 //!    Drop it when Lance offers such a hook, and call that hook from [`background`].
 //!
-//! The other vendored crates (`lance-encoding`, `rdkafka-sys`) change how data is read and
-//! how the embedded broker keeps its log; `vendor/README.md` gives their plan too.
+//! The other vendored crate (`lance-encoding`) changes how data is read; `vendor/README.md`
+//! gives its plan too.
 
 pub mod background;
 pub mod compute_pool;

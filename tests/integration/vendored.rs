@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-const CRATES: [&str; 3] = ["lance-core", "lance-encoding", "rdkafka-sys"];
+const CRATES: [&str; 2] = ["lance-core", "lance-encoding"];
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {

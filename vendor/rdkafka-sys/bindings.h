@@ -1,2 +1,0 @@
-#include "librdkafka/src/rdkafka.h"
-#include "librdkafka/src/rdkafka_mock.h"

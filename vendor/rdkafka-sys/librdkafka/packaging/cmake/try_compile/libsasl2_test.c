@@ -1,7 +1,0 @@
-#include <string.h>
-#include <sasl/sasl.h>
-
-int main() {
-        sasl_done();
-        return 0;
-}

@@ -1,6 +1,0 @@
-#include <pthread.h>
-
-int main() {
-        pthread_setname_np("abc");
-        return 0;
-}

@@ -1,5 +1,0 @@
-#include <pthread.h>
-
-int main() {
-        return pthread_setname_np(pthread_self(), "abc");
-}

@@ -1,7 +1,0 @@
-#include <stdlib.h>
-
-int main() {
-        unsigned int seed = 0xbeaf;
-        (void)rand_r(&seed);
-        return 0;
-}

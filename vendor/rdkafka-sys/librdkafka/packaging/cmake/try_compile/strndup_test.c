@@ -1,5 +1,0 @@
-#include <string.h>
-
-int main() {
-        return strndup("hi", 2) ? 0 : 1;
-}
