@@ -218,6 +218,31 @@ pub fn partition_key(topic: &str, partition: i32) -> String {
     format!("{topic}:{partition}")
 }
 
+/// A partition's low and high watermarks as `client` last saw them, without asking the
+/// broker: librdkafka keeps the high one from each fetch response. `None` before the first.
+/// (rdkafka's safe API only has `fetch_watermarks`, a request to the broker each time.)
+pub fn cached_watermarks<C: rdkafka::ClientContext>(
+    client: &rdkafka::client::Client<C>,
+    topic: &str,
+    partition: i32,
+) -> Option<(i64, i64)> {
+    let topic = std::ffi::CString::new(topic).ok()?;
+    let (mut low, mut high) = (-1_i64, -1_i64);
+    // SAFETY: the handle lives as long as `client`, `topic` outlives the call, and librdkafka
+    // only writes the two integers it is given.
+    let err = unsafe {
+        rdkafka::bindings::rd_kafka_get_watermark_offsets(
+            client.native_ptr(),
+            topic.as_ptr(),
+            partition,
+            &mut low,
+            &mut high,
+        )
+    };
+    let known = err == rdkafka::bindings::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR;
+    (known && high >= 0).then_some((low, high))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

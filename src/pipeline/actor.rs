@@ -36,9 +36,36 @@ impl ActorError {
     }
 }
 
-/// The sending side of an actor's bounded mailbox.
+/// Which of a mailbox's two queues a message waits in. A receiver takes every `Live` message
+/// before any `Bulk` one, so live documents pass a backfill's batches at every stage
+/// (`pipeline::lanes`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lane {
+    Live,
+    #[default]
+    Bulk,
+}
+
+impl Lane {
+    pub const ALL: [Lane; 2] = [Lane::Live, Lane::Bulk];
+
+    /// Its place in a pair ordered as [`Lane::ALL`].
+    pub fn slot(self) -> usize {
+        match self {
+            Lane::Live => 0,
+            Lane::Bulk => 1,
+        }
+    }
+}
+
+/// A message that names its lane.
+pub trait Laned {
+    fn lane(&self) -> Lane;
+}
+
+/// The sending side of an actor's bounded mailbox: one queue per lane.
 pub struct Mailbox<M> {
-    tx: mpsc::Sender<M>,
+    tx: [mpsc::Sender<M>; 2],
     /// The receiving actor, naming the mailbox in metrics.
     actor: &'static str,
 }
@@ -54,16 +81,26 @@ impl<M> Clone for Mailbox<M> {
 
 /// The receiving side, owned by the actor's task.
 pub struct Inbox<M> {
-    rx: mpsc::Receiver<M>,
+    rx: [mpsc::Receiver<M>; 2],
     actor: &'static str,
 }
 
-/// The mailbox of actor `actor`, holding at most `capacity` messages. Its depth and the time
-/// senders wait for room are metrics (`ragstream_actor_mailbox_depth`,
+/// The mailbox of actor `actor`, holding at most `capacity` messages in each lane. Its depth
+/// and the time senders wait for room are metrics (`ragstream_actor_mailbox_depth`,
 /// `ragstream_actor_backpressure_seconds_total`).
 pub fn mailbox<M>(actor: &'static str, capacity: usize) -> (Mailbox<M>, Inbox<M>) {
-    let (tx, rx) = mpsc::channel(capacity.max(1));
-    (Mailbox { tx, actor }, Inbox { rx, actor })
+    let (live_tx, live_rx) = mpsc::channel(capacity.max(1));
+    let (bulk_tx, bulk_rx) = mpsc::channel(capacity.max(1));
+    (
+        Mailbox {
+            tx: [live_tx, bulk_tx],
+            actor,
+        },
+        Inbox {
+            rx: [live_rx, bulk_rx],
+            actor,
+        },
+    )
 }
 
 fn record_depth(actor: &'static str, depth: usize) {
@@ -78,21 +115,23 @@ fn record_depth(actor: &'static str, depth: usize) {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Closed;
 
-impl<M> Mailbox<M> {
-    /// Waits for room, then enqueues (it does not wait for the message to be handled).
+impl<M: Laned> Mailbox<M> {
+    /// Waits for room in the message's lane, then enqueues (it does not wait for the message
+    /// to be handled).
     pub async fn send(&self, msg: M) -> Result<(), Closed> {
-        let permit = self.reserve().await?;
+        let permit = self.reserve(msg.lane()).await?;
         permit.send(msg);
         self.record_depth();
         Ok(())
     }
 
-    /// Waits for room and holds it: sending on the permit cannot fail or wait. Dropping the
-    /// future while waiting loses nothing (there is no message in it yet). Time spent waiting
-    /// is counted as this actor's backpressure.
-    pub async fn reserve(&self) -> Result<mpsc::Permit<'_, M>, Closed> {
-        let waited = (self.tx.capacity() == 0).then(std::time::Instant::now);
-        let permit = self.tx.reserve().await.map_err(|_| Closed)?;
+    /// Waits for room in `lane` and holds it: sending on the permit cannot fail or wait.
+    /// Dropping the future while waiting loses nothing (there is no message in it yet). Time
+    /// spent waiting is counted as this actor's backpressure.
+    pub async fn reserve(&self, lane: Lane) -> Result<mpsc::Permit<'_, M>, Closed> {
+        let tx = &self.tx[lane.slot()];
+        let waited = (tx.capacity() == 0).then(std::time::Instant::now);
+        let permit = tx.reserve().await.map_err(|_| Closed)?;
         if let Some(started) = waited {
             if let Some(m) = crate::telemetry::metrics() {
                 m.actor_backpressure_seconds_total
@@ -104,12 +143,13 @@ impl<M> Mailbox<M> {
     }
 
     fn record_depth(&self) {
-        record_depth(self.actor, self.tx.max_capacity() - self.tx.capacity());
+        let depth = self.tx.iter().map(|tx| tx.max_capacity() - tx.capacity());
+        record_depth(self.actor, depth.sum());
     }
 
-    /// Enqueues without waiting: `Ok(None)` sent, `Ok(Some(msg))` the mailbox is full.
+    /// Enqueues without waiting: `Ok(None)` sent, `Ok(Some(msg))` the lane is full.
     pub fn try_send(&self, msg: M) -> Result<Option<M>, Closed> {
-        match self.tx.try_send(msg) {
+        match self.tx[msg.lane().slot()].try_send(msg) {
             Ok(()) => {
                 self.record_depth();
                 Ok(None)
@@ -121,9 +161,18 @@ impl<M> Mailbox<M> {
 }
 
 impl<M> Inbox<M> {
+    /// The next live message if there is one, else the next bulk message; `None` once the
+    /// senders are gone and both lanes are drained.
     pub async fn recv(&mut self) -> Option<M> {
-        let msg = self.rx.recv().await;
-        record_depth(self.actor, self.rx.len());
+        let [live, bulk] = &mut self.rx;
+        let msg = tokio::select! {
+            biased;
+            Some(m) = live.recv() => Some(m),
+            m = bulk.recv() => m,
+        };
+        // Both lanes close together (one sender holds both): a closed bulk lane means the
+        // live lane, polled first, was drained as well.
+        record_depth(self.actor, self.rx.iter().map(|rx| rx.len()).sum());
         msg
     }
 }
@@ -209,6 +258,17 @@ pub fn longest_busy() -> Option<(&'static str, std::time::Duration)> {
 mod tests {
     use super::*;
 
+    /// Numbers from 1,000 up travel in the live lane.
+    impl Laned for u64 {
+        fn lane(&self) -> Lane {
+            if *self >= 1000 {
+                Lane::Live
+            } else {
+                Lane::Bulk
+            }
+        }
+    }
+
     /// Doubles numbers and passes them on; fails on 13, panics on 666.
     struct Doubler {
         next: Mailbox<u64>,
@@ -287,5 +347,20 @@ mod tests {
         assert_eq!(inbox.recv().await, Some(1));
         assert_eq!(blocked.await.unwrap(), Ok(()));
         assert_eq!(inbox.recv().await, Some(2));
+    }
+
+    #[tokio::test]
+    async fn a_live_message_passes_the_bulk_ones_and_each_lane_keeps_its_order() {
+        let (tx, mut inbox) = mailbox::<u64>("test", 4);
+        for n in [1, 2, 1000, 3, 1001] {
+            assert_eq!(tx.try_send(n), Ok(None));
+        }
+        assert_eq!(tx.try_send(4), Ok(None), "each lane has its own room");
+        drop(tx);
+        let mut got = Vec::new();
+        while let Some(n) = inbox.recv().await {
+            got.push(n);
+        }
+        assert_eq!(got, vec![1000, 1001, 1, 2, 3, 4]);
     }
 }

@@ -42,6 +42,8 @@ impl Actor for Chunker {
                 work,
                 next_offsets: batch.next_offsets,
                 epochs: batch.epochs,
+                lane: batch.lane,
+                claim: batch.claim,
             })
             .await
             .map_err(|_| ActorError::Downstream { actor: Self::NAME })

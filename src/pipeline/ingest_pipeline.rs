@@ -18,6 +18,7 @@ use super::chunker::Chunker;
 use super::embedder_client::EmbedderClient;
 use super::index_writer::IndexWriter;
 use super::ingest_source::{CheckpointContext, IngestSource, IngestSourceSettings};
+use super::lanes::Lanes;
 use super::supervisor::{supervise, Backoff, RestartReport};
 use super::triple_extractor::TripleExtraction;
 use crate::config::KafkaConfig;
@@ -26,8 +27,9 @@ use crate::graph::extractor::HttpExtractor;
 use crate::kafka::client_config;
 use crate::kafka::dead_letters::DeadLetters;
 
-/// Batches waiting between two stages. With one in each mailbox and one in each stage, at
-/// most about seven batches are in memory, whatever the backlog in Kafka.
+/// Batches waiting between two stages, in each lane. With one in each mailbox lane and one
+/// in each stage, a bounded number of batches is in memory (about seven per lane), whatever
+/// the backlog in Kafka.
 const MAILBOX_CAPACITY: usize = 1;
 
 pub struct IngestPipeline {
@@ -128,6 +130,8 @@ impl IngestPipeline {
             },
             dead_letters: self.dead_letters.clone(),
             assignment: assignment.clone(),
+            // A partition within one batch of its end is live.
+            lanes: Lanes::new(self.kafka.batch_max_documents),
             next: to_chunker,
         };
         actors.spawn(source.run(shutdown));

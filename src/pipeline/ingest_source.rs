@@ -1,8 +1,10 @@
 //! IngestSource: consumes the documents topic without auto-commit, starting every assigned
 //! partition at the checkpoint stored in the indexes, sends poison messages to the DLQ and
 //! hands batches to the Chunker. Partitions are read in turn, each from its own queue, so a
-//! backlog on one does not delay another ([`PartitionQueues`]). When the Chunker's mailbox is
-//! full the assigned partitions are paused: the backlog waits in Kafka, not in memory.
+//! backlog on one does not delay another ([`PartitionQueues`]), and into two lanes: live
+//! partitions' batches pass the backlog's downstream ([`Lanes`]). A batch waiting for room in
+//! its lane stops the reading of that lane's partitions: the backlog waits in Kafka, not in
+//! memory.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +22,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use super::actor::{ActorError, Mailbox};
 use super::assignment::Assignment;
 use super::events::{admit, parse_event};
+use super::lanes::{Lane, Lanes};
 use super::partition_queues::PartitionQueues;
 use super::{partition_key, Batch, SourcedEvent};
 use crate::kafka::dead_letters::{DeadLetters, Origin};
@@ -118,67 +121,162 @@ pub struct IngestSource {
     pub settings: IngestSourceSettings,
     pub dead_letters: DeadLetters,
     pub assignment: Arc<Assignment>,
+    /// Which lane each partition is read into.
+    pub lanes: Arc<Lanes>,
     pub next: Mailbox<Batch>,
 }
 
-/// How long a full batch waits for room downstream before the partitions are paused.
-const PAUSE_AFTER: Duration = Duration::from_secs(2);
+/// A lane's batches at the source: the one being formed, and a full one waiting for room.
+struct Forming {
+    open: Batch,
+    /// When the open batch closes, counted from its first event.
+    deadline: Option<tokio::time::Instant>,
+    waiting: Option<Batch>,
+}
 
 impl IngestSource {
     pub const NAME: &'static str = "ingest-source";
 
-    /// Runs until `shutdown` turns true, then hands over the batch in progress.
+    /// Runs until `shutdown` turns true, then hands over the batches in progress.
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) -> Result<(), ActorError> {
-        let mut batch = Batch::default();
-        let mut deadline: Option<tokio::time::Instant> = None;
+        let mut lanes = Lane::ALL.map(|lane| Forming {
+            open: Batch::new(lane, &self.lanes),
+            deadline: None,
+            waiting: None,
+        });
         let mut queues =
             PartitionQueues::new(self.consumer.clone(), &self.topic, self.assignment.clone());
+        let far = || tokio::time::Instant::now() + Duration::from_secs(3600);
         loop {
-            let flush_at =
-                deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
-            let full = tokio::select! {
+            let readable = self.readable(&mut queues, &lanes);
+            // The first deadline of a lane with room to close its batch into.
+            let flush_at = lanes
+                .iter()
+                .filter(|f| f.waiting.is_none())
+                .filter_map(|f| f.deadline)
+                .min();
+            let [live, bulk] = &lanes;
+            let (live_waits, bulk_waits) = (live.waiting.is_some(), bulk.waiting.is_some());
+            tokio::select! {
                 _ = shutdown.changed() => break,
-                _ = tokio::time::sleep_until(flush_at), if deadline.is_some() => true,
-                received = queues.recv() => {
+                _ = tokio::time::sleep_until(flush_at.unwrap_or_else(far)), if flush_at.is_some() => {
+                    let now = tokio::time::Instant::now();
+                    for forming in &mut lanes {
+                        if forming.waiting.is_none() && forming.deadline.is_some_and(|d| d <= now) {
+                            self.close(forming)?;
+                        }
+                    }
+                }
+                permit = self.next.reserve(Lane::Live), if live_waits => {
+                    let permit = permit.map_err(|_| ActorError::Downstream { actor: Self::NAME })?;
+                    self.sent(&mut lanes[0], permit)?;
+                }
+                permit = self.next.reserve(Lane::Bulk), if bulk_waits => {
+                    let permit = permit.map_err(|_| ActorError::Downstream { actor: Self::NAME })?;
+                    self.sent(&mut lanes[1], permit)?;
+                }
+                received = queues.recv(|p| readable.contains(&p)) => {
                     match received {
                         Ok(m) => {
                             let _busy = super::actor::busy(Self::NAME);
-                            self.accept(&mut batch, &m).await
+                            if let Some(lane) = self.accept(&mut lanes, &m).await {
+                                let forming = &mut lanes[lane.slot()];
+                                if forming.open.is_empty() {
+                                    forming.deadline = None;
+                                } else {
+                                    forming.deadline.get_or_insert_with(|| tokio::time::Instant::now() + self.settings.batch_max);
+                                }
+                                if self.is_full(&forming.open) && forming.waiting.is_none() {
+                                    self.close(forming)?;
+                                }
+                            }
                         }
                         Err(e) => self.on_receive_error(e).await,
                     }
-                    if batch.is_empty() {
-                        deadline = None;
-                    } else {
-                        deadline.get_or_insert_with(|| tokio::time::Instant::now() + self.settings.batch_max);
-                    }
-                    batch.events.len() >= self.settings.batch_max_documents
-                        || batch.chunks >= self.settings.batch_max_chunks
                 }
-            };
-            if full && !batch.is_empty() {
-                let (carried, error) = self.hand_over(std::mem::take(&mut batch)).await?;
-                deadline = None;
-                for m in &carried {
-                    self.accept(&mut batch, m).await;
-                }
-                // After the carried messages are read, so that positions are exact.
-                if let Some(e) = error {
-                    self.on_receive_error(e).await;
-                }
-                if !batch.is_empty() {
-                    deadline = Some(tokio::time::Instant::now() + self.settings.batch_max);
-                }
-            } else if full {
-                deadline = None;
             }
         }
+        let revoked = self.assignment.take_revoked();
+        for forming in lanes {
+            for mut batch in [forming.waiting, Some(forming.open)].into_iter().flatten() {
+                batch.purge(&revoked);
+                if !batch.is_empty() {
+                    self.next
+                        .send(batch)
+                        .await
+                        .map_err(|_| ActorError::Downstream { actor: Self::NAME })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The partitions read at this turn: those whose lane has room for another batch, and
+    /// that do not wait to change lanes. Each partition's lane follows its lag: how far the
+    /// next read is from the partition's end, as librdkafka last saw it.
+    fn readable(
+        &self,
+        queues: &mut PartitionQueues,
+        lanes: &[Forming; 2],
+    ) -> std::collections::HashSet<i32> {
+        let reading = self.assignment.reading();
+        let client = self.consumer.client();
+        queues
+            .partitions()
+            .into_iter()
+            .filter(|p| {
+                let key = partition_key(&self.topic, *p);
+                let lag = crate::kafka::cached_watermarks(client, &self.topic, *p)
+                    .map(|(low, high)| high - reading.get(&key).copied().unwrap_or(low.max(0)));
+                let lane = self.lanes.lane(&key, lag);
+                lane.is_some_and(|lane| lanes[lane.slot()].waiting.is_none())
+            })
+            .collect()
+    }
+
+    fn is_full(&self, batch: &Batch) -> bool {
+        batch.events.len() >= self.settings.batch_max_documents
+            || batch.chunks >= self.settings.batch_max_chunks
+    }
+
+    /// Closes a lane's open batch: hands it on if its lane has room, else holds it until there
+    /// is (the lane's partitions are not read meanwhile).
+    fn close(&self, forming: &mut Forming) -> Result<(), ActorError> {
+        forming.deadline = None;
+        let lane = forming.open.lane;
+        let mut batch = std::mem::replace(&mut forming.open, Batch::new(lane, &self.lanes));
         batch.purge(&self.assignment.take_revoked());
-        if !batch.is_empty() {
-            self.next
-                .send(batch)
-                .await
-                .map_err(|_| ActorError::Downstream { actor: Self::NAME })?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        if let Some(m) = crate::telemetry::metrics() {
+            m.batch_events
+                .with_label_values(&[Self::NAME])
+                .observe(batch.events.len() as f64);
+        }
+        forming.waiting = self
+            .next
+            .try_send(batch)
+            .map_err(|_| ActorError::Downstream { actor: Self::NAME })?;
+        Ok(())
+    }
+
+    /// Sends a lane's waiting batch on `permit`; then its open batch closes if it is full or
+    /// past its time.
+    fn sent(
+        &self,
+        forming: &mut Forming,
+        permit: tokio::sync::mpsc::Permit<'_, Batch>,
+    ) -> Result<(), ActorError> {
+        if let Some(mut batch) = forming.waiting.take() {
+            batch.purge(&self.assignment.take_revoked());
+            permit.send(batch);
+        }
+        let due = forming
+            .deadline
+            .is_some_and(|d| d <= tokio::time::Instant::now());
+        if due || self.is_full(&forming.open) {
+            self.close(forming)?;
         }
         Ok(())
     }
@@ -200,11 +298,19 @@ impl IngestSource {
         }
     }
 
-    /// Adds a valid event to the batch, or sends a poison message to the DLQ; either way the
-    /// partition's next offset advances past it. A message of a partition no longer assigned
-    /// is left to its new owner.
-    async fn accept(&self, batch: &mut Batch, msg: &OwnedMessage) {
-        batch.purge(&self.assignment.take_revoked());
+    /// Adds a valid event to its partition's lane's open batch, or sends a poison message to
+    /// the DLQ; either way the partition's next offset advances past it, and the lane is
+    /// returned. A message of a partition no longer assigned is left to its new owner.
+    async fn accept(&self, lanes: &mut [Forming; 2], msg: &OwnedMessage) -> Option<Lane> {
+        let revoked = self.assignment.take_revoked();
+        if !revoked.is_empty() {
+            for forming in lanes.iter_mut() {
+                forming.open.purge(&revoked);
+                if let Some(waiting) = &mut forming.waiting {
+                    waiting.purge(&revoked);
+                }
+            }
+        }
         // The headers are copied only for a dead letter (below): this runs for every message.
         let origin = Origin {
             topic: msg.topic().to_string(),
@@ -214,9 +320,14 @@ impl IngestSource {
         };
         let key = partition_key(&origin.topic, origin.partition);
         let Some(epoch) = self.assignment.epoch(&key) else {
-            return;
+            return None;
         };
         self.assignment.read(&key, origin.offset);
+        // Its lane now: a message from the main queue (fetched before the partition's queue
+        // was split) goes where the partition's events in flight are.
+        let lane = self.lanes.current(&key);
+        let batch = &mut lanes[lane.slot()].open;
+        batch.claim.add(&key);
         if let Some(m) = crate::telemetry::metrics() {
             m.messages_consumed_total
                 .with_label_values(&[origin.topic.as_str(), &origin.partition.to_string()])
@@ -283,64 +394,6 @@ impl IngestSource {
                     .await;
             }
         }
-    }
-
-    /// Hands a batch on. While the next mailbox is full, the assigned partitions are paused
-    /// (the backlog stays in Kafka, memory stays flat) and the consumer keeps being polled so
-    /// that rebalances go on; paused partitions deliver nothing, except messages fetched just
-    /// before the pause, which are returned to start the next batch, with the last receive
-    /// error seen meanwhile.
-    async fn hand_over(
-        &self,
-        mut batch: Batch,
-    ) -> Result<(Vec<OwnedMessage>, Option<KafkaError>), ActorError> {
-        let gone = || ActorError::Downstream { actor: Self::NAME };
-        let mut carried = Vec::new();
-        let mut error = None;
-        batch.purge(&self.assignment.take_revoked());
-        if let Some(m) = crate::telemetry::metrics() {
-            m.batch_events
-                .with_label_values(&[Self::NAME])
-                .observe(batch.events.len() as f64);
-        }
-        let Some(batch) = self.next.try_send(batch).map_err(|_| gone())? else {
-            return Ok((carried, None));
-        };
-        // Most waits last one downstream batch: wait that long with librdkafka's prefetched
-        // messages kept (bounded by `queued.max.messages.kbytes`). Pausing drops them and
-        // costs a fetch round trip on resume, at every batch of a backlog (BENCHMARKS.md,
-        // "Kafka to searchable: where the time goes"). A longer wait pauses, so that the
-        // backlog stays in Kafka and the consumer keeps polling.
-        if let Ok(permit) = tokio::time::timeout(PAUSE_AFTER, self.next.reserve()).await {
-            permit.map_err(|_| gone())?.send(batch);
-            return Ok((carried, None));
-        }
-        let paused = self.consumer.assignment().ok();
-        if let Some(tpl) = &paused {
-            if let Err(e) = self.consumer.pause(tpl) {
-                tracing::warn!(error = %e, "pausing partitions failed");
-            }
-        }
-        let permit = loop {
-            tokio::select! {
-                permit = self.next.reserve() => break permit.map_err(|_| gone())?,
-                polled = self.consumer.recv() => match polled {
-                    Ok(m) => carried.push(m.detach()),
-                    Err(e) => error = Some(e),
-                }
-            }
-        };
-        let revoked = self.assignment.take_revoked();
-        let mut batch = batch;
-        batch.purge(&revoked);
-        carried.retain(|m| !revoked.contains(&partition_key(m.topic(), m.partition())));
-        permit.send(batch);
-        // Resume what is assigned now (a rebalance during the pause may have changed it).
-        if let Ok(tpl) = self.consumer.assignment() {
-            if let Err(e) = self.consumer.resume(&tpl) {
-                tracing::warn!(error = %e, "resuming partitions failed");
-            }
-        }
-        Ok((carried, error))
+        Some(lane)
     }
 }

@@ -25,6 +25,7 @@ pub mod index_writer;
 pub mod ingest_pipeline;
 pub mod ingest_source;
 pub mod keyword_publisher;
+pub mod lanes;
 pub mod maintenance;
 pub mod partition_queues;
 pub mod query_handler;
@@ -121,9 +122,27 @@ pub struct Batch {
     pub chunks: usize,
     pub next_offsets: BTreeMap<String, i64>,
     pub epochs: BTreeMap<String, u64>,
+    /// The lane it travels in, and its claim on the partitions of its events (`lanes`).
+    pub lane: lanes::Lane,
+    pub claim: lanes::Claim,
+}
+
+impl actor::Laned for Batch {
+    fn lane(&self) -> lanes::Lane {
+        self.lane
+    }
 }
 
 impl Batch {
+    /// An empty batch of `lane`, claiming its events' partitions in `lanes`.
+    pub fn new(lane: lanes::Lane, lanes: &std::sync::Arc<lanes::Lanes>) -> Self {
+        Batch {
+            lane,
+            claim: lanes::Claim::new(lanes),
+            ..Batch::default()
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.next_offsets.is_empty()
     }
@@ -154,4 +173,14 @@ pub struct PlannedBatch {
     pub work: Vec<IndexWork>,
     pub next_offsets: BTreeMap<String, i64>,
     pub epochs: BTreeMap<String, u64>,
+    /// The lane and claim of the [`Batch`] it was planned from: the claim is released once
+    /// the writer is done with it.
+    pub lane: lanes::Lane,
+    pub claim: lanes::Claim,
+}
+
+impl actor::Laned for PlannedBatch {
+    fn lane(&self) -> lanes::Lane {
+        self.lane
+    }
 }

@@ -25,7 +25,8 @@ pub struct PartitionQueues {
     assignment: Arc<Assignment>,
     /// The assignment generation the queues were split for.
     generation: Option<u64>,
-    queues: Vec<StreamPartitionQueue<CheckpointContext>>,
+    /// Each split partition and its queue.
+    queues: Vec<(i32, StreamPartitionQueue<CheckpointContext>)>,
     /// The queue whose turn is next.
     next: usize,
 }
@@ -58,28 +59,43 @@ impl PartitionQueues {
         self.next = 0;
         for partition in self.assignment.assigned(&self.topic) {
             if let Some(q) = self.consumer.split_partition_queue(&self.topic, partition) {
-                self.queues.push(q);
+                self.queues.push((partition, q));
             }
         }
     }
 
-    /// The next message: the main queue's if it has one, else the first of the partitions'
-    /// queues in turn, starting after the one that gave the last message.
-    pub async fn recv(&mut self) -> Result<OwnedMessage, KafkaError> {
+    /// The partitions whose queues are split, in turn order.
+    pub fn partitions(&mut self) -> Vec<i32> {
+        self.refresh();
+        self.queues.iter().map(|(p, _)| *p).collect()
+    }
+
+    /// The next message: the main queue's if it has one, else the first of the `readable`
+    /// partitions' queues in turn, starting after the one that gave the last message. A
+    /// partition left unread keeps its messages in librdkafka's queue (bounded by
+    /// `queued.max.messages.kbytes`), and the rest in Kafka.
+    pub async fn recv(
+        &mut self,
+        readable: impl Fn(i32) -> bool,
+    ) -> Result<OwnedMessage, KafkaError> {
         self.refresh();
         let n = self.queues.len();
-        if n == 0 {
+        let start = self.next;
+        let turns: Vec<_> = (0..n)
+            .map(|i| (start + i) % n)
+            .filter(|k| readable(self.queues[*k].0))
+            .collect();
+        if turns.is_empty() {
             return self.consumer.recv().await.map(|m| m.detach());
         }
-        let start = self.next;
-        let turns = (0..n).map(|i| Box::pin(self.queues[(start + i) % n].recv()));
+        let reads = turns.iter().map(|k| Box::pin(self.queues[*k].1.recv()));
         let (received, turn) = tokio::select! {
             biased;
             m = self.consumer.recv() => (m.map(|m| m.detach()), None),
-            (m, i, _) = futures::future::select_all(turns) => (m.map(|m| m.detach()), Some(i)),
+            (m, i, _) = futures::future::select_all(reads) => (m.map(|m| m.detach()), Some(turns[i])),
         };
-        if let Some(i) = turn {
-            self.next = (start + i + 1) % n;
+        if let Some(k) = turn {
+            self.next = (k + 1) % n;
         }
         received
     }

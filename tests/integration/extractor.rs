@@ -208,6 +208,7 @@ async fn extracted_triples_reach_the_graph_and_malformed_output_loses_nothing() 
         }],
         next_offsets: BTreeMap::from([("docs:0".to_string(), 3)]),
         epochs: BTreeMap::new(),
+        ..Default::default()
     };
     stage.handle(batch).await.unwrap();
     let out = inbox.recv().await.unwrap();

@@ -83,6 +83,7 @@ async fn the_chunker_skips_committed_and_unchanged_documents_and_plans_only_the_
         next_offsets: [("docs:0".to_string(), 12)].into(),
         epochs: [("docs:0".to_string(), 1)].into(),
         chunks: 3,
+        ..Default::default()
     };
     tx.send(batch).await.unwrap();
     let planned = emitted.recv().await.unwrap();
@@ -146,6 +147,7 @@ async fn the_writer_commits_the_checkpoint_and_fences_revoked_partitions() {
         }],
         next_offsets: [("docs:0".to_string(), 1), ("docs:1".to_string(), 1)].into(),
         epochs,
+        ..Default::default()
     };
     writer.handle(batch).await.unwrap();
     let index = engine.index(&name("kb")).await.unwrap();
@@ -171,6 +173,7 @@ async fn the_writer_commits_the_checkpoint_and_fences_revoked_partitions() {
         }],
         next_offsets: [("docs:0".to_string(), 1)].into(),
         epochs: [("docs:0".to_string(), assignment.epoch("docs:0").unwrap())].into(),
+        ..Default::default()
     };
     writer.handle(again).await.unwrap();
     assert_eq!(
