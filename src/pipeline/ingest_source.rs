@@ -159,6 +159,8 @@ impl IngestSource {
             let (live_waits, bulk_waits) = (live.waiting.is_some(), bulk.waiting.is_some());
             tokio::select! {
                 _ = shutdown.changed() => break,
+                // A partition waiting to change lanes may be readable now.
+                _ = self.lanes.drained() => {}
                 _ = tokio::time::sleep_until(flush_at.unwrap_or_else(far)), if flush_at.is_some() => {
                     let now = tokio::time::Instant::now();
                     for forming in &mut lanes {
@@ -229,6 +231,7 @@ impl IngestSource {
                 let lag = crate::kafka::cached_watermarks(client, &self.topic, *p)
                     .map(|(low, high)| high - reading.get(&key).copied().unwrap_or(low.max(0)));
                 let lane = self.lanes.lane(&key, lag);
+                tracing::trace!(partition = %key, ?lag, ?lane, "lane at this turn");
                 lane.is_some_and(|lane| lanes[lane.slot()].waiting.is_none())
             })
             .collect()

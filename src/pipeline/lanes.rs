@@ -31,6 +31,9 @@ pub struct Lanes {
     partitions: Mutex<HashMap<String, Partition>>,
     /// A partition at most this many messages from its end is live.
     live_lag: i64,
+    /// Told when a partition's last batch in flight is done: if it waits to change lanes,
+    /// the source reads it again.
+    drained: tokio::sync::Notify,
 }
 
 impl Lanes {
@@ -41,6 +44,7 @@ impl Lanes {
         Arc::new(Lanes {
             partitions: Mutex::new(HashMap::new()),
             live_lag: i64::try_from(live_lag).unwrap_or(i64::MAX),
+            drained: tokio::sync::Notify::new(),
         })
     }
 
@@ -60,6 +64,11 @@ impl Lanes {
         };
         if wanted != p.lane {
             if p.in_flight > 0 {
+                tracing::trace!(
+                    partition = key,
+                    in_flight = p.in_flight,
+                    "waits to change lanes"
+                );
                 return None;
             }
             tracing::debug!(partition = key, lane = ?wanted, ?lag, "partition changes lanes");
@@ -81,9 +90,19 @@ impl Lanes {
     }
 
     fn release(&self, key: &str) {
-        if let Some(p) = self.partitions().get_mut(key) {
+        let drained = self.partitions().get_mut(key).is_some_and(|p| {
             p.in_flight = p.in_flight.saturating_sub(1);
+            p.in_flight == 0
+        });
+        if drained {
+            self.drained.notify_one();
         }
+    }
+
+    /// Returns once a partition has no batch in flight any more (at once if one had since
+    /// the last call).
+    pub async fn drained(&self) {
+        self.drained.notified().await;
     }
 }
 
@@ -142,6 +161,19 @@ impl Drop for Claim {
 mod tests {
     use super::*;
 
+    /// Waits (up to a deadline) for `lanes` to say a partition has drained.
+    fn wait_drained(lanes: &Lanes) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let woken = runtime.block_on(tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            lanes.drained(),
+        ));
+        assert!(woken.is_ok(), "no partition drained");
+    }
+
     #[test]
     fn a_partition_near_its_end_is_live_and_one_with_a_backlog_bulk() {
         let lanes = Lanes::new(100);
@@ -167,6 +199,8 @@ mod tests {
         drop(first);
         assert_eq!(lanes.lane("t:0", Some(10)), None, "one batch holds it");
         drop(second);
+        // The source, waiting for something to read, is woken.
+        wait_drained(&lanes);
         assert_eq!(lanes.lane("t:0", Some(10)), Some(Lane::Live));
         assert_eq!(lanes.current("t:0"), Lane::Live);
     }
