@@ -322,9 +322,7 @@ impl IngestSource {
             headers: Vec::new(),
         };
         let key = partition_key(&origin.topic, origin.partition);
-        let Some(epoch) = self.assignment.epoch(&key) else {
-            return None;
-        };
+        let epoch = self.assignment.epoch(&key)?;
         self.assignment.read(&key, origin.offset);
         // Its lane now: a message from the main queue (fetched before the partition's queue
         // was split) goes where the partition's events in flight are.
