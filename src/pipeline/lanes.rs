@@ -167,10 +167,9 @@ mod tests {
             .enable_time()
             .build()
             .unwrap();
-        let woken = runtime.block_on(tokio::time::timeout(
-            std::time::Duration::from_secs(10),
-            lanes.drained(),
-        ));
+        let woken = runtime.block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(10), lanes.drained()).await
+        });
         assert!(woken.is_ok(), "no partition drained");
     }
 
