@@ -6,6 +6,7 @@
 //! its lane stops the reading of that lane's partitions: the backlog waits in Kafka, not in
 //! memory.
 
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -147,8 +148,14 @@ impl IngestSource {
         let mut queues =
             PartitionQueues::new(self.consumer.clone(), &self.topic, self.assignment.clone());
         let far = || tokio::time::Instant::now() + Duration::from_secs(3600);
+        // Messages read while their lane's batch was full and waiting for room (only the
+        // consumer's main queue delivers those: it holds what was fetched before a
+        // partition's queue was split). Taken in order once their lane has room; until then
+        // their partitions are not read. Never committed, so never lost if dropped.
+        let mut carried: VecDeque<OwnedMessage> = VecDeque::new();
         loop {
-            let readable = self.readable(&mut queues, &lanes);
+            self.take_carried(&mut carried, &mut lanes).await?;
+            let readable = self.readable(&mut queues, &lanes, &carried);
             // The first deadline of a lane with room to close its batch into.
             let flush_at = lanes
                 .iter()
@@ -181,17 +188,8 @@ impl IngestSource {
                     match received {
                         Ok(m) => {
                             let _busy = super::actor::busy(Self::NAME);
-                            if let Some(lane) = self.accept(&mut lanes, &m).await {
-                                let forming = &mut lanes[lane.slot()];
-                                if forming.open.is_empty() {
-                                    forming.deadline = None;
-                                } else {
-                                    forming.deadline.get_or_insert_with(|| tokio::time::Instant::now() + self.settings.batch_max);
-                                }
-                                if self.is_full(&forming.open) && forming.waiting.is_none() {
-                                    self.close(forming)?;
-                                }
-                            }
+                            carried.push_back(m);
+                            self.take_carried(&mut carried, &mut lanes).await?;
                         }
                         Err(e) => self.on_receive_error(e).await,
                     }
@@ -220,12 +218,15 @@ impl IngestSource {
         &self,
         queues: &mut PartitionQueues,
         lanes: &[Forming; 2],
-    ) -> std::collections::HashSet<i32> {
+        carried: &VecDeque<OwnedMessage>,
+    ) -> HashSet<i32> {
         let reading = self.assignment.reading();
         let client = self.consumer.client();
+        let held: HashSet<i32> = carried.iter().map(|m| m.partition()).collect();
         queues
             .partitions()
             .into_iter()
+            .filter(|p| !held.contains(p))
             .filter(|p| {
                 let key = partition_key(&self.topic, *p);
                 let lag = crate::kafka::cached_watermarks(client, &self.topic, *p)
@@ -235,6 +236,49 @@ impl IngestSource {
                 lane.is_some_and(|lane| lanes[lane.slot()].waiting.is_none())
             })
             .collect()
+    }
+
+    /// Takes the carried messages whose lane has room, in order; a message of a partition
+    /// with an earlier one still carried stays carried too (each partition's order holds).
+    async fn take_carried(
+        &self,
+        carried: &mut VecDeque<OwnedMessage>,
+        lanes: &mut [Forming; 2],
+    ) -> Result<(), ActorError> {
+        let mut held: HashSet<String> = HashSet::new();
+        let mut rest = VecDeque::new();
+        while let Some(m) = carried.pop_front() {
+            let key = partition_key(m.topic(), m.partition());
+            let forming = &lanes[self.lanes.current(&key).slot()];
+            let no_room = forming.waiting.is_some() && self.is_full(&forming.open);
+            if no_room || held.contains(&key) {
+                held.insert(key);
+                rest.push_back(m);
+            } else {
+                self.take(lanes, &m).await?;
+            }
+        }
+        *carried = rest;
+        Ok(())
+    }
+
+    /// Accepts one message into its lane's open batch, and closes the batch when it is full.
+    async fn take(&self, lanes: &mut [Forming; 2], m: &OwnedMessage) -> Result<(), ActorError> {
+        let Some(lane) = self.accept(lanes, m).await else {
+            return Ok(());
+        };
+        let forming = &mut lanes[lane.slot()];
+        if forming.open.is_empty() {
+            forming.deadline = None;
+        } else {
+            forming
+                .deadline
+                .get_or_insert_with(|| tokio::time::Instant::now() + self.settings.batch_max);
+        }
+        if self.is_full(&forming.open) && forming.waiting.is_none() {
+            self.close(forming)?;
+        }
+        Ok(())
     }
 
     fn is_full(&self, batch: &Batch) -> bool {
