@@ -64,7 +64,7 @@ impl PartitionQueues {
         }
     }
 
-    /// The partitions whose queues are split, in turn order.
+    /// The partitions whose queues are split now.
     pub fn partitions(&mut self) -> Vec<i32> {
         self.refresh();
         self.queues.iter().map(|(p, _)| *p).collect()
