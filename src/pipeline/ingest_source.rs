@@ -154,6 +154,7 @@ impl IngestSource {
         // their partitions are not read. Never committed, so never lost if dropped.
         let mut carried: VecDeque<OwnedMessage> = VecDeque::new();
         loop {
+            self.purge_revoked(&mut lanes);
             self.take_carried(&mut carried, &mut lanes).await?;
             let readable = self.readable(&mut queues, &lanes, &carried);
             // The first deadline of a lane with room to close its batch into.
@@ -196,10 +197,9 @@ impl IngestSource {
                 }
             }
         }
-        let revoked = self.assignment.take_revoked();
+        self.purge_revoked(&mut lanes);
         for forming in lanes {
-            for mut batch in [forming.waiting, Some(forming.open)].into_iter().flatten() {
-                batch.purge(&revoked);
+            for batch in [forming.waiting, Some(forming.open)].into_iter().flatten() {
                 if !batch.is_empty() {
                     self.next
                         .send(batch)
@@ -281,6 +281,22 @@ impl IngestSource {
         Ok(())
     }
 
+    /// Drops, from every batch the source holds, the events of partitions revoked since the
+    /// last look: their new owner reads them again. (A revocation between this and a send is
+    /// caught by the writer, which commits only partitions still owned under their epoch.)
+    fn purge_revoked(&self, lanes: &mut [Forming; 2]) {
+        let revoked = self.assignment.take_revoked();
+        if revoked.is_empty() {
+            return;
+        }
+        for forming in lanes.iter_mut() {
+            forming.open.purge(&revoked);
+            if let Some(waiting) = &mut forming.waiting {
+                waiting.purge(&revoked);
+            }
+        }
+    }
+
     fn is_full(&self, batch: &Batch) -> bool {
         batch.events.len() >= self.settings.batch_max_documents
             || batch.chunks >= self.settings.batch_max_chunks
@@ -291,8 +307,7 @@ impl IngestSource {
     fn close(&self, forming: &mut Forming) -> Result<(), ActorError> {
         forming.deadline = None;
         let lane = forming.open.lane;
-        let mut batch = std::mem::replace(&mut forming.open, Batch::new(lane, &self.lanes));
-        batch.purge(&self.assignment.take_revoked());
+        let batch = std::mem::replace(&mut forming.open, Batch::new(lane, &self.lanes));
         if batch.is_empty() {
             return Ok(());
         }
@@ -315,8 +330,7 @@ impl IngestSource {
         forming: &mut Forming,
         permit: tokio::sync::mpsc::Permit<'_, Batch>,
     ) -> Result<(), ActorError> {
-        if let Some(mut batch) = forming.waiting.take() {
-            batch.purge(&self.assignment.take_revoked());
+        if let Some(batch) = forming.waiting.take() {
             permit.send(batch);
         }
         let due = forming
@@ -349,15 +363,7 @@ impl IngestSource {
     /// the DLQ; either way the partition's next offset advances past it, and the lane is
     /// returned. A message of a partition no longer assigned is left to its new owner.
     async fn accept(&self, lanes: &mut [Forming; 2], msg: &OwnedMessage) -> Option<Lane> {
-        let revoked = self.assignment.take_revoked();
-        if !revoked.is_empty() {
-            for forming in lanes.iter_mut() {
-                forming.open.purge(&revoked);
-                if let Some(waiting) = &mut forming.waiting {
-                    waiting.purge(&revoked);
-                }
-            }
-        }
+        self.purge_revoked(lanes);
         // The headers are copied only for a dead letter (below): this runs for every message.
         let origin = Origin {
             topic: msg.topic().to_string(),
