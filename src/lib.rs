@@ -5,7 +5,7 @@
 // overflows the default limit of the compiler's type-layout recursion.
 #![recursion_limit = "256"]
 pub mod auth;
-pub mod bench;
+pub mod calibration;
 pub mod chunking;
 pub mod cli;
 pub mod config;
@@ -15,7 +15,6 @@ pub mod data_dir;
 pub mod embedders;
 pub mod embedding;
 pub mod engine;
-pub mod eval;
 mod failpoint;
 pub mod graph;
 pub mod health;

@@ -47,9 +47,6 @@ enum Command {
     /// Index administration.
     #[command(subcommand)]
     Index(cli::index::IndexCommand),
-    /// Retrieval-quality evaluation.
-    #[command(subcommand)]
-    Eval(cli::eval::EvalCommand),
     /// Embedding models.
     #[command(subcommand)]
     Model(cli::model::ModelCommand),
@@ -75,7 +72,6 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Query(args) => cli::query::run(config, args).await,
         Command::Explain(args) => cli::explain::run(config, args).await,
         Command::Index(command) => cli::index::run(config, command).await,
-        Command::Eval(command) => cli::eval::run(config, command).await,
         Command::Model(command) => cli::model::run(config, command).await,
         Command::Schema(args) => cli::schema::run(args).await,
         Command::Dlq(command) => cli::dlq::run(config, command).await,

@@ -6,11 +6,11 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::bench::hostile::FIELDS;
 use crate::contracts::{c000_retrieval_calls, c001_rag_searcher, c002_retrieval_api};
 use crate::contracts::{c003_ai_core, c004_retriever};
 use crate::model::DocumentLimits;
 use crate::pipeline::events::{parse_event, DocumentEvent};
+use hostile_input::FIELDS;
 
 const CASES: u32 = 1000;
 

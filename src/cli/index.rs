@@ -6,7 +6,6 @@ use std::time::Instant;
 use clap::Subcommand;
 use serde_json::json;
 
-use super::eval::print_calibration;
 use super::{failure, index_name, load_embedder, lock_data_dir, usage, Failure};
 use crate::config::Config;
 use crate::embedding::Embedder;
@@ -207,7 +206,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
             queries,
             qrels,
         } => {
-            use crate::eval::{beir, calibrate};
+            use crate::calibration::{calibrate, judgments};
             use crate::index::CalibrationSource;
             let name = index_name(&name)?;
             let engine = Engine::new(config.clone(), load_embedder(&config)?);
@@ -219,9 +218,9 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
                 .map_err(failure)?;
             match (queries, qrels) {
                 (Some(queries), Some(qrels)) => {
-                    let queries = beir::read_queries(&queries).map_err(failure)?;
-                    let qrels = beir::read_qrels(&qrels).map_err(failure)?;
-                    let judged = beir::judged(&queries, &qrels);
+                    let queries = judgments::read_queries(&queries).map_err(failure)?;
+                    let qrels = judgments::read_qrels(&qrels).map_err(failure)?;
+                    let judged = judgments::judged(&queries, &qrels);
                     if judged.is_empty() {
                         return Err(usage("no query in --queries is judged in --qrels"));
                     }
@@ -230,7 +229,7 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
                         &name,
                         &judged,
                         &qrels,
-                        beir::LeftOut::Nothing,
+                        crate::calibration::LeftOut::Nothing,
                         true,
                     )
                     .await
@@ -278,4 +277,48 @@ pub async fn run(config: Config, command: IndexCommand) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// What a calibration measured, as a table, with what it stored marked.
+pub fn print_calibration(c: &crate::calibration::Calibration) {
+    println!("fusion, on every query (each at its own centre and passage weight):");
+    for (fusion, ndcg) in &c.ndcg_at_10_by_fusion {
+        let mark = if *fusion == c.fusion {
+            "  <- stored"
+        } else {
+            ""
+        };
+        println!("  {:<10} nDCG@10 {ndcg:.4}{mark}", fusion.name());
+    }
+    println!(
+        "auto's centre with {}, on {} sentence queries:",
+        c.fusion.name(),
+        c.queries
+    );
+    for (center, ndcg) in &c.ndcg_at_10_by_center {
+        let mark = if *center == c.center {
+            "  <- stored"
+        } else {
+            ""
+        };
+        println!("  centre {center:.1}  nDCG@10 {ndcg:.4}{mark}");
+    }
+    if c.passage_queries == 0 {
+        return;
+    }
+    println!("and on {} passage queries:", c.passage_queries);
+    for (weight, ndcg) in &c.ndcg_at_10_by_passage_weight {
+        let mark = if Some(*weight) == c.passage_weight {
+            "  <- stored"
+        } else {
+            ""
+        };
+        println!("  passage weight {weight:.1}  nDCG@10 {ndcg:.4}{mark}");
+    }
+    if c.passage_weight.is_none() {
+        println!(
+            "  too few passages to measure (fewer than {}): passages stay balanced",
+            crate::calibration::calibrate::MIN_PASSAGE_QUERIES
+        );
+    }
 }

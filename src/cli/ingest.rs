@@ -56,7 +56,7 @@ pub async fn run(config: Config, args: IngestArgs) -> Result<(), Failure> {
     let secs = started.elapsed().as_secs_f64();
     // Once the index is large enough, and each time it doubles, `auto` calibrates
     // itself on queries cut from the index's own chunks (docs/evaluation.md).
-    let calibration = crate::eval::calibrate::self_calibrate_if_due(&engine, &name)
+    let calibration = crate::calibration::calibrate::self_calibrate_if_due(&engine, &name)
         .await
         .map_err(failure)?;
     println!(

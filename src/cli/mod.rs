@@ -2,10 +2,8 @@
 //! (the benchmarks), one file per command. Each command is a thin edge over the library: it
 //! parses its arguments, calls the library and maps errors to an exit code once, here.
 
-pub mod bench;
 pub mod config;
 pub mod dlq;
-pub mod eval;
 pub mod explain;
 pub mod index;
 pub mod ingest;

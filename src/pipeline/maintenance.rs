@@ -68,7 +68,7 @@ pub async fn run(engine: Arc<Engine>, mut stopped: watch::Receiver<bool>) {
             let calibration = {
                 let (engine, name) = (engine.clone(), name.clone());
                 crate::runtime::background::run(async move {
-                    crate::eval::calibrate::self_calibrate_if_due(&engine, &name).await
+                    crate::calibration::calibrate::self_calibrate_if_due(&engine, &name).await
                 })
             };
             let calibrated = tokio::select! {

@@ -11,9 +11,28 @@ pub fn ragstream(data: &std::path::Path) -> Command {
     on_data(Command::new(env!("CARGO_BIN_EXE_ragstream")), data)
 }
 
-/// The benchmarks' own binary.
+/// The benchmarks' and evaluation's own binary, on a data directory.
 pub fn ragstream_bench(data: &std::path::Path) -> Command {
-    on_data(Command::new(env!("CARGO_BIN_EXE_ragstream-bench")), data)
+    on_data(Command::new(ragstream_bench_path()), data)
+}
+
+/// Where `ragstream-bench` is. It belongs to the workspace's other package
+/// (crates/ragstream-tools), whose binaries cargo does not build for this package's tests:
+/// `scripts/test` builds it first, into the same target directory as this test binary.
+pub fn ragstream_bench_path() -> std::path::PathBuf {
+    let test = std::env::current_exe().expect("the test binary's path");
+    // target/<profile>/deps/integration-… → target/<profile>/ragstream-bench
+    let path = test
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("the test binary sits in target/<profile>/deps")
+        .join("ragstream-bench");
+    assert!(
+        path.exists(),
+        "{} is missing: build it first with `cargo build -p ragstream-tools` (scripts/test does)",
+        path.display()
+    );
+    path
 }
 
 fn on_data(mut cmd: Command, data: &std::path::Path) -> Command {
@@ -128,7 +147,7 @@ fn ingest_calibrates_auto_on_the_index_own_queries_as_it_grows() {
         .as_f64()
         .unwrap_or_else(|| panic!("{grown}"));
     assert!(
-        ragstream::eval::calibrate::CENTERS.contains(&center),
+        ragstream::calibration::calibrate::CENTERS.contains(&center),
         "{grown}"
     );
     // The second chunk of each document is long enough to cut a passage from.
@@ -136,7 +155,7 @@ fn ingest_calibrates_auto_on_the_index_own_queries_as_it_grows() {
         .as_f64()
         .unwrap_or_else(|| panic!("{grown}"));
     assert!(
-        ragstream::eval::calibrate::CENTERS.contains(&passage_weight),
+        ragstream::calibration::calibrate::CENTERS.contains(&passage_weight),
         "{grown}"
     );
     let fusion = grown["auto_calibrated_fusion"].clone();
@@ -506,7 +525,7 @@ fn index_calibrate_stores_the_best_auto_centre_it_measured() {
     let stored: f64 = stored_line("centre ")["centre ".len()..][..3]
         .parse()
         .unwrap();
-    assert_eq!(ragstream::eval::calibrate::best(&table), stored);
+    assert_eq!(ragstream::calibration::calibrate::best(&table), stored);
     // Each fusion tried, the best stored (ties: contract 000's way, listed first).
     let fusions: Vec<(&str, f64)> = stdout
         .lines()
@@ -590,7 +609,7 @@ fn eval_beir_scores_every_method_and_reports_the_auto_centre_it_ran_from() {
     .unwrap();
     let eval = |data: &str, extra: &[&str]| -> Value {
         let out = succeeded(
-            ragstream(&dir.path().join(data))
+            ragstream_bench(&dir.path().join(data))
                 .args(["eval", "beir", "--json", "--long-queries", "--data"])
                 .arg(&beir)
                 .args(extra),
@@ -652,7 +671,7 @@ fn eval_beir_scores_every_method_and_reports_the_auto_centre_it_ran_from() {
     let report = &calibrated[0];
     let center = report["calibration"]["center"].as_f64().unwrap();
     assert!(
-        ragstream::eval::calibrate::CENTERS.contains(&center),
+        ragstream::calibration::calibrate::CENTERS.contains(&center),
         "{report}"
     );
     assert_eq!(report["calibration"]["queries"], 1);

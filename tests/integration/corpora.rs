@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::cli::ragstream;
+use crate::cli::ragstream_bench;
 use crate::common::succeeded;
 
 fn script(name: &str) -> Command {
@@ -30,7 +30,7 @@ fn lines(path: PathBuf) -> Vec<Value> {
 /// `eval beir --json` with the hashing embedder on `beir`: the test queries' report.
 fn eval(data: &Path, beir: &Path) -> Value {
     let out = succeeded(
-        ragstream(data)
+        ragstream_bench(data)
             .args(["eval", "beir", "--json", "--data"])
             .arg(beir),
     );

@@ -709,7 +709,7 @@ async fn a_batch_prepared_while_others_commit_appends_unless_they_gave_its_docum
 /// replace as they are when it writes.
 #[tokio::test]
 async fn a_self_calibration_never_overwrites_settings_made_while_it_ran() {
-    use ragstream::eval::calibrate::{store, store_own, Calibration};
+    use ragstream::calibration::calibrate::{store, store_own, Calibration};
     use ragstream::index::{CalibrationSource, IndexDefaults};
     use ragstream::model::BranchFusion;
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use ragstream::bench::hostile::Hostile;
+use hostile_input::Hostile;
 use ragstream::http::openapi::ROUTES;
 use serde_json::{json, Value};
 

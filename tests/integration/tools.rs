@@ -219,7 +219,7 @@ fn compare_lancedb_runs_both_sides_on_a_small_index() {
         Command::new(repo().join("scripts/compare-lancedb"))
             .arg("600")
             .env("QUERIES", "20")
-            .env("BIN", env!("CARGO_BIN_EXE_ragstream-bench"))
+            .env("BIN", crate::cli::ragstream_bench_path())
             .env("OUT", &out)
             .env("TMPDIR", dir.path()),
     );

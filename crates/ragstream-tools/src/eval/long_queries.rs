@@ -14,8 +14,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::beir::BeirQuery;
-use super::metrics::Qrels;
-use crate::model::Document;
+use ragstream::calibration::metrics::Qrels;
+use ragstream::model::Document;
 
 /// The long queries and their judgments for `corpus` from the judged queries of `splits`:
 /// documents cited by a query that cites at least two (else nothing is left to find), in

@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 
 use sha2::{Digest, Sha256};
 
-use super::beir::BeirQuery;
 use super::metrics::Qrels;
+use super::BeirQuery;
 use crate::engine::{Engine, EngineError};
 use crate::index::ChunkRow;
 use crate::model::IndexName;

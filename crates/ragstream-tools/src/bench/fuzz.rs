@@ -10,10 +10,10 @@ use futures::FutureExt;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::hostile::Hostile;
-use crate::contracts::{Contract, Target};
-use crate::embedding::{Embedder, HashingEmbedder};
-use crate::model::{Document, IndexName};
+use hostile_input::Hostile;
+use ragstream::contracts::{Contract, Target};
+use ragstream::embedding::{Embedder, HashingEmbedder};
+use ragstream::model::{Document, IndexName};
 
 /// What one parser did with its inputs.
 #[derive(Debug, Default, Serialize)]
@@ -86,14 +86,14 @@ pub async fn run(cases: u64, seed: u64) -> FuzzReport {
     let mut parsers = BTreeMap::new();
 
     // Document events.
-    let limits = crate::model::DocumentLimits::default();
+    let limits = ragstream::model::DocumentLimits::default();
     let mut events = ParserReport::default();
     let valid = valid_event();
     for _ in 0..cases {
         let body = hostile.body(&valid);
         events.cases += 1;
         match std::panic::catch_unwind(|| {
-            crate::pipeline::events::parse_event(Some(&body), 1 << 20, &limits)
+            ragstream::pipeline::events::parse_event(Some(&body), 1 << 20, &limits)
         }) {
             Ok(Ok(_)) => events.accepted += 1,
             Ok(Err(_)) => events.refused += 1,
@@ -108,22 +108,22 @@ pub async fn run(cases: u64, seed: u64) -> FuzzReport {
     // The five contracts, on a small index.
     let dir = std::env::temp_dir().join(format!("ragstream-fuzz-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let mut config = crate::config::Config::default();
+    let mut config = ragstream::config::Config::default();
     config.storage.data_dir = dir.clone();
     config.model.embedder = "hashing".into();
     config.contracts.default_index = "kb".into();
     config.retrievers.insert(
         "kb_leaf".into(),
-        crate::retrieval::retrievers::RetrieverConfig::leaf("kb", 3),
+        ragstream::retrieval::retrievers::RetrieverConfig::leaf("kb", 3),
     );
-    let engine = crate::Engine::new(
+    let engine = ragstream::Engine::new(
         config,
         Arc::new(HashingEmbedder::new(384)) as Arc<dyn Embedder>,
     );
     let kb = IndexName::parse("kb").expect("valid");
     let docs = (0..20)
         .map(|i| {
-            crate::index::DocumentOp::Upsert(Document {
+            ragstream::index::DocumentOp::Upsert(Document {
                 id: format!("d{i}"),
                 title: Some(format!("Document {i}")),
                 text: Some(format!("The moon pulls the tides, note {i}.")),
@@ -134,7 +134,7 @@ pub async fn run(cases: u64, seed: u64) -> FuzzReport {
     if let Err(e) = engine.write(&kb, docs).await {
         tracing::error!(error = %e, "fuzz: the index could not be written");
     }
-    let caller = crate::auth::Caller::unrestricted();
+    let caller = ragstream::auth::Caller::unrestricted();
     for contract in Contract::ALL {
         let mut report = ParserReport::default();
         let valid = valid_body(contract);
@@ -145,7 +145,7 @@ pub async fn run(cases: u64, seed: u64) -> FuzzReport {
                 retriever: Some("kb_leaf".into()),
             };
             report.cases += 1;
-            let answered = std::panic::AssertUnwindSafe(crate::contracts::answer(
+            let answered = std::panic::AssertUnwindSafe(ragstream::contracts::answer(
                 &engine, &caller, contract, target, &body,
             ))
             .catch_unwind()
@@ -190,7 +190,7 @@ pub async fn run(cases: u64, seed: u64) -> FuzzReport {
         let value = hostile.string();
         env_report.cases += 1;
         match std::panic::catch_unwind(|| {
-            crate::config::Config::load_from(None, vec![(key.to_string(), value.clone())])
+            ragstream::config::Config::load_from(None, vec![(key.to_string(), value.clone())])
         }) {
             Ok(Ok(_)) => env_report.accepted += 1,
             Ok(Err(_)) => env_report.refused += 1,

@@ -1,13 +1,14 @@
-//! `ragstream eval …`: retrieval quality (docs/evaluation.md).
+//! `ragstream-bench eval …`: retrieval quality (docs/evaluation.md).
 
 use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use super::{failure, index_name, load_embedder, Failure, ReportArgs};
-use crate::config::Config;
-use crate::engine::Engine;
-use crate::retrieval::SearchMethod;
+use ragstream::cli::index::print_calibration;
+use ragstream::cli::{failure, index_name, load_embedder, Failure, ReportArgs};
+use ragstream::config::Config;
+use ragstream::engine::Engine;
+use ragstream::retrieval::SearchMethod;
 
 #[derive(Subcommand)]
 pub enum EvalCommand {
@@ -108,8 +109,8 @@ pub async fn run(config: Config, command: EvalCommand) -> Result<(), Failure> {
 /// and the hybrid profiles with each other way of fusing the branches.
 fn eval_methods() -> Vec<crate::eval::beir::EvalMethod> {
     use crate::eval::beir::EvalMethod;
-    use crate::retrieval::fusion::BranchFusion;
-    use crate::retrieval::profiles::Profile;
+    use ragstream::retrieval::fusion::BranchFusion;
+    use ragstream::retrieval::profiles::Profile;
     let mut methods = vec![
         EvalMethod::Method(SearchMethod::Semantic),
         EvalMethod::Method(SearchMethod::Keyword),
@@ -192,48 +193,5 @@ fn print_eval(reports: &[crate::eval::beir::EvalReport]) {
                 .collect();
             println!("{:<28} {:<26} {}", dataset(r), m.method, buckets.join("  "));
         }
-    }
-}
-
-pub fn print_calibration(c: &crate::eval::calibrate::Calibration) {
-    println!("fusion, on every query (each at its own centre and passage weight):");
-    for (fusion, ndcg) in &c.ndcg_at_10_by_fusion {
-        let mark = if *fusion == c.fusion {
-            "  <- stored"
-        } else {
-            ""
-        };
-        println!("  {:<10} nDCG@10 {ndcg:.4}{mark}", fusion.name());
-    }
-    println!(
-        "auto's centre with {}, on {} sentence queries:",
-        c.fusion.name(),
-        c.queries
-    );
-    for (center, ndcg) in &c.ndcg_at_10_by_center {
-        let mark = if *center == c.center {
-            "  <- stored"
-        } else {
-            ""
-        };
-        println!("  centre {center:.1}  nDCG@10 {ndcg:.4}{mark}");
-    }
-    if c.passage_queries == 0 {
-        return;
-    }
-    println!("and on {} passage queries:", c.passage_queries);
-    for (weight, ndcg) in &c.ndcg_at_10_by_passage_weight {
-        let mark = if Some(*weight) == c.passage_weight {
-            "  <- stored"
-        } else {
-            ""
-        };
-        println!("  passage weight {weight:.1}  nDCG@10 {ndcg:.4}{mark}");
-    }
-    if c.passage_weight.is_none() {
-        println!(
-            "  too few passages to measure (fewer than {}): passages stay balanced",
-            crate::eval::calibrate::MIN_PASSAGE_QUERIES
-        );
     }
 }

@@ -24,14 +24,14 @@ use serde_json::json;
 use tracing::Instrument;
 
 use super::pipeline::{BenchError, Latency};
-use crate::auth::Caller;
-use crate::config::Config;
-use crate::contracts::{self, Contract, Target};
-use crate::embedding::Embedder;
-use crate::engine::Engine;
 use crate::eval::beir::read_queries;
-use crate::model::IndexName;
-use crate::telemetry::traces::{LogFormat, Telemetry};
+use ragstream::auth::Caller;
+use ragstream::config::Config;
+use ragstream::contracts::{self, Contract, Target};
+use ragstream::embedding::Embedder;
+use ragstream::engine::Engine;
+use ragstream::model::IndexName;
+use ragstream::telemetry::traces::{LogFormat, Telemetry};
 
 #[derive(Debug, Clone)]
 pub struct TelemetryBenchOptions {
@@ -100,7 +100,7 @@ fn measure_in(
     let index = IndexName::parse("bench").expect("a valid name");
     let documents = super::corpus_head(&options.corpus, options.documents)?;
     runtime
-        .block_on(crate::ingest::ingest_documents(
+        .block_on(ragstream::ingest::ingest_documents(
             &engine, &index, documents, false,
         ))
         .map_err(|e| BenchError::Stalled(format!("ingest: {e}")))?;
@@ -133,7 +133,7 @@ fn measure_in(
     let mut times = [Vec::new(), Vec::new()];
     for round in 0..=options.rounds {
         for (half, dispatch) in [(0, &off), (1, &on.dispatch)] {
-            crate::telemetry::metrics::set_recording(half == 1);
+            ragstream::telemetry::metrics::set_recording(half == 1);
             let ms = tracing::dispatcher::with_default(dispatch, || {
                 runtime.block_on(queries(&engine, &bodies))
             })?;
@@ -142,7 +142,7 @@ fn measure_in(
             }
         }
     }
-    crate::telemetry::metrics::set_recording(config.telemetry.metrics);
+    ragstream::telemetry::metrics::set_recording(config.telemetry.metrics);
     on.flush();
     let [off_ms, on_ms] = times;
     let (off, on) = (Latency::of(off_ms), Latency::of(on_ms));
@@ -174,7 +174,7 @@ async fn queries(engine: &Engine, bodies: &[Vec<u8>]) -> Result<Vec<f64>, BenchE
             trace_id = tracing::field::Empty,
             span_id = tracing::field::Empty,
         );
-        crate::telemetry::propagation::follow(&span, &opentelemetry::Context::new());
+        ragstream::telemetry::propagation::follow(&span, &opentelemetry::Context::new());
         let reply = contracts::answer(engine, &caller, Contract::C000, Target::default(), body)
             .instrument(span)
             .await;

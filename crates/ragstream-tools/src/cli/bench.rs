@@ -6,9 +6,9 @@ use std::sync::Arc;
 use clap::Subcommand;
 use serde_json::json;
 
-use super::{failure, index_name, load_embedder, usage, Failure, ReportArgs};
-use crate::config::Config;
-use crate::engine::Engine;
+use ragstream::cli::{failure, index_name, load_embedder, usage, Failure, ReportArgs};
+use ragstream::config::Config;
+use ragstream::engine::Engine;
 
 #[derive(Subcommand)]
 pub enum BenchCommand {
@@ -440,7 +440,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                     if shortlist == 0 || !(0.0..=1.0).contains(&share) {
                         return Err(bad());
                     }
-                    Ok(crate::index::ResidentSearch {
+                    Ok(ragstream::index::ResidentSearch {
                         shortlist,
                         hamming_share: share,
                     })
@@ -674,7 +674,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                     "--documents, --batch and --query-count must be at least 1",
                 ));
             }
-            let defaults = crate::index::KeywordSettings::default();
+            let defaults = ragstream::index::KeywordSettings::default();
             let settings = settings
                 .iter()
                 .map(|s| {
@@ -690,9 +690,9 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                         part(3, defaults.max_query_terms),
                     ) {
                         (2..=4, Some(mb), Some(merge), Some(max_docs), Some(max_terms)) => {
-                            crate::index::KeywordSettings {
+                            ragstream::index::KeywordSettings {
                                 max_query_terms: max_terms,
-                                ..crate::index::KeywordSettings::from_mib(mb, merge, max_docs)
+                                ..ragstream::index::KeywordSettings::from_mib(mb, merge, max_docs)
                             }
                         }
                         _ => {
@@ -718,7 +718,7 @@ pub async fn run(config: Config, command: BenchCommand) -> Result<(), Failure> {
                 query_count,
                 settings,
             };
-            let chunker = crate::chunking::Chunker::new(config.chunking.chunker());
+            let chunker = ragstream::chunking::Chunker::new(config.chunking.chunker());
             let report = crate::bench::keyword::run(&chunker, &options).map_err(failure)?;
             if output.table() {
                 println!(

@@ -15,14 +15,14 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::pipeline::{BenchError, Latency};
-use crate::auth::Caller;
-use crate::config::Config;
-use crate::contracts::{self, Contract, Target};
-use crate::embedding::Embedder;
-use crate::engine::Engine;
 use crate::eval::beir::read_queries;
-use crate::index::DocumentOp;
-use crate::model::{IndexName, Triple};
+use ragstream::auth::Caller;
+use ragstream::config::Config;
+use ragstream::contracts::{self, Contract, Target};
+use ragstream::embedding::Embedder;
+use ragstream::engine::Engine;
+use ragstream::index::DocumentOp;
+use ragstream::model::{IndexName, Triple};
 
 #[derive(Debug, Clone)]
 pub struct GraphBenchOptions {
@@ -68,7 +68,7 @@ const RELATIONS: &[&str] = &[
 /// Triples from `text`'s own words: consecutive distinct longer words, linked in a chain.
 fn triples_of(text: &str, count: usize) -> Vec<Triple> {
     let mut words: Vec<String> = Vec::new();
-    for w in crate::graph::normalize::tokens(text) {
+    for w in ragstream::graph::normalize::tokens(text) {
         if w.len() >= 6 && w.chars().all(char::is_alphabetic) && !words.contains(&w) {
             words.push(w);
         }

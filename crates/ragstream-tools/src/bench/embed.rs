@@ -8,7 +8,7 @@ use std::time::Instant;
 use candle_core::{Device, Tensor};
 use serde::Serialize;
 
-use crate::embedding::{EmbedError, Embedder, MiniLmEmbedder, StaticEmbedder};
+use ragstream::embedding::{EmbedError, Embedder, MiniLmEmbedder, StaticEmbedder};
 
 const HIDDEN: f64 = 384.0;
 const FFN: f64 = 1536.0;

@@ -8,11 +8,11 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::pipeline::{failed, BenchError};
-use crate::engine::Engine;
 use crate::eval::beir::percentile;
-use crate::model::IndexName;
-use crate::retrieval::explain::Target;
-use crate::retrieval::{SearchMethod, SearchRequest};
+use ragstream::engine::Engine;
+use ragstream::model::IndexName;
+use ragstream::retrieval::explain::Target;
+use ragstream::retrieval::{SearchMethod, SearchRequest};
 
 #[derive(Debug, Serialize)]
 pub struct ExplainCost {

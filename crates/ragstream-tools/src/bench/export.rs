@@ -14,8 +14,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::pipeline::{failed, BenchError};
-use crate::engine::Engine;
-use crate::model::IndexName;
+use ragstream::engine::Engine;
+use ragstream::model::IndexName;
 
 fn io(what: &Path, e: std::io::Error) -> BenchError {
     BenchError::Stalled(format!("{}: {e}", what.display()))
@@ -55,7 +55,7 @@ pub async fn run(
     let ds = index.lance().latest();
     let rows = index
         .lance()
-        .rows_where(&ds, Some(crate::store::filters::LIVE_ROWS.into()), true)
+        .rows_where(&ds, Some(ragstream::store::filters::LIVE_ROWS.into()), true)
         .await
         .map_err(|e| failed("rows", &e))?;
     let dimensions = index.info().dimensions;

@@ -11,15 +11,15 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::pipeline::{failed, BenchError};
-use crate::config::Config;
-use crate::embedding::Embedder;
-use crate::engine::Engine;
 use crate::eval::beir::{percentile, read_corpus, read_queries};
-use crate::index::vector_index::coverage;
-use crate::index::{DocumentOp, ResidentSearch};
-use crate::model::{Document, IndexName};
-use crate::retrieval::profiles::is_passage;
-use crate::retrieval::{SearchMethod, SearchRequest};
+use ragstream::config::Config;
+use ragstream::embedding::Embedder;
+use ragstream::engine::Engine;
+use ragstream::index::vector_index::coverage;
+use ragstream::index::{DocumentOp, ResidentSearch};
+use ragstream::model::{Document, IndexName};
+use ragstream::retrieval::profiles::is_passage;
+use ragstream::retrieval::{SearchMethod, SearchRequest};
 
 #[derive(Debug, Clone)]
 pub struct ScaleBenchOptions {
@@ -265,7 +265,10 @@ async fn measure(
     let mut written = 0;
     // The daemon's maintenance actor runs alongside (every `index.maintenance.interval_ms`).
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let maintenance = tokio::spawn(crate::pipeline::maintenance::run(engine.clone(), stopped));
+    let maintenance = tokio::spawn(ragstream::pipeline::maintenance::run(
+        engine.clone(),
+        stopped,
+    ));
     if have < options.chunks {
         let mut docs = documents(&corpus)
             .take(options.chunks)
@@ -588,12 +591,12 @@ struct EngineErrorText(String);
 /// versions every second. Maintenance keeps running (the caller's task).
 async fn steady(
     engine: &Arc<Engine>,
-    index: &Arc<crate::index::Index>,
+    index: &Arc<ragstream::index::Index>,
     corpus: &[Document],
     queries: &[String],
     first: usize,
     options: &ScaleBenchOptions,
-) -> Result<SteadyReport, crate::engine::EngineError> {
+) -> Result<SteadyReport, ragstream::engine::EngineError> {
     const TICK: Duration = Duration::from_millis(250);
     let name = index.name().clone();
     // The generator is positioned before the clock starts: skipping the documents already
@@ -633,7 +636,7 @@ async fn steady(
                     background,
                 ));
             }
-            Ok::<_, crate::engine::EngineError>(times)
+            Ok::<_, ragstream::engine::EngineError>(times)
         })
     };
     let sampling = {
@@ -651,10 +654,10 @@ async fn steady(
                 samples.push((fragments, versions, segments));
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
-            Ok::<_, crate::index::StoreError>(samples)
+            Ok::<_, ragstream::index::StoreError>(samples)
         })
     };
-    let passes = crate::telemetry::metrics().map(|m| {
+    let passes = ragstream::telemetry::metrics().map(|m| {
         m.maintenance_runs_total
             .with_label_values(&[name.as_str()])
             .get()
@@ -688,10 +691,10 @@ async fn steady(
     done.store(true, std::sync::atomic::Ordering::SeqCst);
     let times = querying
         .await
-        .map_err(|e| crate::engine::EngineError::Internal(e.to_string()))??;
+        .map_err(|e| ragstream::engine::EngineError::Internal(e.to_string()))??;
     let samples = sampling
         .await
-        .map_err(|e| crate::engine::EngineError::Internal(e.to_string()))??;
+        .map_err(|e| ragstream::engine::EngineError::Internal(e.to_string()))??;
     let window = Duration::from_secs_f64((seconds / 6.0).min(60.0));
     let p99_of = |pick: &dyn Fn(Duration, bool) -> bool| {
         let mut ms: Vec<f64> = times
@@ -711,7 +714,7 @@ async fn steady(
         })
         .collect();
     freshness.sort_by(f64::total_cmp);
-    let passes_after = crate::telemetry::metrics().map(|m| {
+    let passes_after = ragstream::telemetry::metrics().map(|m| {
         m.maintenance_runs_total
             .with_label_values(&[name.as_str()])
             .get()
@@ -750,12 +753,12 @@ async fn steady(
 /// over-fetch, for each (nprobes, refine factor, ef, resident shortlist).
 async fn measure_recall(
     engine: &Arc<Engine>,
-    index: &Arc<crate::index::Index>,
+    index: &Arc<ragstream::index::Index>,
     queries: &[String],
     points: &[(usize, u32, usize, ResidentSearch)],
-) -> Result<Vec<SweepPoint>, crate::engine::EngineError> {
+) -> Result<Vec<SweepPoint>, ragstream::engine::EngineError> {
     let ds = index.lance().latest();
-    let ids = |found: Vec<crate::index::rows::CandidateRow>| -> Vec<String> {
+    let ids = |found: Vec<ragstream::index::rows::CandidateRow>| -> Vec<String> {
         found.into_iter().map(|c| c.chunk_id).collect()
     };
     let mut vectors = Vec::new();
@@ -765,9 +768,9 @@ async fn measure_recall(
         exact.push(ids(index.lance().nearest_exact(&ds, &v, 10).await?));
         vectors.push(v);
     }
-    let fetch = crate::retrieval::fusion::overfetch(10);
-    let everything = crate::store::filters::Filters {
-        visibility: crate::store::filters::Visibility::All,
+    let fetch = ragstream::retrieval::fusion::overfetch(10);
+    let everything = ragstream::store::filters::Filters {
+        visibility: ragstream::store::filters::Visibility::All,
         ..Default::default()
     };
     let mut out = Vec::new();
@@ -804,12 +807,12 @@ async fn measure_recall(
 /// candidate read by chunk id (what hybrid queries read before late hydration).
 async fn time_phases(
     engine: &Arc<Engine>,
-    index: &Arc<crate::index::Index>,
+    index: &Arc<ragstream::index::Index>,
     queries: &[String],
-) -> Result<Vec<PhaseTime>, crate::engine::EngineError> {
-    use crate::index::DisjunctionSearch;
-    use crate::store::filters::Filters;
-    let fetch = crate::retrieval::fusion::overfetch(10);
+) -> Result<Vec<PhaseTime>, ragstream::engine::EngineError> {
+    use ragstream::index::DisjunctionSearch;
+    use ragstream::store::filters::Filters;
+    let fetch = ragstream::retrieval::fusion::overfetch(10);
     let what_runs = |search| match index.keyword().disjunction_search() == search {
         true => ": what runs",
         false => "",
@@ -843,7 +846,7 @@ async fn time_phases(
     .collect();
     // Nothing is deleted here: what a query's keyword branch runs then (no visibility clause).
     let filters = Filters {
-        visibility: crate::store::filters::Visibility::All,
+        visibility: ragstream::store::filters::Visibility::All,
         ..Filters::default()
     };
     for (n, q) in queries.iter().enumerate() {
@@ -915,21 +918,21 @@ async fn time_phases(
         };
         let addresses: Vec<u64> = found.iter().map(|c| c.address).collect();
         let reads = [
-            crate::index::rows::CANDIDATE_COLUMNS.to_vec(),
-            vec![crate::index::rows::VECTOR_COLUMN],
+            ragstream::index::rows::CANDIDATE_COLUMNS.to_vec(),
+            vec![ragstream::index::rows::VECTOR_COLUMN],
         ];
         for (i, columns) in reads.into_iter().enumerate() {
             take(addresses.clone(), columns)
                 .await
-                .map_err(crate::index::StoreError::from)?;
+                .map_err(ragstream::index::StoreError::from)?;
             lap(10 + i, &mut times);
         }
         let addresses: Vec<u64> = found.iter().take(10).map(|c| c.address).collect();
         lance.rows_at(&snapshot.dataset, &addresses, false).await?;
         lap(12, &mut times);
-        take(addresses, crate::index::rows::columns_without_vector())
+        take(addresses, ragstream::index::rows::columns_without_vector())
             .await
-            .map_err(crate::index::StoreError::from)?;
+            .map_err(ragstream::index::StoreError::from)?;
         lap(13, &mut times);
     }
     Ok(times
@@ -964,7 +967,7 @@ mod tests {
             document(
                 "edge",
                 Some("Two words"),
-                crate::retrieval::profiles::PASSAGE_MIN_WORDS - 2,
+                ragstream::retrieval::profiles::PASSAGE_MIN_WORDS - 2,
             ),
         ];
         let queries = passage_queries(&corpus);

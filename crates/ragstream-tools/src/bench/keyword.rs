@@ -12,10 +12,10 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::pipeline::BenchError;
-use crate::chunking::Chunker;
 use crate::eval::beir::{percentile, read_corpus, read_queries};
-use crate::index::{ChunkRow, KeywordSettings, KeywordStore};
-use crate::store::filters::Filters;
+use ragstream::chunking::Chunker;
+use ragstream::index::{ChunkRow, KeywordSettings, KeywordStore};
+use ragstream::store::filters::Filters;
 
 #[derive(Debug, Clone)]
 pub struct KeywordBenchOptions {
@@ -158,7 +158,7 @@ fn measure(
     segment_docs.sort_unstable_by(|a, b| b.cmp(a));
     // Nothing is deleted here: what a query's keyword branch runs then (no visibility clause).
     let filters = Filters {
-        visibility: crate::store::filters::Visibility::All,
+        visibility: ragstream::store::filters::Visibility::All,
         ..Filters::default()
     };
     let mut times = Vec::with_capacity(queries.len());

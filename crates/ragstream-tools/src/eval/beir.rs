@@ -1,95 +1,29 @@
 //! BEIR datasets (corpus.jsonl, queries.jsonl, qrels/test.tsv) and the evaluation run.
 
 use std::collections::HashMap;
-use std::io::BufRead;
 use std::path::Path;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::metrics::{mean, ndcg_at, paired_difference, recall_at, PairedDifference, Qrels, Run};
-use crate::engine::{Engine, EngineError};
-use crate::index::CalibrationSource;
-use crate::model::{Document, IndexName};
-use crate::retrieval::fusion::BranchFusion;
-use crate::retrieval::profiles::{AutoStart, Profile};
-use crate::retrieval::{SearchMethod, SearchRequest};
+use ragstream::calibration::judgments::read_jsonl;
+use ragstream::calibration::metrics::{
+    mean, ndcg_at, paired_difference, recall_at, PairedDifference, Qrels, Run,
+};
+use ragstream::engine::Engine;
+use ragstream::index::CalibrationSource;
+use ragstream::model::{Document, IndexName};
+use ragstream::retrieval::fusion::BranchFusion;
+use ragstream::retrieval::profiles::{AutoStart, Profile};
+use ragstream::retrieval::SearchRequest;
 
-#[derive(Debug, thiserror::Error)]
-pub enum BeirError {
-    #[error("{path}: {reason}")]
-    Data { path: String, reason: String },
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-}
+pub use ragstream::calibration::judgments::{judged, read_qrels, read_queries, BeirQuery, LeftOut};
+pub use ragstream::calibration::{CalibrationError, EvalMethod};
+pub use ragstream::ingest::BeirDoc;
 
-fn data_err(path: &Path, reason: impl ToString) -> BeirError {
-    BeirError::Data {
-        path: path.display().to_string(),
-        reason: reason.to_string(),
-    }
-}
-
-pub use crate::ingest::BeirDoc;
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct BeirQuery {
-    #[serde(rename = "_id")]
-    pub id: String,
-    pub text: String,
-}
-
-/// The queries of a BEIR dataset.
-pub fn read_queries(path: &Path) -> Result<Vec<BeirQuery>, BeirError> {
-    read_jsonl(path)
-}
-
-pub fn read_corpus(path: &Path) -> Result<Vec<Document>, BeirError> {
+/// The documents of a BEIR corpus.jsonl.
+pub fn read_corpus(path: &Path) -> Result<Vec<Document>, CalibrationError> {
     read_jsonl::<BeirDoc>(path).map(|docs| docs.into_iter().map(BeirDoc::into_document).collect())
-}
-
-fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, BeirError> {
-    let file = std::fs::File::open(path).map_err(|e| data_err(path, e))?;
-    let mut out = Vec::new();
-    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| data_err(path, e))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        out.push(
-            serde_json::from_str(&line)
-                .map_err(|e| data_err(path, format!("line {}: {e}", n + 1)))?,
-        );
-    }
-    Ok(out)
-}
-
-/// Reads a qrels TSV (`query-id corpus-id score`, header row, CRLF tolerated).
-pub fn read_qrels(path: &Path) -> Result<Qrels, BeirError> {
-    let text = std::fs::read_to_string(path).map_err(|e| data_err(path, e))?;
-    let mut qrels: Qrels = HashMap::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim_end_matches('\r');
-        if line.trim().is_empty() || (n == 0 && line.starts_with("query-id")) {
-            continue;
-        }
-        let parts: Vec<&str> = line.split('\t').collect();
-        let [q, d, s] = parts[..] else {
-            return Err(data_err(
-                path,
-                format!("line {}: expected 3 tab-separated fields", n + 1),
-            ));
-        };
-        let score: i64 = s
-            .trim()
-            .parse()
-            .map_err(|_| data_err(path, format!("line {}: bad score {s:?}", n + 1)))?;
-        qrels
-            .entry(q.to_string())
-            .or_default()
-            .insert(d.to_string(), score);
-    }
-    Ok(qrels)
 }
 
 /// Quality and latency of one retrieval method.
@@ -174,7 +108,7 @@ pub struct EvalReport {
     /// Results requested per query (documents are ranked by their best chunk).
     pub top_k: usize,
     /// The `auto` centre measured on the training queries (`--calibrate`), if it ran.
-    pub calibration: Option<super::calibrate::Calibration>,
+    pub calibration: Option<ragstream::calibration::calibrate::Calibration>,
     /// The centre `auto` ran from: a calibrated one, the model's measured one, or balanced
     /// (`IndexInfo::query_defaults`).
     pub auto_center: f64,
@@ -197,71 +131,6 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-/// What a run is scored for: a search method as contract 000 runs it, or a contract 002
-/// profile (hybrid at the profile's weight; `auto` resolves per query).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum EvalMethod {
-    Method(SearchMethod),
-    Profile(Profile),
-    /// A profile whose hybrid scales its branches another way than contract 000.
-    Fused(Profile, BranchFusion),
-}
-
-impl EvalMethod {
-    pub fn name(&self) -> String {
-        match self {
-            EvalMethod::Method(m) => format!("{m:?}").to_lowercase(),
-            EvalMethod::Profile(p) => format!("profile {}", p.name()),
-            EvalMethod::Fused(p, f) => format!("profile {} {}", p.name(), f.name()),
-        }
-    }
-
-    /// The request contract 002 would run for `query` on an index with `defaults` (`auto`
-    /// reads its calibrated centre; every profile its fusion).
-    pub fn request(
-        &self,
-        query: &str,
-        top_k: usize,
-        defaults: &crate::index::IndexDefaults,
-    ) -> SearchRequest {
-        match self {
-            EvalMethod::Method(m) => SearchRequest::new(query, *m, top_k),
-            EvalMethod::Profile(p) => {
-                EvalMethod::Fused(*p, defaults.fusion_for(None)).request(query, top_k, defaults)
-            }
-            EvalMethod::Fused(p, fusion) => {
-                let resolved = crate::retrieval::profiles::resolve(query, Some(*p), None, defaults);
-                let mut r = SearchRequest::new(query, SearchMethod::Hybrid, top_k);
-                r.hybrid_alpha = resolved.semantic_weight;
-                r.fusion = *fusion;
-                r
-            }
-        }
-    }
-}
-
-/// Results a query does not count: what it was made from.
-#[derive(Debug, Clone, Copy)]
-pub enum LeftOut<'a> {
-    Nothing,
-    /// The document whose id is the query's (BEIR's `ignore_identical_ids`, for datasets
-    /// whose queries are documents).
-    QueryDocument,
-    /// Per query id, the chunk it was cut from (synthetic queries).
-    Chunks(&'a HashMap<String, String>),
-}
-
-impl LeftOut<'_> {
-    /// Whether the chunk `chunk_id` of document `document_id` does not count for `query`.
-    pub(super) fn excludes(&self, query: &str, document_id: &str, chunk_id: &str) -> bool {
-        match self {
-            LeftOut::Nothing => false,
-            LeftOut::QueryDocument => document_id == query,
-            LeftOut::Chunks(chunks) => chunks.get(query).is_some_and(|c| c == chunk_id),
-        }
-    }
-}
-
 /// Runs `queries` (those `qrels` judges) with the request `request` makes of each, and scores
 /// them: nDCG@10, Recall@100 and latency. A document scores as its best chunk not
 /// `left_out`.
@@ -275,7 +144,7 @@ pub async fn score(
     progress: bool,
     left_out: LeftOut<'_>,
     request: impl Fn(&str) -> SearchRequest,
-) -> Result<MethodReport, BeirError> {
+) -> Result<MethodReport, CalibrationError> {
     let (run, mut latencies) =
         run_queries(engine, index, queries, &name, progress, left_out, request).await?;
     latencies.sort_by(f64::total_cmp);
@@ -327,9 +196,9 @@ pub async fn run_queries(
     progress: bool,
     left_out: LeftOut<'_>,
     request: impl Fn(&str) -> SearchRequest,
-) -> Result<(Run, Vec<f64>), BeirError> {
+) -> Result<(Run, Vec<f64>), CalibrationError> {
     let bar =
-        crate::ingest::progress_bar(progress, queries.len() as u64, &format!("{name} queries"));
+        ragstream::ingest::progress_bar(progress, queries.len() as u64, &format!("{name} queries"));
     let mut run: Run = HashMap::new();
     let mut latencies = Vec::with_capacity(queries.len());
     for q in queries {
@@ -348,14 +217,6 @@ pub async fn run_queries(
     }
     bar.finish_and_clear();
     Ok((run, latencies))
-}
-
-/// The judged queries of `qrels`, in file order.
-pub fn judged<'a>(queries: &'a [BeirQuery], qrels: &Qrels) -> Vec<&'a BeirQuery> {
-    queries
-        .iter()
-        .filter(|q| qrels.contains_key(&q.id))
-        .collect()
 }
 
 /// How `evaluate` calibrates `auto` before scoring.
@@ -381,7 +242,7 @@ pub async fn evaluate(
     calibrate: Calibrate,
     long: bool,
     progress: bool,
-) -> Result<Vec<EvalReport>, BeirError> {
+) -> Result<Vec<EvalReport>, CalibrationError> {
     let corpus = read_corpus(&data.join("corpus.jsonl"))?;
     let queries = read_queries(&data.join("queries.jsonl"))?;
     let qrels = read_qrels(&data.join("qrels").join("test.tsv"))?;
@@ -414,7 +275,7 @@ pub async fn evaluate(
     };
 
     let started = Instant::now();
-    let outcome = crate::ingest::ingest_documents(engine, index, corpus, progress).await?;
+    let outcome = ragstream::ingest::ingest_documents(engine, index, corpus, progress).await?;
     let ingest_seconds = started.elapsed().as_secs_f64();
 
     let top_k = engine.config().limits.max_top_k.min(100);
@@ -422,7 +283,7 @@ pub async fn evaluate(
         Calibrate::No => None,
         Calibrate::Judged => {
             let train = train.unwrap_or_default();
-            let mut c = super::calibrate::on_judged_queries(
+            let mut c = ragstream::calibration::calibrate::on_judged_queries(
                 engine,
                 index,
                 &judged(&queries, &train),
@@ -432,7 +293,7 @@ pub async fn evaluate(
             )
             .await?;
             if let Some((long_queries, long_qrels)) = &train_long {
-                let passages = super::calibrate::on_judged_queries(
+                let passages = ragstream::calibration::calibrate::on_judged_queries(
                     engine,
                     index,
                     &judged(long_queries, long_qrels),
@@ -443,13 +304,21 @@ pub async fn evaluate(
                 .await?;
                 c = c.with_passages_of(passages);
             }
-            super::calibrate::store(engine, index, &c, CalibrationSource::Judged).await?;
+            ragstream::calibration::calibrate::store(engine, index, &c, CalibrationSource::Judged)
+                .await?;
             Some(c)
         }
         Calibrate::Synthetic => {
-            let c = super::calibrate::on_own_queries(engine, index, progress).await?;
+            let c =
+                ragstream::calibration::calibrate::on_own_queries(engine, index, progress).await?;
             if let Some(c) = &c {
-                super::calibrate::store(engine, index, c, CalibrationSource::Synthetic).await?;
+                ragstream::calibration::calibrate::store(
+                    engine,
+                    index,
+                    c,
+                    CalibrationSource::Synthetic,
+                )
+                .await?;
             }
             c
         }
@@ -510,23 +379,7 @@ pub async fn evaluate(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn qrels_parse_with_header_and_crlf() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("q.tsv");
-        std::fs::write(
-            &p,
-            "query-id\tcorpus-id\tscore\r\n1\td1\t1\r\n1\td2\t0\r\n2\td3\t2\r\n",
-        )
-        .unwrap();
-        let q = read_qrels(&p).unwrap();
-        assert_eq!(q["1"]["d1"], 1);
-        assert_eq!(q["1"]["d2"], 0);
-        assert_eq!(q["2"]["d3"], 2);
-        std::fs::write(&p, "1\td1\n").unwrap();
-        assert!(read_qrels(&p).is_err());
-    }
+    use ragstream::retrieval::SearchMethod;
 
     #[test]
     fn auto_is_compared_with_the_best_fixed_profile_query_by_query() {

@@ -1,4 +1,4 @@
-//! Benchmarks run from the command line (`ragstream bench …`); results go to BENCHMARKS.md
+//! Benchmarks run from the command line (`ragstream-bench …`); results go to BENCHMARKS.md
 //! with the command that produced them.
 
 pub mod embed;
@@ -6,7 +6,6 @@ pub mod explain_cost;
 pub mod export;
 pub mod fuzz;
 pub mod graph;
-pub mod hostile;
 pub mod keyword;
 pub mod pipeline;
 pub mod scale;
@@ -19,7 +18,7 @@ use std::path::{Path, PathBuf};
 pub(crate) fn corpus_head(
     path: &Path,
     count: usize,
-) -> Result<Vec<crate::model::Document>, pipeline::BenchError> {
+) -> Result<Vec<ragstream::model::Document>, pipeline::BenchError> {
     let mut documents = crate::eval::beir::read_corpus(path)?;
     if documents.len() < count {
         return Err(pipeline::BenchError::SmallCorpus {

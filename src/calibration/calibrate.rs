@@ -14,8 +14,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::beir::{BeirError, BeirQuery, EvalMethod, LeftOut};
 use super::metrics::{ndcg_at, Qrels, Run};
+use super::{BeirQuery, CalibrationError, EvalMethod, LeftOut};
 use crate::engine::{Engine, EngineError};
 use crate::index::{AutoCalibration, CalibrationSource, IndexDefaults};
 use crate::model::{BranchFusion, IndexName};
@@ -86,7 +86,7 @@ pub async fn on_judged_queries(
     qrels: &Qrels,
     left_out: LeftOut<'_>,
     progress: bool,
-) -> Result<Calibration, BeirError> {
+) -> Result<Calibration, CalibrationError> {
     let swept = sweep(engine, index, queries, qrels, left_out, &FUSIONS, progress).await?;
     Ok(calibration(&swept, Evidence::Judged))
 }
@@ -111,7 +111,7 @@ async fn sweep(
     left_out: LeftOut<'_>,
     fusions: &[BranchFusion],
     progress: bool,
-) -> Result<Vec<(BranchFusion, Sweep)>, BeirError> {
+) -> Result<Vec<(BranchFusion, Sweep)>, CalibrationError> {
     let top_k = engine.config().limits.max_top_k.min(100);
     let mut defaults = engine.index(index).await?.info().defaults;
     let auto = EvalMethod::Profile(Profile::Auto);
@@ -172,7 +172,7 @@ async fn kept_candidates(
     top_k: usize,
     defaults: &IndexDefaults,
     progress: bool,
-) -> Result<Vec<FusionInput>, BeirError> {
+) -> Result<Vec<FusionInput>, CalibrationError> {
     let bar = crate::ingest::progress_bar(progress, queries.len() as u64, "calibration queries");
     let mut kept = Vec::with_capacity(queries.len());
     for q in queries {
@@ -326,7 +326,7 @@ pub async fn on_own_queries(
     engine: &Engine,
     index: &IndexName,
     progress: bool,
-) -> Result<Option<Calibration>, BeirError> {
+) -> Result<Option<Calibration>, CalibrationError> {
     let set = super::synthetic::from_index(engine, index).await?;
     if set.queries.len() < MIN_SYNTHETIC_QUERIES {
         return Ok(None);
@@ -388,7 +388,7 @@ pub const SELF_CALIBRATE_MIN_ROWS: u64 = 1_000;
 pub async fn self_calibrate_if_due(
     engine: &Engine,
     index: &IndexName,
-) -> Result<Option<Calibration>, BeirError> {
+) -> Result<Option<Calibration>, CalibrationError> {
     let handle = engine.index(index).await?;
     let info = handle.info();
     // The manifest's row count (deleted rows included): no data is read, and this runs
@@ -444,7 +444,7 @@ pub async fn store(
     index: &IndexName,
     calibration: &Calibration,
     source: CalibrationSource,
-) -> Result<(), BeirError> {
+) -> Result<(), CalibrationError> {
     store_if(engine, index, calibration, source, |_| true).await?;
     Ok(())
 }
@@ -456,7 +456,7 @@ pub async fn store_own(
     engine: &Engine,
     index: &IndexName,
     calibration: &Calibration,
-) -> Result<bool, BeirError> {
+) -> Result<bool, CalibrationError> {
     store_if(
         engine,
         index,
@@ -476,7 +476,7 @@ async fn store_if(
     calibration: &Calibration,
     source: CalibrationSource,
     may_replace: impl FnOnce(&IndexDefaults) -> bool,
-) -> Result<bool, BeirError> {
+) -> Result<bool, CalibrationError> {
     let handle = engine.index(index).await?;
     // The manifest's row count (deleted rows included): no data is read, and this runs
     // after every maintenance pass.

@@ -27,15 +27,15 @@ use serde::Serialize;
 use serde_json::json;
 use tokio::time::Instant;
 
-use crate::config::Config;
-use crate::daemon::{Daemon, DaemonError};
-use crate::embedding::Embedder;
-use crate::engine::Engine;
-use crate::eval::beir::{percentile, read_corpus, BeirError};
-use crate::kafka::client_config;
-use crate::model::{Document, IndexName};
-use crate::pipeline::events::DocumentEvent;
-use crate::pipeline::STAGES;
+use crate::eval::beir::{percentile, read_corpus, CalibrationError};
+use ragstream::config::Config;
+use ragstream::daemon::{Daemon, DaemonError};
+use ragstream::embedding::Embedder;
+use ragstream::engine::Engine;
+use ragstream::kafka::client_config;
+use ragstream::model::{Document, IndexName};
+use ragstream::pipeline::events::DocumentEvent;
+use ragstream::pipeline::STAGES;
 
 #[derive(Debug, Clone)]
 pub struct PipelineBenchOptions {
@@ -169,7 +169,7 @@ struct Counters {
 
 impl Counters {
     fn read(index: &str, embedder: &str) -> Counters {
-        let Some(m) = crate::telemetry::metrics() else {
+        let Some(m) = ragstream::telemetry::metrics() else {
             return Counters::default();
         };
         let commit = |store| m.commit_duration_seconds.with_label_values(&[index, store]);
@@ -251,7 +251,7 @@ fn process_cpu_seconds() -> f64 {
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     #[error(transparent)]
-    Corpus(#[from] BeirError),
+    Corpus(#[from] CalibrationError),
     #[error("the corpus has {have} documents; the bench needs {need}")]
     SmallCorpus { have: usize, need: usize },
     #[error("the corpus has no documents")]
@@ -267,7 +267,7 @@ pub enum BenchError {
     #[error("{0}")]
     Usage(String),
     #[error(transparent)]
-    Store(#[from] crate::index::StoreError),
+    Store(#[from] ragstream::index::StoreError),
 }
 
 /// `corpus` repeated until it holds `need` documents: each round after the first gives the
@@ -311,7 +311,7 @@ async fn wait_for_documents(
     // The commit counter, where metrics are recorded: reading the index's statistics scans
     // its rows, and doing that every 20 ms would take the cores the pipeline is measured on.
     let counted = || {
-        crate::telemetry::metrics().map(|m| {
+        ragstream::telemetry::metrics().map(|m| {
             m.documents_indexed_total
                 .with_label_values(&[index.as_str(), "upsert"])
                 .get() as usize
@@ -353,7 +353,7 @@ async fn produce(
 ) -> Result<(), BenchError> {
     let event = DocumentEvent {
         index: index.clone(),
-        op: crate::index::DocumentOp::Upsert(doc.clone()),
+        op: ragstream::index::DocumentOp::Upsert(doc.clone()),
     };
     let (key, payload) = (event.key(), event.to_json().to_string());
     let mut record = FutureRecord::to(topic).key(&key).payload(&payload);
@@ -382,7 +382,7 @@ pub async fn run(
         let engine = Engine::new(direct_config, embedder.clone());
         let name = IndexName::parse("bench_direct").expect("valid name");
         let started = Instant::now();
-        let outcome = crate::ingest::ingest_documents(
+        let outcome = ragstream::ingest::ingest_documents(
             &engine,
             &name,
             corpus[..options.documents].to_vec(),

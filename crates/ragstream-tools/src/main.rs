@@ -1,14 +1,21 @@
-//! `ragstream-bench`: the performance benchmarks, a binary of their own so that the daemon's
-//! binary carries none of their code. BENCHMARKS.md names the command behind every figure.
+//! `ragstream-bench`: the performance benchmarks and the retrieval-quality evaluation, a
+//! crate of their own so that the daemon carries none of their code. BENCHMARKS.md names the
+//! command behind every figure.
 // Lance's and DataFusion's futures nest deeply (see src/lib.rs).
 #![recursion_limit = "256"]
+
+mod bench;
+mod cli;
+mod eval;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
-use ragstream::cli::{self, bench::BenchCommand, Failure};
+use cli::bench::BenchCommand;
+use cli::eval::EvalCommand;
+use ragstream::cli::Failure;
 
 /// jemalloc rather than glibc's malloc: queries, commits and compactions allocate and free
 /// on many threads at once, and under steady ingestion glibc spent a large share of the
@@ -22,22 +29,34 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 #[command(
     name = "ragstream-bench",
     version,
-    about = "Benchmarks of ragstream (BENCHMARKS.md)"
+    about = "Benchmarks and retrieval-quality evaluation of ragstream (BENCHMARKS.md)"
 )]
 struct Cli {
     /// Configuration file (default: config/ragstream.toml if present).
     #[arg(long, global = true, env = "RAGSTREAM_CONFIG")]
     config: Option<PathBuf>,
     #[command(subcommand)]
-    command: BenchCommand,
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    #[command(flatten)]
+    Bench(BenchCommand),
+    /// Retrieval-quality evaluation (docs/evaluation.md).
+    #[command(subcommand)]
+    Eval(EvalCommand),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    cli::execute(run(cli))
+    ragstream::cli::execute(run(cli))
 }
 
 async fn run(cli: Cli) -> Result<(), Failure> {
-    let (config, _telemetry) = cli::start(cli.config.as_deref())?;
-    cli::bench::run(config, cli.command).await
+    let (config, _telemetry) = ragstream::cli::start(cli.config.as_deref())?;
+    match cli.command {
+        Command::Bench(command) => cli::bench::run(config, command).await,
+        Command::Eval(command) => cli::eval::run(config, command).await,
+    }
 }
