@@ -13,6 +13,7 @@
 //!   pipeline seconds, not minutes. With no letter refused for [`FAILING_EXPIRES`], the
 //!   path counts as working again.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -108,6 +109,10 @@ pub struct DeadLetters {
     /// Since when the topic has been refusing letters (none: it takes them), and when it
     /// last refused one.
     failing: Arc<Mutex<Option<(Instant, Instant)>>>,
+    /// Per `"topic:partition"`, the offset below which every letter was already sent: the
+    /// pipeline's consumer group committed past it, and the group commits only after a
+    /// batch's letters are out. A message below it read again after a restart gets none.
+    sent_below: Arc<HashMap<String, i64>>,
 }
 
 /// How much of a letter is sent: all of it, then without the payload, then without the key.
@@ -136,6 +141,17 @@ impl DeadLetters {
             parked: data_dir.join(PARKED_FILE),
             health: None,
             failing: Arc::new(Mutex::new(None)),
+            sent_below: Arc::default(),
+        }
+    }
+
+    /// The same letters, but none for a message below its partition's offset in
+    /// `committed` (the consumer group's committed offsets, `"topic:partition"` → offset):
+    /// their letters went out before.
+    pub fn sent_below(&self, committed: HashMap<String, i64>) -> Self {
+        DeadLetters {
+            sent_below: Arc::new(committed),
+            ..self.clone()
         }
     }
 
@@ -156,6 +172,16 @@ impl DeadLetters {
         code: &str,
         message: &str,
     ) {
+        let partition = format!("{}:{}", origin.topic, origin.partition);
+        if self
+            .sent_below
+            .get(&partition)
+            .is_some_and(|below| origin.offset < *below)
+        {
+            tracing::debug!(%partition, offset = origin.offset, code,
+                "message read again below the group's committed offset: its dead letter went out before");
+            return;
+        }
         if let Some(m) = crate::telemetry::metrics() {
             m.dead_letters_total.with_label_values(&[code]).inc();
         }

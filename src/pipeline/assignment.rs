@@ -28,6 +28,8 @@ struct State {
     /// Next offset the source reads per assigned partition: where it resumed, then past
     /// each message it read. Absent: the partition started at the beginning, unread.
     reading: HashMap<String, i64>,
+    /// The partitions whose resume position a commit advanced.
+    advanced: BTreeSet<String>,
 }
 
 #[derive(Debug, Default)]
@@ -144,9 +146,25 @@ impl Assignment {
         (gate, live)
     }
 
+    /// The resume positions that commits advanced, of the partitions assigned now: what the
+    /// consumer group's offsets may be committed at (a position never advanced may be
+    /// behind the group's offset, which must not go back).
+    pub fn advanced_positions(&self) -> BTreeMap<String, i64> {
+        let s = self.state();
+        s.positions
+            .iter()
+            .filter(|(key, _)| s.epochs.contains_key(*key) && s.advanced.contains(*key))
+            .map(|(key, offset)| (key.clone(), *offset))
+            .collect()
+    }
+
     /// Advances the resume positions after a durable commit.
     pub fn advance(&self, offsets: impl IntoIterator<Item = (String, i64)>) {
-        self.state().positions.extend(offsets);
+        let mut s = self.state();
+        for (key, offset) in offsets {
+            s.advanced.insert(key.clone());
+            s.positions.insert(key, offset);
+        }
     }
 
     /// Replaces the resume positions (after a pipeline restart re-read them from the indexes).
@@ -156,6 +174,7 @@ impl Assignment {
         s.epochs.clear();
         s.reading.clear();
         s.revoked.clear();
+        s.advanced.clear();
     }
 }
 

@@ -65,7 +65,9 @@ impl Actor for IndexWriter {
         drop(gate);
         self.assignment
             .advance(offsets.iter().map(|(k, v)| (k.clone(), *v)));
-        self.commit_group_offsets(&offsets);
+        if let Some(consumer) = &self.monitor {
+            commit_group_offsets(consumer, &offsets, CommitMode::Async);
+        }
         Ok(())
     }
 }
@@ -262,11 +264,17 @@ impl IndexWriter {
         }
         Ok(index.writer().commit(plan, properties).await?)
     }
+}
 
-    fn commit_group_offsets(&self, offsets: &BTreeMap<String, i64>) {
-        let Some(consumer) = &self.monitor else {
-            return;
-        };
+/// Commits the consumer group's offsets (`"topic:partition"` → next offset). They are where
+/// the group's lag is measured, and below them a message read again gets no second dead
+/// letter (`DeadLetters::sent_below`); resuming goes by the indexes' checkpoints.
+pub(super) fn commit_group_offsets(
+    consumer: &StreamConsumer<CheckpointContext>,
+    offsets: &BTreeMap<String, i64>,
+    mode: CommitMode,
+) {
+    {
         let mut tpl = TopicPartitionList::new();
         for (key, offset) in offsets {
             if let Some((topic, partition)) = key.rsplit_once(':') {
@@ -275,8 +283,11 @@ impl IndexWriter {
                 }
             }
         }
-        if let Err(e) = consumer.commit(&tpl, CommitMode::Async) {
-            tracing::debug!(error = %e, "consumer-group offset commit (monitoring only) failed");
+        if tpl.count() == 0 {
+            return;
+        }
+        if let Err(e) = consumer.commit(&tpl, mode) {
+            tracing::debug!(error = %e, ?mode, "consumer-group offset commit failed");
         }
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rdkafka::consumer::{Consumer, StreamConsumer};
+use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
@@ -16,7 +16,7 @@ use super::assignment::Assignment;
 use super::checkpoints::{Checkpoints, KafkaLog};
 use super::chunker::Chunker;
 use super::embedder_client::EmbedderClient;
-use super::index_writer::IndexWriter;
+use super::index_writer::{commit_group_offsets, IndexWriter};
 use super::ingest_source::{CheckpointContext, IngestSource, IngestSourceSettings};
 use super::lanes::Lanes;
 use super::supervisor::{supervise, Backoff, RestartReport};
@@ -86,6 +86,9 @@ impl IngestPipeline {
             .log()
             .await
             .map_err(|e| ActorError::failed(NAME, format!("identifying the Kafka log: {e}")))?;
+        // A message the group had committed past is read again only for an index that lacks
+        // it: its dead letter went out before.
+        let dead_letters = self.dead_letters.sent_below(log.committed.clone());
         let checkpoints = Arc::new(Checkpoints::for_log(log, Some(self.ends_now())));
         let positions = resume_positions(&self.engine, &checkpoints)
             .await
@@ -108,7 +111,7 @@ impl IngestPipeline {
             let stage = TripleExtraction {
                 extractor: Arc::new(extractor),
                 malformed_retries: extraction.malformed_retries,
-                dead_letters: Some(self.dead_letters.clone()),
+                dead_letters: Some(dead_letters.clone()),
                 next: to_embedder,
             };
             actors.spawn(actor::run(stage, extractor_inbox));
@@ -128,7 +131,7 @@ impl IngestPipeline {
                 limits: self.engine.config().limits.document(),
                 engine: self.engine.clone(),
             },
-            dead_letters: self.dead_letters.clone(),
+            dead_letters: dead_letters.clone(),
             assignment: assignment.clone(),
             // A partition within one batch of its end is live.
             lanes: Lanes::new(self.kafka.batch_max_documents),
@@ -138,22 +141,22 @@ impl IngestPipeline {
         let chunker = Chunker {
             engine: self.engine.clone(),
             checkpoints: checkpoints.clone(),
-            dead_letters: self.dead_letters.clone(),
+            dead_letters: dead_letters.clone(),
             next: chunker_next,
             health: Some(self.health.clone()),
         };
         actors.spawn(actor::run(chunker, chunker_inbox));
         let embedder = EmbedderClient {
             embedder: self.engine.ingest_embedder().clone(),
-            dead_letters: Some(self.dead_letters.clone()),
+            dead_letters: Some(dead_letters),
             next: to_writer,
         };
         actors.spawn(actor::run(embedder, embedder_inbox));
         let writer = IndexWriter {
             engine: self.engine.clone(),
             checkpoints,
-            assignment,
-            monitor: Some(consumer),
+            assignment: assignment.clone(),
+            monitor: Some(consumer.clone()),
             health: Some(self.health.clone()),
         };
         actors.spawn(actor::run(writer, writer_inbox));
@@ -167,6 +170,15 @@ impl IngestPipeline {
                 Err(e) => return Err(ActorError::failed(NAME, format!("actor task: {e}"))),
             }
         }
+        // Drained: the group's offsets are committed once more, and waited for, so that a
+        // restart sends no second dead letter for what was read since the last batch's
+        // (asynchronous) commit.
+        let positions = assignment.advanced_positions();
+        tokio::task::spawn_blocking(move || {
+            commit_group_offsets(&consumer, &positions, CommitMode::Sync)
+        })
+        .await
+        .map_err(|e| ActorError::failed(NAME, format!("committing the group's offsets: {e}")))?;
         Ok(())
     }
 

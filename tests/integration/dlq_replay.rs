@@ -212,3 +212,52 @@ fn replayed_dead_letters_are_indexed_once_the_cause_is_fixed() {
         assert!(!line.contains("error.code"), "{line}");
     }
 }
+
+/// A restart sends no second dead letter for a message the daemon read before it: here a
+/// bad message after the index's last commit, in a batch of its own, so no index's
+/// checkpoint covers it and the restarted pipeline reads it again. Counts the letters
+/// (lost: none, duplicated: none) and the documents around it.
+#[test]
+fn a_restart_sends_no_second_dead_letter_for_a_message_read_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = start_broker(&dir.path().join("broker"), &[]);
+    let brokers = [("RAGSTREAM_KAFKA_BROKERS", broker.bootstrap.as_str())];
+    let data = dir.path().join("data");
+    let documents =
+        |http: &str| curl(&[&format!("{http}/v1/indexes/kb/stats")]).1["documents"].clone();
+    // One partition: the bad message follows the document on the same log.
+    let first = start_daemon_at(&data, &[brokers[0], ("RAGSTREAM_KAFKA_PARTITIONS", "1")]);
+    kcat_produce(
+        &broker.bootstrap,
+        "ragstream.documents",
+        &["-k", "kb/a"],
+        &[upsert("a", "Basalt is cooled lava.")],
+    );
+    wait_for("the first document", || documents(&first.http) == 1);
+    kcat_produce(
+        &broker.bootstrap,
+        "ragstream.documents",
+        &[],
+        &["{nope".to_string()],
+    );
+    wait_for("one dead letter", || {
+        kcat_count(&broker.bootstrap, "ragstream.dlq") == 1
+    });
+    assert!(first.terminate().success());
+
+    let second = start_daemon_at(&data, &[brokers[0], ("RAGSTREAM_KAFKA_PARTITIONS", "1")]);
+    kcat_produce(
+        &broker.bootstrap,
+        "ragstream.documents",
+        &["-k", "kb/b"],
+        &[upsert("b", "Obsidian is volcanic glass.")],
+    );
+    // The second document is behind the bad message: once it is in, the bad one was read.
+    wait_for("the second document", || documents(&second.http) == 2);
+    assert_eq!(
+        kcat_count(&broker.bootstrap, "ragstream.dlq"),
+        1,
+        "the bad message was dead-lettered again after the restart"
+    );
+    assert!(second.terminate().success());
+}
