@@ -1,44 +1,22 @@
-//! ragstream: retrieval as infrastructure. Documents are chunked, embedded and written to
-//! versioned Lance datasets plus a tantivy keyword index; queries are answered with
-//! semantic, keyword or hybrid retrieval pinned to an `index_version`.
+//! ragstream: retrieval as infrastructure. The daemon around the engine of `ragstream-core`:
+//! the contracts, HTTP, Kafka, the ingest pipeline's actors and the command line. The
+//! engine's modules are re-exported under their own names, so `ragstream::index` is
+//! `ragstream_core::index`.
 // Lance and DataFusion futures nest deeply; an async fn that awaits several of them
 // overflows the default limit of the compiler's type-layout recursion.
 #![recursion_limit = "256"]
-pub mod auth;
-pub mod calibration;
-pub mod chunking;
 pub mod cli;
-pub mod config;
 pub mod contracts;
 pub mod daemon;
-pub mod data_dir;
-pub mod embedders;
-pub mod embedding;
-pub mod engine;
-mod failpoint;
-pub mod graph;
 pub mod health;
 pub mod http;
-pub mod index;
-pub mod ingest;
 pub mod kafka;
-pub mod model;
 pub mod pipeline;
 #[cfg(test)]
 mod properties;
-pub mod retrieval;
-pub mod runtime;
-pub mod store;
-pub mod telemetry;
-pub mod units;
 
-pub use engine::{Engine, EngineError};
-
-/// What a caught panic said (its `&str` or `String` payload).
-pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string())
-}
+use ragstream_core::failpoint;
+pub use ragstream_core::{
+    auth, calibration, chunking, config, data_dir, embedders, embedding, engine, graph, index,
+    ingest, model, panic_message, retrieval, runtime, store, telemetry, units, Engine, EngineError,
+};

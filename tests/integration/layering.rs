@@ -1,7 +1,9 @@
-//! The library's top-level modules form layers: a module may use the ones below it, never one
-//! above. The check reads every `crate::<module>` path in `src/` (test modules aside: a test may
-//! build its fixtures from anything) and fails on any cycle, naming the modules in it and one
-//! file for each edge. docs/architecture.md ("Code map") lists the layers.
+//! The libraries' top-level modules form layers: a module may use the ones below it, never one
+//! above. The check reads every `crate::<module>` path in each library's sources (test modules
+//! aside: a test may build its fixtures from anything) and fails on any cycle, naming the
+//! modules in it and one file for each edge. Between the crates, cargo itself keeps the
+//! engine (`ragstream-core`) from using the daemon. docs/architecture.md ("Where the code
+//! lives") lists the layers.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -107,12 +109,21 @@ fn cycle_from(edges: &Edges, start: &str) -> Option<Vec<String>> {
 }
 
 #[test]
-fn the_library_modules_import_no_module_that_imports_them() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let edges = edges(&src);
+fn the_engine_modules_import_no_module_that_imports_them() {
+    no_cycles_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/ragstream-core/src"));
+}
+
+#[test]
+fn the_daemon_modules_import_no_module_that_imports_them() {
+    no_cycles_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+}
+
+fn no_cycles_in(src: &Path) {
+    let edges = edges(src);
     assert!(
-        edges.len() > 10,
-        "the scan found too few modules to mean anything: {edges:?}"
+        edges.len() > 5,
+        "the scan of {} found too few modules to mean anything: {edges:?}",
+        src.display()
     );
     let cycles: Vec<String> = edges
         .keys()

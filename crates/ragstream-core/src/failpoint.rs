@@ -11,7 +11,7 @@
 //! test wakes it with SIGCONT.
 
 /// Aborts the process when `RAGSTREAM_FAILPOINT` names `point`.
-pub(crate) fn abort_at(point: &str) {
+pub fn abort_at(point: &str) {
     if std::env::var("RAGSTREAM_FAILPOINT").is_ok_and(|v| v == point) {
         eprintln!("failpoint {point}: exiting");
         std::process::abort();
@@ -20,7 +20,7 @@ pub(crate) fn abort_at(point: &str) {
 
 /// Freezes the process (SIGSTOP) the second time it passes `point`, when
 /// `RAGSTREAM_FAILPOINT` names it.
-pub(crate) fn freeze_second_time_at(point: &str) {
+pub fn freeze_second_time_at(point: &str) {
     use std::sync::atomic::{AtomicU64, Ordering};
     static PASSED: AtomicU64 = AtomicU64::new(0);
     if std::env::var("RAGSTREAM_FAILPOINT").is_ok_and(|v| v == point)

@@ -522,8 +522,10 @@ fn built_in_defaults() -> BTreeMap<String, toml::Value> {
     out
 }
 
+/// A file of the repository, by its path from the root (this crate is `crates/ragstream-core`).
 fn repository_file(path: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 #[test]
