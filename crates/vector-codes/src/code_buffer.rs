@@ -2,12 +2,12 @@
 //!
 //! A resident search reads every row's sign code (48 MB at a million rows of 384 dimensions)
 //! and a few thousand rows' byte codes at random. On 4 KiB pages the CPU's prefetchers stop at
-//! every page boundary and each random row costs a page walk; on 2 MiB pages neither happens
-//! (the scan of a million codes out of cache, without the scan's prefetch: 7.5 against
-//! 10.9–11.5 ms; with it, 4.4–4.6 against 7.6–8.9 ms; BENCHMARKS.md). Linux
-//! backs anonymous memory with huge pages only where asked (`transparent_hugepage` is
-//! `madvise` on Debian), and only memory not yet touched, so a large buffer is a mapping of
-//! its own, advised before its first write.
+//! every page boundary and each random row costs a page walk; on 2 MiB pages neither happens,
+//! so a scan out of cache runs faster on them, with the scan's prefetch or without it
+//! (docs/benchmark-history.md, "The resident scan out of cache"). Linux backs anonymous
+//! memory with huge pages only where asked (`transparent_hugepage` is `madvise` on Debian),
+//! and only memory not yet touched, so a large buffer is a mapping of its own, advised
+//! before its first write.
 
 use std::ops::{Deref, DerefMut};
 

@@ -273,8 +273,8 @@ fn hamming_scan_any(
 
 /// How far ahead of the row it scores a scan asks for memory: 1.5 KiB, some 30 rows of
 /// 384-bit codes. The CPU's own prefetchers stop at each page's end; asking ahead carries
-/// the stream across (the scan of a million codes out of cache: 4.7 against 7.5 ms on huge
-/// pages, 8.7 against 11.2 on 4 KiB pages; BENCHMARKS.md).
+/// the stream across, so a scan out of cache runs faster on huge pages and on 4 KiB pages
+/// alike (docs/benchmark-history.md, "The resident scan out of cache").
 const PREFETCH_AHEAD_WORDS: usize = 1536 / 8;
 
 /// Asks the CPU to load the cache line at `p` into its caches. A hint: it reads nothing the

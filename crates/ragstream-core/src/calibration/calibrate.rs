@@ -350,7 +350,8 @@ pub async fn on_own_queries(
 /// `auto` moves from balanced only as far as the evidence goes: of the weights whose mean
 /// score is within one standard error of the best (the error of their paired per-query
 /// differences), the one nearest balanced; between two as near, the better one
-/// (BENCHMARKS.md, "A third domain: Rust libraries' READMEs", and the section after it).
+/// (BENCHMARKS.md, "A third domain: Rust libraries' READMEs" and "Synthetic calibration
+/// moves only as far as its noise allows").
 pub fn clearly_best(by_query: &[(f64, Vec<f64>)]) -> f64 {
     let top = best(&means(by_query));
     let Some((_, top_scores)) = by_query.iter().find(|(c, _)| *c == top) else {

@@ -1,6 +1,7 @@
 //! The static embedder: a model2vec model (see `distill`) run by `model2vec-rs`. Embedding a
-//! text is tokenisation, a lookup per token and a normalised mean, thousands of times cheaper
-//! than a transformer pass, at some cost in quality (see BENCHMARKS.md).
+//! text is tokenisation, a lookup per token and a normalised mean: far cheaper than a
+//! transformer pass (docs/benchmark-history.md, "Embedders alone"), at some cost in quality
+//! (BENCHMARKS.md, "Current figures").
 
 use std::path::Path;
 

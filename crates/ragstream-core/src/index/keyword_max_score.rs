@@ -193,8 +193,8 @@ fn window_docs(terms: usize) -> u32 {
     (WINDOW_CELLS / terms.max(1)).clamp(1, WINDOW_DOCS) as u32
 }
 
-/// Documents per window of a segment. Any size gives the same answer; sizes from a quarter
-/// of this to four times it ran about as fast at a million chunks (BENCHMARKS.md,
+/// Documents per window of a segment. Any size gives the same answer; sizes near this one,
+/// smaller or larger, ran about as fast at a million chunks (BENCHMARKS.md,
 /// "Window-at-a-time MaxScore at a million chunks").
 const WINDOW_DOCS: usize = 4096;
 

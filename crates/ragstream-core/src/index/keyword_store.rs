@@ -623,8 +623,9 @@ impl KeywordStore {
         if slot.is_none() {
             // One indexing thread, and one merge thread: a round's merges run one after
             // another, as they did inside the commit, rather than taking every core at once
-            // from the queries and the next batches (four merge threads, tantivy's default,
-            // measured: hybrid p99 under streaming ingestion ×3.1 from start to end).
+            // from the queries and the next batches: with four merge threads, tantivy's
+            // default, the hybrid p99 under streaming ingestion rose far more over a run
+            // than with one (docs/benchmark-history.md, "Keyword merges in the background").
             let options = IndexWriterOptions::builder()
                 .num_worker_threads(1)
                 .num_merge_threads(1)

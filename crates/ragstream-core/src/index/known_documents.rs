@@ -4,9 +4,9 @@
 //! Planning a batch asks Lance for each document's stored hash and chunk ids by
 //! `document_id`. The id BTree covers the rows up to the last maintenance pass only, so
 //! during a bulk load every batch scanned every row written since, twice: a cost that grew
-//! with the load (skipping them made a 100,000-chunk load ×1.14 faster; BENCHMARKS.md). A
-//! stream of new documents needs none of those lookups if the index knows which ids it
-//! holds.
+//! with the load, and skipping them made a bulk load faster (docs/benchmark-history.md,
+//! "Re-run with lookups only for known documents and versions pruned in steps"). A stream
+//! of new documents needs none of those lookups if the index knows which ids it holds.
 //!
 //! The set is a superset of the ids with rows at the newest version: loaded once from the
 //! newest version (under the write lock, so no commit is half done), then every write adds

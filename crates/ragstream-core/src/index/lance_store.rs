@@ -56,8 +56,9 @@ impl ResidentSearch {
     /// The stages' sizes for a view of `rows` rows. `shortlist` is the shortlist at a million
     /// rows and above; below, it shrinks with the square root of the rows (down to 500, or
     /// `shortlist` if less): the share of the true top 10 a shortlist holds falls slowly as
-    /// rows grow — 500 held 0.962 at 104,189 rows, 2,000 held 0.9605 at 1,041,732
-    /// (BENCHMARKS.md) — and a million-row shortlist at 100,000 rows only costs time.
+    /// rows grow, so a smaller index needs a smaller shortlist for the same recall
+    /// (docs/benchmark-history.md, "Resident vectors: the semantic branch scans codes in
+    /// memory"), and a million-row shortlist at 100,000 rows only costs time.
     fn stages(&self, rows: usize) -> Stages {
         let scaled = (self.shortlist as f64 * (rows as f64 / 1e6).sqrt()).ceil() as usize;
         let shortlist = scaled.clamp(self.shortlist.min(500), self.shortlist);
@@ -115,10 +116,11 @@ async fn candidates_of(
 /// DataFusion partitions for the reads of a query's few dozen candidates (the indexed vector
 /// search, candidates by id). Lance's default, one per core, puts a round-robin repartition
 /// and a merge around a few dozen rows: hand-offs between threads that cost more than they
-/// split (vector search 13.3 -> 12.2 ms p50 at 104,189 chunks, BENCHMARKS.md). HNSW searches
-/// its partitions on Lance's CPU pool either way; the exact scan of rows not indexed yet (a
-/// tail that maintenance keeps short) may then run on one thread; whole-index exact scans (below
-/// the vector index threshold, recall checks) keep the default.
+/// split, so one partition makes the vector search faster (docs/benchmark-history.md,
+/// "Where a vector search's 9 ms go at 100,000 chunks"). HNSW searches its partitions on
+/// Lance's CPU pool either way; the exact scan of rows not indexed yet (a tail that
+/// maintenance keeps short) may then run on one thread; whole-index exact scans (below the
+/// vector index threshold, recall checks) keep the default.
 const TOP_K_READ_PARALLELISM: usize = 1;
 
 impl LanceStore {

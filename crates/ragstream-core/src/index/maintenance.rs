@@ -109,13 +109,14 @@ const TIER_FLOOR_ROWS: usize = 8_192;
 ///
 /// Streaming commits append small fragments after the large ones earlier compactions made.
 /// Merging every fragment below the target size would rewrite the large ones at every pass
-/// (at 160,000 rows, every row at every pass, and the vector index remapped and the resident
-/// codes re-read with them), and that is what slowed queries beside a pass. Walking back from
-/// the newest fragment instead, one joins the run while it holds no more rows than the run so
-/// far (or fewer than [`TIER_FLOOR_ROWS`]); the first that holds more ends it. Merged runs
-/// double like a binary counter, so a row is rewritten about log2(rows / commit) times, most
-/// passes rewrite about what was written since the pass before, and the fragments left are
-/// the small run plus one per doubling.
+/// (in an index smaller than the target, every row at every pass, and the vector index
+/// remapped and the resident codes re-read with them), and that is what slowed queries
+/// beside a pass (docs/benchmark-history.md, "Size-tiered compaction, the release build").
+/// Walking back from the newest fragment instead, one joins the run while it holds no more
+/// rows than the run so far (or fewer than [`TIER_FLOOR_ROWS`]); the first that holds more
+/// ends it. Merged runs double like a binary counter, so a row is rewritten about
+/// log2(rows / commit) times, most passes rewrite about what was written since the pass
+/// before, and the fragments left are the small run plus one per doubling.
 fn newest_run(rows: &[usize]) -> usize {
     let mut run = 0;
     let mut start = rows.len();

@@ -72,8 +72,9 @@ struct FragmentCodes {
     /// keyword hit's row without Lance's id index.
     ids: Vec<(u64, u32)>,
     /// Each row's chunk id, document id and chunk index: what a candidate is besides its
-    /// vector, so that a query reads the vector column alone (a read by address costs by
-    /// the column: 30 rows' four candidate columns 2.8 ms, the vector alone 1.3 ms).
+    /// vector, so that a query reads the vector column alone: a read by address costs by
+    /// the column (docs/benchmark-history.md, "The rest of a hybrid query at a million
+    /// chunks").
     chunk_ids: Strings,
     document_ids: Strings,
     chunk_indexes: Vec<u32>,
@@ -379,8 +380,9 @@ fn vectors_of(
 
 /// The mean of the first `rows` vectors of `ds` (in fragment order): the centre sign codes
 /// are taken around. Sign codes of embeddings taken around zero lose most of their meaning
-/// (a model's vectors share a common direction); around the mean, a shortlist of 1,000 of
-/// 104,189 SciFact chunks holds 95 % of the true top 10 instead of 75 % (BENCHMARKS.md).
+/// (a model's vectors share a common direction); around the mean, a shortlist of the same
+/// size holds far more of the true top 10 (docs/benchmark-history.md, "Resident vectors:
+/// the semantic branch scans codes in memory").
 pub async fn center_of(
     ds: &Dataset,
     dimensions: usize,

@@ -239,8 +239,8 @@ const MAX_SEGMENTS: usize = 10;
 const SEGMENT_FLOOR_ROWS: usize = 10_000;
 /// No merge makes a delta segment larger than this share of the trained segment's rows
 /// (nor smaller than twice the floor): rebuilding a graph costs more than its rows
-/// (n log n), and one merge of 51,000 rows on the steady bench took 43 s of a pass beside the
-/// queries against 12 s for 25,000 (BENCHMARKS.md, "Hits' rows from the scratch files").
+/// (n log n), so a large merge takes disproportionately long, in a pass beside the queries
+/// (BENCHMARKS.md, "Hits' rows from the scratch files").
 /// A quarter keeps the segments within [`MAX_SEGMENTS`] until retraining (at twice the trained
 /// rows, so at most the trained rows in deltas: four full segments and a tail that doubles
 /// up to the cap; simulated in the tests at 100,000 and a million trained rows).
@@ -257,14 +257,15 @@ fn merge_cap(trained_rows: usize) -> usize {
 ///
 /// Size-tiered, as compaction is (maintenance.rs, `newest_run`): merging a delta segment
 /// rebuilds its graph from every row it holds, so always merging into the newest delta would
-/// rebuild everything written since training at every other pass — on the steady bench a
-/// 50,000-row graph per pass by the tenth minute, beside the queries. Walking back from the
-/// newest, a segment joins while it holds no more rows than the merge so far (or fewer than
-/// [`SEGMENT_FLOOR_ROWS`]) and the merge stays within `cap`: segments double like a binary
-/// counter up to the cap, a row is rebuilt about log2(cap / pass) times, and there are about
-/// log2(cap / floor) + deltas / cap segments. Should that reach [`MAX_SEGMENTS`] (many times
-/// more rows written than trained on, which retraining makes rare), just enough of the
-/// newest (the smallest) are merged to stay within it, whatever their size.
+/// rebuild everything written since training at every other pass: a graph that grows with
+/// each pass, rebuilt beside the queries (docs/benchmark-history.md, "Vector-index updates
+/// size-tiered"). Walking back from the newest, a segment joins while it holds no more rows
+/// than the merge so far (or fewer than [`SEGMENT_FLOOR_ROWS`]) and the merge stays within
+/// `cap`: segments double like a binary counter up to the cap, a row is rebuilt about
+/// log2(cap / pass) times, and there are about log2(cap / floor) + deltas / cap segments.
+/// Should that reach [`MAX_SEGMENTS`] (many times more rows written than trained on, which
+/// retraining makes rare), just enough of the newest (the smallest) are merged to stay
+/// within it, whatever their size.
 fn segments_to_merge(new_rows: usize, deltas: &[usize], cap: usize) -> usize {
     let mut run = new_rows;
     let mut n = 0;
@@ -307,9 +308,10 @@ async fn id_index_segments(snapshot: &Dataset) -> Result<Vec<IndexMetadata>, Sto
 
 impl Reader<'_> {
     /// Reads the newest version's resident vectors, and loads its vector and chunk-id indexes
-    /// into Lance's index cache, so
-    /// that the first queries after opening an index or building its vector index do not read
-    /// them partition by partition (at a million chunks the first queries took 0.8–1.5 s).
+    /// into Lance's index cache, so that the first queries after opening an index or building
+    /// its vector index do not read them partition by partition: on a large index that made
+    /// the first queries far slower than the rest (docs/benchmark-history.md, "Where a hybrid
+    /// query's time goes at a million chunks").
     /// Returns whether anything was loaded: segments loaded before are not loaded again, and
     /// a caller arriving during a load waits for it.
     pub async fn prewarm_search_indexes(&self) -> Result<bool, StoreError> {
