@@ -10,6 +10,8 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use futures::FutureExt;
 use tokio::sync::mpsc;
@@ -36,9 +38,9 @@ impl ActorError {
     }
 }
 
-/// Which of a mailbox's two queues a message waits in. A receiver takes every `Live` message
-/// before any `Bulk` one, so live documents pass a backfill's batches at every stage
-/// (`pipeline::lanes`).
+/// Which of a mailbox's two queues a message waits in. Each queue has a receiver of its own,
+/// so each lane runs its own chain of stages: a live batch never waits for a backfill's batch
+/// at any stage (`pipeline::lanes`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Lane {
     Live,
@@ -66,48 +68,66 @@ pub trait Laned {
 /// The sending side of an actor's bounded mailbox: one queue per lane.
 pub struct Mailbox<M> {
     tx: [mpsc::Sender<M>; 2],
-    /// The receiving actor, naming the mailbox in metrics.
-    actor: &'static str,
+    depth: Arc<Depth>,
 }
 
 impl<M> Clone for Mailbox<M> {
     fn clone(&self) -> Self {
         Mailbox {
             tx: self.tx.clone(),
-            actor: self.actor,
+            depth: self.depth.clone(),
         }
     }
 }
 
-/// The receiving side, owned by the actor's task.
+/// The receiving side of one lane, owned by the task of the actor that serves the lane.
 pub struct Inbox<M> {
-    rx: [mpsc::Receiver<M>; 2],
-    actor: &'static str,
+    rx: mpsc::Receiver<M>,
+    lane: Lane,
+    depth: Arc<Depth>,
 }
 
-/// The mailbox of actor `actor`, holding at most `capacity` messages in each lane. Its depth
-/// and the time senders wait for room are metrics (`ragstream_actor_mailbox_depth`,
+/// The mailbox of actor `actor`, holding at most `capacity` messages in each lane, and its
+/// two receivers in the order of [`Lane::ALL`]. Its depth (both lanes) and the time senders
+/// wait for room are metrics (`ragstream_actor_mailbox_depth`,
 /// `ragstream_actor_backpressure_seconds_total`).
-pub fn mailbox<M>(actor: &'static str, capacity: usize) -> (Mailbox<M>, Inbox<M>) {
+pub fn mailbox<M>(actor: &'static str, capacity: usize) -> (Mailbox<M>, [Inbox<M>; 2]) {
     let (live_tx, live_rx) = mpsc::channel(capacity.max(1));
     let (bulk_tx, bulk_rx) = mpsc::channel(capacity.max(1));
+    let depth = Arc::new(Depth {
+        actor,
+        lanes: Default::default(),
+    });
+    let inbox = |rx, lane| Inbox {
+        rx,
+        lane,
+        depth: depth.clone(),
+    };
     (
         Mailbox {
             tx: [live_tx, bulk_tx],
-            actor,
+            depth: depth.clone(),
         },
-        Inbox {
-            rx: [live_rx, bulk_rx],
-            actor,
-        },
+        [inbox(live_rx, Lane::Live), inbox(bulk_rx, Lane::Bulk)],
     )
 }
 
-fn record_depth(actor: &'static str, depth: usize) {
-    if let Some(m) = crate::telemetry::metrics() {
-        m.actor_mailbox_depth
-            .with_label_values(&[actor])
-            .set(i64::try_from(depth).unwrap_or(i64::MAX));
+/// How many messages wait in each lane of one mailbox, as last seen by a sender or a receiver.
+struct Depth {
+    /// The receiving actor, naming the mailbox in metrics.
+    actor: &'static str,
+    lanes: [AtomicUsize; 2],
+}
+
+impl Depth {
+    fn set(&self, lane: Lane, waiting: usize) {
+        self.lanes[lane.slot()].store(waiting, Ordering::Relaxed);
+        if let Some(m) = crate::telemetry::metrics() {
+            let total: usize = self.lanes.iter().map(|l| l.load(Ordering::Relaxed)).sum();
+            m.actor_mailbox_depth
+                .with_label_values(&[self.actor])
+                .set(i64::try_from(total).unwrap_or(i64::MAX));
+        }
     }
 }
 
@@ -119,9 +139,10 @@ impl<M: Laned> Mailbox<M> {
     /// Waits for room in the message's lane, then enqueues (it does not wait for the message
     /// to be handled).
     pub async fn send(&self, msg: M) -> Result<(), Closed> {
-        let permit = self.reserve(msg.lane()).await?;
+        let lane = msg.lane();
+        let permit = self.reserve(lane).await?;
         permit.send(msg);
-        self.record_depth();
+        self.record_depth(lane);
         Ok(())
     }
 
@@ -135,23 +156,24 @@ impl<M: Laned> Mailbox<M> {
         if let Some(started) = waited {
             if let Some(m) = crate::telemetry::metrics() {
                 m.actor_backpressure_seconds_total
-                    .with_label_values(&[self.actor])
+                    .with_label_values(&[self.depth.actor])
                     .inc_by(started.elapsed().as_secs_f64());
             }
         }
         Ok(permit)
     }
 
-    fn record_depth(&self) {
-        let depth = self.tx.iter().map(|tx| tx.max_capacity() - tx.capacity());
-        record_depth(self.actor, depth.sum());
+    fn record_depth(&self, lane: Lane) {
+        let tx = &self.tx[lane.slot()];
+        self.depth.set(lane, tx.max_capacity() - tx.capacity());
     }
 
     /// Enqueues without waiting: `Ok(None)` sent, `Ok(Some(msg))` the lane is full.
     pub fn try_send(&self, msg: M) -> Result<Option<M>, Closed> {
-        match self.tx[msg.lane().slot()].try_send(msg) {
+        let lane = msg.lane();
+        match self.tx[lane.slot()].try_send(msg) {
             Ok(()) => {
-                self.record_depth();
+                self.record_depth(lane);
                 Ok(None)
             }
             Err(mpsc::error::TrySendError::Full(m)) => Ok(Some(m)),
@@ -161,18 +183,10 @@ impl<M: Laned> Mailbox<M> {
 }
 
 impl<M> Inbox<M> {
-    /// The next live message if there is one, else the next bulk message; `None` once the
-    /// senders are gone and both lanes are drained.
+    /// The lane's next message; `None` once the senders are gone and the lane is drained.
     pub async fn recv(&mut self) -> Option<M> {
-        let [live, bulk] = &mut self.rx;
-        let msg = tokio::select! {
-            biased;
-            Some(m) = live.recv() => Some(m),
-            m = bulk.recv() => m,
-        };
-        // Both lanes close together (one sender holds both): a closed bulk lane means the
-        // live lane, polled first, was drained as well.
-        record_depth(self.actor, self.rx.iter().map(|rx| rx.len()).sum());
+        let msg = self.rx.recv().await;
+        self.depth.set(self.lane, self.rx.len());
         msg
     }
 }
@@ -293,8 +307,8 @@ mod tests {
 
     #[tokio::test]
     async fn handles_in_order_and_stops_when_drained() {
-        let (tx, inbox) = mailbox("test", 2);
-        let (next, mut out) = mailbox("test", 10);
+        let (tx, [_, inbox]) = mailbox("test", 2);
+        let (next, [_, mut out]) = mailbox("test", 10);
         let task = spawn(Doubler { next }, inbox);
         for n in [1, 2, 3] {
             tx.send(n).await.unwrap();
@@ -320,7 +334,7 @@ mod tests {
                 },
             ),
         ] {
-            let (tx, inbox) = mailbox("test", 2);
+            let (tx, [_, inbox]) = mailbox("test", 2);
             let (next, _out) = mailbox("test", 10);
             let task = spawn(Doubler { next }, inbox);
             tx.send(input).await.unwrap();
@@ -335,7 +349,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_mailbox_makes_the_sender_wait() {
-        let (tx, mut inbox) = mailbox::<u64>("test", 1);
+        let (tx, [_, mut inbox]) = mailbox::<u64>("test", 1);
         assert_eq!(tx.try_send(1), Ok(None));
         assert_eq!(tx.try_send(2), Ok(Some(2)), "second message does not fit");
         let blocked = tokio::spawn({
@@ -350,17 +364,27 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_live_message_passes_the_bulk_ones_and_each_lane_keeps_its_order() {
-        let (tx, mut inbox) = mailbox::<u64>("test", 4);
-        for n in [1, 2, 1000, 3, 1001] {
+    async fn each_lane_reaches_its_own_receiver_in_order_and_a_full_one_holds_no_other() {
+        let (tx, [mut live, mut bulk]) = mailbox::<u64>("test", 4);
+        for n in [1, 2, 1000, 3, 1001, 4] {
             assert_eq!(tx.try_send(n), Ok(None));
         }
-        assert_eq!(tx.try_send(4), Ok(None), "each lane has its own room");
+        assert_eq!(tx.try_send(5), Ok(Some(5)), "the bulk lane is full");
+        assert_eq!(
+            tx.try_send(1002),
+            Ok(None),
+            "the live lane has its own room"
+        );
+        // The live lane's actor takes its messages while the bulk lane's has taken none.
+        for want in [1000, 1001, 1002] {
+            assert_eq!(live.recv().await, Some(want));
+        }
         drop(tx);
+        assert_eq!(live.recv().await, None);
         let mut got = Vec::new();
-        while let Some(n) = inbox.recv().await {
+        while let Some(n) = bulk.recv().await {
             got.push(n);
         }
-        assert_eq!(got, vec![1000, 1001, 1, 2, 3, 4]);
+        assert_eq!(got, vec![1, 2, 3, 4]);
     }
 }

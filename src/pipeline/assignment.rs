@@ -9,7 +9,7 @@
 //! the revocation waits until the commit, checkpoint included, is durable.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -35,7 +35,8 @@ struct State {
 #[derive(Debug, Default)]
 pub struct Assignment {
     state: Mutex<State>,
-    committing: AtomicBool,
+    /// Commits in progress (one per lane's writer at most).
+    committing: AtomicUsize,
 }
 
 impl Assignment {
@@ -46,7 +47,7 @@ impl Assignment {
                 positions,
                 ..State::default()
             }),
-            committing: AtomicBool::new(false),
+            committing: AtomicUsize::new(0),
         }
     }
 
@@ -91,7 +92,7 @@ impl Assignment {
             }
         }
         let started = Instant::now();
-        while self.committing.load(Ordering::SeqCst) {
+        while self.committing.load(Ordering::SeqCst) > 0 {
             if started.elapsed() > REVOKE_WAIT {
                 tracing::error!("a commit is still running after {REVOKE_WAIT:?}; giving up the partitions anyway");
                 return;
@@ -135,7 +136,7 @@ impl Assignment {
         &self,
         epochs: &BTreeMap<String, u64>,
     ) -> (CommitGate<'_>, BTreeSet<String>) {
-        self.committing.store(true, Ordering::SeqCst);
+        self.committing.fetch_add(1, Ordering::SeqCst);
         let gate = CommitGate { assignment: self };
         let s = self.state();
         let live = epochs
@@ -185,7 +186,7 @@ pub struct CommitGate<'a> {
 
 impl Drop for CommitGate<'_> {
     fn drop(&mut self) {
-        self.assignment.committing.store(false, Ordering::SeqCst);
+        self.assignment.committing.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

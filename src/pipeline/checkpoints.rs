@@ -92,6 +92,9 @@ pub struct Checkpoints {
     /// committed with: a handle at another version (opened again after another daemon's
     /// commits, or moved on by maintenance) has its checkpoint read again.
     by_index: Mutex<HashMap<IndexName, (u64, Checkpoint)>>,
+    /// One turn per index: the lanes' writers commit to one index one at a time, each
+    /// reading the checkpoint the other left.
+    turns: std::sync::Mutex<HashMap<IndexName, Arc<Mutex<()>>>>,
 }
 
 impl Checkpoints {
@@ -101,7 +104,21 @@ impl Checkpoints {
             log: Some(log),
             ends_now,
             by_index: Mutex::default(),
+            turns: Default::default(),
         }
+    }
+
+    /// Waits for `index`'s turn to commit: hold it from reading the index's checkpoint until
+    /// the checkpoint committed with it is set.
+    pub async fn turn(&self, index: &IndexName) -> tokio::sync::OwnedMutexGuard<()> {
+        let turn = self
+            .turns
+            .lock()
+            .expect("turns lock")
+            .entry(index.clone())
+            .or_default()
+            .clone();
+        turn.lock_owned().await
     }
 
     /// Whether `stored` belongs to this log, looking at the log's ends again before

@@ -81,6 +81,8 @@ impl IndexWriter {
     ) -> Result<(), ActorError> {
         let failed =
             |e: EngineError| ActorError::failed(Self::NAME, format!("{}: {e}", work.index));
+        // The other lane's writer may be committing to this index: one at a time.
+        let _turn = self.checkpoints.turn(&work.index).await;
         let owned: Vec<&SourcedEvent> = work
             .events
             .iter()

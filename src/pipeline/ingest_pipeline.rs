@@ -98,23 +98,32 @@ impl IngestPipeline {
             .consumer(assignment.clone())
             .map_err(|e| ActorError::failed(NAME, format!("kafka consumer: {e}")))?;
 
-        let (to_chunker, chunker_inbox) = mailbox(Chunker::NAME, MAILBOX_CAPACITY);
-        let (to_embedder, embedder_inbox) = mailbox(EmbedderClient::NAME, MAILBOX_CAPACITY);
-        let (to_writer, writer_inbox) = mailbox(IndexWriter::NAME, MAILBOX_CAPACITY);
+        // Every stage has one mailbox with a queue per lane, and one actor per lane: each lane
+        // is a chain of its own, so a live batch never waits behind a bulk one.
+        let (to_chunker, chunker_inboxes) = mailbox(Chunker::NAME, MAILBOX_CAPACITY);
+        let (to_embedder, embedder_inboxes) = mailbox(EmbedderClient::NAME, MAILBOX_CAPACITY);
+        let (to_writer, writer_inboxes) = mailbox(IndexWriter::NAME, MAILBOX_CAPACITY);
         let mut actors = JoinSet::new();
         // With the extractor on, the Chunker hands its batches to it, and it to the embedder.
         let extraction = &self.engine.config().extractor;
         let chunker_next = if extraction.enabled {
-            let extractor = HttpExtractor::new(extraction)
-                .map_err(|(key, reason)| ActorError::failed(NAME, format!("{key}: {reason}")))?;
-            let (to_extractor, extractor_inbox) = mailbox(TripleExtraction::NAME, MAILBOX_CAPACITY);
-            let stage = TripleExtraction {
-                extractor: Arc::new(extractor),
-                malformed_retries: extraction.malformed_retries,
-                dead_letters: Some(dead_letters.clone()),
-                next: to_embedder,
-            };
-            actors.spawn(actor::run(stage, extractor_inbox));
+            let extractor: Arc<dyn crate::graph::extractor::TripleExtractor> =
+                Arc::new(HttpExtractor::new(extraction).map_err(|(key, reason)| {
+                    ActorError::failed(NAME, format!("{key}: {reason}"))
+                })?);
+            let (to_extractor, extractor_inboxes) =
+                mailbox(TripleExtraction::NAME, MAILBOX_CAPACITY);
+            for inbox in extractor_inboxes {
+                let stage = TripleExtraction {
+                    extractor: extractor.clone(),
+                    malformed_retries: extraction.malformed_retries,
+                    dead_letters: Some(dead_letters.clone()),
+                    next: to_embedder.clone(),
+                };
+                actors.spawn(actor::run(stage, inbox));
+            }
+            // The stages hold the embedder's mailbox now: it closes when they stop.
+            drop(to_embedder);
             to_extractor
         } else {
             to_embedder
@@ -138,28 +147,38 @@ impl IngestPipeline {
             next: to_chunker,
         };
         actors.spawn(source.run(shutdown));
-        let chunker = Chunker {
-            engine: self.engine.clone(),
-            checkpoints: checkpoints.clone(),
-            dead_letters: dead_letters.clone(),
-            next: chunker_next,
-            health: Some(self.health.clone()),
-        };
-        actors.spawn(actor::run(chunker, chunker_inbox));
-        let embedder = EmbedderClient {
-            embedder: self.engine.ingest_embedder().clone(),
-            dead_letters: Some(dead_letters),
-            next: to_writer,
-        };
-        actors.spawn(actor::run(embedder, embedder_inbox));
-        let writer = IndexWriter {
-            engine: self.engine.clone(),
-            checkpoints,
-            assignment: assignment.clone(),
-            monitor: Some(consumer.clone()),
-            health: Some(self.health.clone()),
-        };
-        actors.spawn(actor::run(writer, writer_inbox));
+        for inbox in chunker_inboxes {
+            let chunker = Chunker {
+                engine: self.engine.clone(),
+                checkpoints: checkpoints.clone(),
+                dead_letters: dead_letters.clone(),
+                next: chunker_next.clone(),
+                health: Some(self.health.clone()),
+            };
+            actors.spawn(actor::run(chunker, inbox));
+        }
+        for inbox in embedder_inboxes {
+            let embedder = EmbedderClient {
+                embedder: self.engine.ingest_embedder().clone(),
+                dead_letters: Some(dead_letters.clone()),
+                next: to_writer.clone(),
+            };
+            actors.spawn(actor::run(embedder, inbox));
+        }
+        // The two writers may commit at once: to different indexes in parallel, to one index
+        // in turn (`Checkpoints::turn`).
+        for inbox in writer_inboxes {
+            let writer = IndexWriter {
+                engine: self.engine.clone(),
+                checkpoints: checkpoints.clone(),
+                assignment: assignment.clone(),
+                monitor: Some(consumer.clone()),
+                health: Some(self.health.clone()),
+            };
+            actors.spawn(actor::run(writer, inbox));
+        }
+        // The stages hold the next mailboxes now: each closes when its senders stop.
+        drop((chunker_next, to_writer));
 
         // The first actor to fail stops the incarnation; dropping the set aborts the rest, the
         // source (and its consumer's group membership) included.

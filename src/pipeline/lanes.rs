@@ -2,9 +2,9 @@
 //! backfill.
 //!
 //! A partition whose consumer is near the partition's end is read into the live lane; one
-//! with a backlog into the bulk lane. Every stage takes live batches before bulk ones
-//! ([`Lane`]), so a live document waits for the bulk batch each stage is working on, not for
-//! every batch queued ahead of it.
+//! with a backlog into the bulk lane. Every stage runs one actor per lane ([`Lane`]), so a
+//! live document never waits for a bulk batch, queued or in progress; the two writers take
+//! turns only on an index both write to.
 //!
 //! Order: an index must take a partition's events in offset order (a later checkpoint makes
 //! it skip earlier events as committed). Batches of one lane keep their order, but a live

@@ -188,7 +188,7 @@ async fn extracted_triples_reach_the_graph_and_malformed_output_loses_nothing() 
         Answer::Content(r#"{"facts": []}"#),
         Answer::Status(503),
     ]);
-    let (next, mut inbox) = mailbox("test-next", 1);
+    let (next, [_, mut inbox]) = mailbox("test-next", 1);
     let mut stage = TripleExtraction {
         extractor: Arc::new(server.extractor()),
         malformed_retries: 1,

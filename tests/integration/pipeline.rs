@@ -55,7 +55,7 @@ async fn the_chunker_skips_committed_and_unchanged_documents_and_plans_only_the_
     checkpoints
         .set(&name("kb"), version, [("docs:0".to_string(), 10)].into())
         .await;
-    let (next, mut emitted) = mailbox("test-next", 4);
+    let (next, [_, mut emitted]) = mailbox("test-next", 4);
     let chunker = Chunker {
         engine: engine.clone(),
         checkpoints,
@@ -63,7 +63,7 @@ async fn the_chunker_skips_committed_and_unchanged_documents_and_plans_only_the_
         next,
         health: None,
     };
-    let (tx, inbox) = mailbox("test-chunker", 1);
+    let (tx, [_, inbox]) = mailbox("test-chunker", 1);
     let task = actor::spawn(chunker, inbox);
     let batch = Batch {
         events: vec![
