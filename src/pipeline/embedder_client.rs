@@ -18,12 +18,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::actor::{Actor, ActorError, Mailbox};
+use super::actor::{Actor, ActorError, Lane, Laned, Mailbox};
 use super::{IndexWork, PlannedBatch};
 use crate::embedding::{EmbedError, Embedder};
 use crate::graph::rows::TripleRow;
 use crate::index::{ChunkRow, WritePlan};
 use crate::kafka::dead_letters::DeadLetters;
+use crate::runtime::compute_pool;
 
 /// Longest wait between two attempts while a provider is unavailable.
 const MAX_WAIT: Duration = Duration::from_secs(10);
@@ -40,8 +41,9 @@ impl Actor for EmbedderClient {
     const NAME: &'static str = "embedder-client";
 
     async fn handle(&mut self, mut batch: PlannedBatch) -> Result<(), ActorError> {
+        let live = batch.lane() == Lane::Live;
         for work in &mut batch.work {
-            self.embed_work(work).await?;
+            self.embed_work(work, live).await?;
         }
         self.next
             .send(batch)
@@ -51,11 +53,12 @@ impl Actor for EmbedderClient {
 }
 
 impl EmbedderClient {
-    async fn embed_work(&self, work: &mut IndexWork) -> Result<(), ActorError> {
+    /// Embeds `work`'s rows, on the live pool when `live` (`runtime::compute_pool::live`).
+    async fn embed_work(&self, work: &mut IndexWork, live: bool) -> Result<(), ActorError> {
         let _spans: Vec<tracing::Span> = work.events.iter().map(|e| e.span("embed")).collect();
         let rows = std::mem::take(&mut work.rows);
         let triples = std::mem::take(&mut work.triples);
-        let rejected = match self.embed(rows.clone(), triples.clone()).await? {
+        let rejected = match self.embed(rows.clone(), triples.clone(), live).await? {
             Ok((rows, triples)) => {
                 work.rows = rows;
                 work.triples = triples;
@@ -76,7 +79,7 @@ impl EmbedderClient {
         }
         let mut failed: BTreeMap<String, String> = BTreeMap::new();
         for (document, (rows, triples)) in by_document {
-            match self.embed(rows, triples).await? {
+            match self.embed(rows, triples, live).await? {
                 Ok((rows, triples)) => {
                     work.rows.extend(rows);
                     work.triples.extend(triples);
@@ -132,6 +135,7 @@ impl EmbedderClient {
         &self,
         rows: Vec<ChunkRow>,
         triples: Vec<TripleRow>,
+        live: bool,
     ) -> Result<Result<(Vec<ChunkRow>, Vec<TripleRow>), EmbedError>, ActorError> {
         let mut plan = WritePlan {
             rows,
@@ -142,7 +146,11 @@ impl EmbedderClient {
         loop {
             let embedder = self.embedder.clone();
             let (returned, result) = tokio::task::spawn_blocking(move || {
-                let r = plan.embed(embedder.as_ref());
+                let r = if live {
+                    compute_pool::live(|| plan.embed(embedder.as_ref()))
+                } else {
+                    plan.embed(embedder.as_ref())
+                };
                 (plan, r)
             })
             .await

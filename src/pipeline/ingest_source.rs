@@ -374,9 +374,21 @@ impl IngestSource {
         let key = partition_key(&origin.topic, origin.partition);
         let epoch = self.assignment.epoch(&key)?;
         self.assignment.read(&key, origin.offset);
-        // Its lane now: a message from the main queue (fetched before the partition's queue
-        // was split) goes where the partition's events in flight are.
-        let lane = self.lanes.current(&key);
+        // Its lane, by how far it is from its partition's end (known once a fetch answered):
+        // a partition read before its end was known takes its lane here. One with events in
+        // flight stays where they are (so does a message from the main queue, fetched before
+        // the partition's queue was split), and so does one whose lane has no room.
+        let lag = crate::kafka::cached_watermarks(
+            self.consumer.client(),
+            &origin.topic,
+            origin.partition,
+        )
+        .map(|(_, high)| high - origin.offset);
+        let room = |lane: Lane| {
+            let forming = &lanes[lane.slot()];
+            forming.waiting.is_none() || !self.is_full(&forming.open)
+        };
+        let lane = self.lanes.take_into(&key, lag, room);
         let batch = &mut lanes[lane.slot()].open;
         batch.claim.add(&key);
         if let Some(m) = crate::telemetry::metrics() {

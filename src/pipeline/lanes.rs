@@ -57,11 +57,7 @@ impl Lanes {
     pub fn lane(&self, key: &str, lag: Option<i64>) -> Option<Lane> {
         let mut partitions = self.partitions();
         let p = partitions.entry(key.to_string()).or_default();
-        let wanted = match (p.lane, lag) {
-            (Lane::Bulk, Some(lag)) if lag <= self.live_lag => Lane::Live,
-            (Lane::Live, Some(lag)) if lag > self.live_lag.saturating_mul(2) => Lane::Bulk,
-            (lane, _) => lane,
-        };
+        let wanted = self.wanted(p.lane, lag);
         if wanted != p.lane {
             if p.in_flight > 0 {
                 tracing::trace!(
@@ -75,6 +71,30 @@ impl Lanes {
             p.lane = wanted;
         }
         Some(p.lane)
+    }
+
+    /// The lane a partition in `lane`, `lag` messages from its end, belongs in.
+    fn wanted(&self, lane: Lane, lag: Option<i64>) -> Lane {
+        match (lane, lag) {
+            (Lane::Bulk, Some(lag)) if lag <= self.live_lag => Lane::Live,
+            (Lane::Live, Some(lag)) if lag > self.live_lag.saturating_mul(2) => Lane::Bulk,
+            (lane, _) => lane,
+        }
+    }
+
+    /// The lane a message of partition `key`, `lag` messages from its end, is taken into.
+    /// A partition read before its end was known (no lag at [`Lanes::lane`]) changes lanes
+    /// here, at its first message: unless it has events in flight, or its lane has no
+    /// `room`.
+    pub fn take_into(&self, key: &str, lag: Option<i64>, room: impl Fn(Lane) -> bool) -> Lane {
+        let mut partitions = self.partitions();
+        let p = partitions.entry(key.to_string()).or_default();
+        let wanted = self.wanted(p.lane, lag);
+        if wanted != p.lane && p.in_flight == 0 && room(wanted) {
+            tracing::debug!(partition = key, lane = ?wanted, ?lag, "partition changes lanes");
+            p.lane = wanted;
+        }
+        p.lane
     }
 
     /// The lane partition `key` was last read into (bulk if never).
@@ -160,6 +180,30 @@ impl Drop for Claim {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partition_whose_end_was_unknown_takes_its_lane_at_its_first_message() {
+        let lanes = Lanes::new(10);
+        assert_eq!(
+            lanes.lane("t:0", None),
+            Some(Lane::Bulk),
+            "unknown: it keeps the default"
+        );
+        assert_eq!(
+            lanes.take_into("t:0", Some(1), |_| false),
+            Lane::Bulk,
+            "no room: stays"
+        );
+        assert_eq!(lanes.take_into("t:0", Some(1), |_| true), Lane::Live);
+        lanes.hold("t:0");
+        assert_eq!(
+            lanes.take_into("t:0", Some(1_000), |_| true),
+            Lane::Live,
+            "events in flight: stays"
+        );
+        lanes.release("t:0");
+        assert_eq!(lanes.take_into("t:0", Some(1_000), |_| true), Lane::Bulk);
+    }
 
     /// Waits (up to a deadline) for `lanes` to say a partition has drained.
     fn wait_drained(lanes: &Lanes) {
