@@ -276,21 +276,19 @@ pub(super) fn commit_group_offsets(
     offsets: &BTreeMap<String, i64>,
     mode: CommitMode,
 ) {
-    {
-        let mut tpl = TopicPartitionList::new();
-        for (key, offset) in offsets {
-            if let Some((topic, partition)) = key.rsplit_once(':') {
-                if let Ok(p) = partition.parse() {
-                    let _ = tpl.add_partition_offset(topic, p, Offset::Offset(*offset));
-                }
+    let mut tpl = TopicPartitionList::new();
+    for (key, offset) in offsets {
+        if let Some((topic, partition)) = key.rsplit_once(':') {
+            if let Ok(p) = partition.parse() {
+                let _ = tpl.add_partition_offset(topic, p, Offset::Offset(*offset));
             }
         }
-        if tpl.count() == 0 {
-            return;
-        }
-        if let Err(e) = consumer.commit(&tpl, mode) {
-            tracing::debug!(error = %e, ?mode, "consumer-group offset commit failed");
-        }
+    }
+    if tpl.count() == 0 {
+        return;
+    }
+    if let Err(e) = consumer.commit(&tpl, mode) {
+        tracing::debug!(error = %e, ?mode, "consumer-group offset commit failed");
     }
 }
 
